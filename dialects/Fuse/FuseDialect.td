@@ -1,0 +1,53 @@
+//===- FuseDialect.td - The fuse dialect ------------------*- tablegen -*-===//
+//
+// The fuse dialect: neural-network training graphs on ranked tensors.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSE_DIALECT_TD
+#define FUSE_DIALECT_TD
+
+include "mlir/IR/OpBase.td"
+
+def Fuse_Dialect : Dialect {
+  let name = "fuse";
+  let cppNamespace = "::fuse";
+  let summary = "Neural-network training graphs on ranked tensors";
+  let description = [{
+    The `fuse` dialect describes the forward pass and loss of a model on
+    builtin ranked tensors. Element types are floats (`f32` first; `bf16`,
+    `f16` and `f64` are accepted by the verifier) and signless integers (for
+    labels, step counters and masks). Dimensions may be dynamic (`?`); the
+    compiler specializes them to the shapes of each call.
+
+    Binary element-wise ops broadcast like NumPy: shapes are aligned on the
+    right, and a dimension of size 1 stretches to match the other operand.
+    Element types never promote implicitly: both operands of a binary op have
+    the same element type.
+
+    Every op without side effects is `Pure`, so upstream CSE and DCE apply.
+  }];
+  let hasConstantMaterializer = 1;
+  let usePropertiesForAttributes = 1;
+}
+
+class Fuse_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Fuse_Dialect, mnemonic, traits>;
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+def Fuse_FloatTensor : RankedTensorOf<[AnyFloat]>;
+def Fuse_IntTensor : RankedTensorOf<[AnySignlessInteger]>;
+def Fuse_BoolTensor : RankedTensorOf<[I1]>;
+def Fuse_Tensor : RankedTensorOf<[AnyFloat, AnySignlessInteger]>;
+def Fuse_FloatScalar : 0DTensorOf<[AnyFloat]>;
+
+// The global training step: a 0-d i64 tensor. Buildable, so the assembly
+// format need not spell its type.
+def Fuse_StepTensor : 0DTensorOf<[I64]> {
+  let builderCall = "::mlir::RankedTensorType::get({}, $_builder.getI64Type())";
+}
+
+#endif // FUSE_DIALECT_TD

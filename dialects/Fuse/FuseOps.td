@@ -1,0 +1,434 @@
+//===- FuseOps.td - fuse dialect operations ---------------*- tablegen -*-===//
+
+#ifndef FUSE_OPS_TD
+#define FUSE_OPS_TD
+
+include "Fuse/FuseDialect.td"
+include "Fuse/FuseAttrs.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Constants
+//===----------------------------------------------------------------------===//
+
+def Fuse_ConstantOp : Fuse_Op<"constant",
+    [ConstantLike, Pure, AllTypesMatch<["value", "result"]>]> {
+  let summary = "A tensor constant";
+  let description = [{
+    A dense tensor literal. It is the dialect's constant materializer, so
+    folding produces it.
+
+    ```mlir
+    %c = fuse.constant dense<[1.0, 2.0]> : tensor<2xf32>
+    ```
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs Fuse_Tensor:$result);
+  let assemblyFormat = "attr-dict $value";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Element-wise unary ops
+//===----------------------------------------------------------------------===//
+
+class Fuse_UnaryOp<string mnemonic, Type type, string math,
+                   list<Trait> traits = []>
+    : Fuse_Op<mnemonic, !listconcat(traits, [Pure, SameOperandsAndResultType,
+                                              InferTypeOpInterface])> {
+  let summary = "Element-wise " # math;
+  let description = [{
+    Applies `}] # math # [{` to every element. The result has the operand's
+    type.
+  }];
+  let arguments = (ins type:$input);
+  let results = (outs type:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasFolder = 1;
+}
+
+def Fuse_NegOp : Fuse_UnaryOp<"neg", Fuse_Tensor, "-x">;
+def Fuse_AbsOp : Fuse_UnaryOp<"abs", Fuse_Tensor, "|x|">;
+def Fuse_SquareOp : Fuse_UnaryOp<"square", Fuse_Tensor, "x * x">;
+def Fuse_ReluOp : Fuse_UnaryOp<"relu", Fuse_Tensor, "max(x, 0)">;
+def Fuse_ExpOp : Fuse_UnaryOp<"exp", Fuse_FloatTensor, "exp(x)">;
+def Fuse_LogOp : Fuse_UnaryOp<"log", Fuse_FloatTensor, "log(x)">;
+def Fuse_SqrtOp : Fuse_UnaryOp<"sqrt", Fuse_FloatTensor, "sqrt(x)">;
+def Fuse_RsqrtOp : Fuse_UnaryOp<"rsqrt", Fuse_FloatTensor, "1 / sqrt(x)">;
+def Fuse_TanhOp : Fuse_UnaryOp<"tanh", Fuse_FloatTensor, "tanh(x)">;
+def Fuse_SigmoidOp : Fuse_UnaryOp<"sigmoid", Fuse_FloatTensor,
+                                  "1 / (1 + exp(-x))">;
+
+//===----------------------------------------------------------------------===//
+// Element-wise binary ops (NumPy broadcasting)
+//===----------------------------------------------------------------------===//
+
+class Fuse_BinaryOp<string mnemonic, Type type, string math,
+                    list<Trait> traits = []>
+    : Fuse_Op<mnemonic, !listconcat(traits, [Pure, InferTypeOpAdaptor])> {
+  let summary = "Element-wise " # math # " with broadcasting";
+  let description = [{
+    Computes `}] # math # [{` element by element. The operands broadcast like
+    NumPy and share one element type; the result type is inferred.
+
+    ```mlir
+    %r = fuse.}] # mnemonic # [{ %x, %b
+        : (tensor<?x128xf32>, tensor<128xf32>) -> tensor<?x128xf32>
+    ```
+  }];
+  let arguments = (ins type:$lhs, type:$rhs);
+  let results = (outs type:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
+  }];
+  let hasFolder = 1;
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *, std::optional<::mlir::Location> location,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      return ::fuse::detail::inferBroadcastResultType(
+          location, adaptor.getLhs().getType(), adaptor.getRhs().getType(),
+          /*elementType=*/nullptr, types);
+    }
+  }];
+}
+
+def Fuse_AddOp : Fuse_BinaryOp<"add", Fuse_Tensor, "x + y", [Commutative]> {
+  let hasCanonicalizer = 1;
+}
+def Fuse_SubOp : Fuse_BinaryOp<"sub", Fuse_Tensor, "x - y"> {
+  let hasCanonicalizer = 1;
+}
+def Fuse_MulOp : Fuse_BinaryOp<"mul", Fuse_Tensor, "x * y", [Commutative]>;
+def Fuse_DivOp : Fuse_BinaryOp<"div", Fuse_Tensor,
+                               "x / y (signed for integers)">;
+def Fuse_MaxOp : Fuse_BinaryOp<"max", Fuse_Tensor,
+                               "max(x, y) (NaN propagates)", [Commutative]>;
+def Fuse_MinOp : Fuse_BinaryOp<"min", Fuse_Tensor,
+                               "min(x, y) (NaN propagates)", [Commutative]>;
+def Fuse_PowOp : Fuse_BinaryOp<"pow", Fuse_FloatTensor, "x ^ y">;
+
+def Fuse_CompareOp : Fuse_Op<"compare", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Element-wise comparison with broadcasting";
+  let description = [{
+    Compares element by element and yields an `i1` tensor. Floats compare
+    ordered (any comparison with NaN is false, except `ne`); integers compare
+    signed.
+
+    ```mlir
+    %m = fuse.compare gt, %x, %zero
+        : (tensor<4xf32>, tensor<f32>) -> tensor<4xi1>
+    ```
+  }];
+  let arguments = (ins Fuse_ComparePredicate:$predicate, Fuse_Tensor:$lhs,
+                       Fuse_Tensor:$rhs);
+  let results = (outs Fuse_BoolTensor:$result);
+  let assemblyFormat = [{
+    $predicate `,` $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
+  }];
+  let hasFolder = 1;
+}
+
+def Fuse_SelectOp : Fuse_Op<"select", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Element-wise choice with broadcasting";
+  let description = [{
+    `select(c, x, y)` is `x` where `c` is true and `y` elsewhere. All three
+    operands broadcast together.
+  }];
+  let arguments = (ins Fuse_BoolTensor:$condition, Fuse_Tensor:$true_value,
+                       Fuse_Tensor:$false_value);
+  let results = (outs Fuse_Tensor:$result);
+  let assemblyFormat = [{
+    $condition `,` $true_value `,` $false_value attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Shape ops
+//===----------------------------------------------------------------------===//
+
+def Fuse_ReshapeOp : Fuse_Op<"reshape", [Pure]> {
+  let summary = "Reshape to a type with the same number of elements";
+  let description = [{
+    Reinterprets the row-major elements of `input` with the result's shape.
+    The result may have at most one dynamic dimension; it is determined by the
+    element count.
+
+    ```mlir
+    %f = fuse.reshape %x : (tensor<?x28x28xf32>) -> tensor<?x784xf32>
+    ```
+  }];
+  let arguments = (ins Fuse_Tensor:$input);
+  let results = (outs Fuse_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Fuse_TransposeOp : Fuse_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Permute dimensions";
+  let description = [{
+    Result dimension `i` is input dimension `permutation[i]`.
+
+    ```mlir
+    %t = fuse.transpose %x {permutation = array<i64: 1, 0>}
+        : (tensor<3x4xf32>) -> tensor<4x3xf32>
+    ```
+  }];
+  let arguments = (ins Fuse_Tensor:$input, DenseI64ArrayAttr:$permutation);
+  let results = (outs Fuse_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
+}
+
+def Fuse_BroadcastToOp : Fuse_Op<"broadcast_to", [Pure]> {
+  let summary = "Broadcast to a shape (NumPy rules)";
+  let description = [{
+    Stretches `input` to the result's shape: shapes align on the right, and
+    each input dimension is 1 or equal to the result's.
+
+    ```mlir
+    %b = fuse.broadcast_to %x : (tensor<1x4xf32>) -> tensor<3x4xf32>
+    ```
+  }];
+  let arguments = (ins Fuse_Tensor:$input);
+  let results = (outs Fuse_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Contractions
+//===----------------------------------------------------------------------===//
+
+def Fuse_MatmulOp : Fuse_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Matrix product of two 2-d tensors";
+  let description = [{
+    `op(lhs) x op(rhs)`, where `op` transposes its operand when
+    `transpose_lhs` / `transpose_rhs` is set.
+
+    ```mlir
+    %y = fuse.matmul %x, %w : (tensor<?x784xf32>, tensor<784x128xf32>)
+                              -> tensor<?x128xf32>
+    %g = fuse.matmul %x, %dy {transpose_lhs}
+        : (tensor<?x784xf32>, tensor<?x128xf32>) -> tensor<784x128xf32>
+    ```
+  }];
+  let arguments = (ins Fuse_Tensor:$lhs, Fuse_Tensor:$rhs,
+                       UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
+  let results = (outs Fuse_Tensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Fuse_BatchMatmulOp : Fuse_Op<"batch_matmul", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Batched matrix product of two 3-d tensors";
+  let description = [{
+    For each `b`, `op(lhs[b]) x op(rhs[b])`; the batch dimensions must agree.
+  }];
+  let arguments = (ins Fuse_Tensor:$lhs, Fuse_Tensor:$rhs,
+                       UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
+  let results = (outs Fuse_Tensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Fuse_Conv2DOp : Fuse_Op<"conv2d", [Pure, InferTypeOpAdaptor]> {
+  let summary = "2-d convolution, NHWC input and HWIO filter";
+  let description = [{
+    Cross-correlation of an `N x H x W x C` input with an `KH x KW x C x F`
+    filter. `padding` is `[top, bottom, left, right]` of zeros; `strides` and
+    `dilations` are `[h, w]`. Keras' `padding="same"` with stride 1 is
+    `(k - 1) / 2` before and `k / 2` after.
+
+    ```mlir
+    %y = fuse.conv2d %x, %k {padding = array<i64: 1, 1, 1, 1>}
+        : (tensor<?x28x28x1xf32>, tensor<3x3x1x32xf32>) -> tensor<?x28x28x32xf32>
+    ```
+  }];
+  let arguments = (ins Fuse_FloatTensor:$input, Fuse_FloatTensor:$filter,
+      DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$strides,
+      DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0, 0, 0}">:$padding,
+      DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$dilations);
+  let results = (outs Fuse_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $filter attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+class Fuse_Pool2DOp<string mnemonic, string what>
+    : Fuse_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+  let summary = "2-d " # what # " pooling, NHWC";
+  let description = [{
+    Pools `window = [h, w]` windows of an `N x H x W x C` input with
+    `strides = [h, w]` (default: the window) after padding `[top, bottom, left,
+    right]`.
+  }];
+  let arguments = (ins Fuse_FloatTensor:$input, DenseI64ArrayAttr:$window,
+      OptionalAttr<DenseI64ArrayAttr>:$strides,
+      DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0, 0, 0}">:$padding);
+  let results = (outs Fuse_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let extraClassDeclaration = [{
+    /// The strides, defaulting to the window.
+    ::llvm::ArrayRef<int64_t> getEffectiveStrides() {
+      return getStrides() ? *getStrides() : getWindow();
+    }
+  }];
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *, std::optional<::mlir::Location> location,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      return ::fuse::detail::inferPool2DResultType(
+          location, adaptor.getInput().getType(), adaptor.getWindow(),
+          adaptor.getStrides(), adaptor.getPadding(), types);
+    }
+  }];
+}
+
+def Fuse_MaxPool2DOp : Fuse_Pool2DOp<"max_pool2d", "max"> {
+  let description = [{
+    Pools `window = [h, w]` windows of an `N x H x W x C` input with
+    `strides = [h, w]` (default: the window). Padding `[top, bottom, left,
+    right]` contributes `-inf`.
+  }];
+}
+
+def Fuse_AvgPool2DOp : Fuse_Pool2DOp<"avg_pool2d", "average"> {
+  let description = [{
+    Averages `window = [h, w]` windows of an `N x H x W x C` input with
+    `strides = [h, w]` (default: the window). Padding `[top, bottom, left,
+    right]` is not counted: each output divides by the number of input
+    elements its window covers, as Keras and TensorFlow do.
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+class Fuse_ReduceOp<string mnemonic, string what, Type type>
+    : Fuse_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+  let summary = "Reduce by " # what # " over axes";
+  let description = [{
+    Reduces `input` by }] # what # [{ over `axes` (distinct, each in
+    `[0, rank)`). Reduced dimensions are dropped, or kept with size 1 when
+    `keepdims` is set.
+
+    ```mlir
+    %s = fuse.}] # mnemonic # [{ %x {axes = array<i64: 0>}
+        : (tensor<?x10xf32>) -> tensor<10xf32>
+    ```
+  }];
+  let arguments = (ins type:$input, DenseI64ArrayAttr:$axes,
+                       UnitAttr:$keepdims);
+  let results = (outs type:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *, std::optional<::mlir::Location> location,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      return ::fuse::detail::inferReduceResultType(
+          location, adaptor.getInput().getType(), adaptor.getAxes(),
+          adaptor.getKeepdims(), types);
+    }
+  }];
+}
+
+def Fuse_ReduceSumOp : Fuse_ReduceOp<"reduce_sum", "sum", Fuse_Tensor>;
+def Fuse_ReduceMeanOp : Fuse_ReduceOp<"reduce_mean", "mean", Fuse_FloatTensor>;
+def Fuse_ReduceMaxOp : Fuse_ReduceOp<"reduce_max", "maximum", Fuse_Tensor>;
+
+//===----------------------------------------------------------------------===//
+// Neural-network ops
+//===----------------------------------------------------------------------===//
+
+class Fuse_SoftmaxLikeOp<string mnemonic, string what>
+    : Fuse_Op<mnemonic, [Pure, SameOperandsAndResultType,
+                         InferTypeOpInterface]> {
+  let summary = what # " along one axis";
+  let description = [{
+    Numerically stable }] # what # [{ along `axis` (default: the last;
+    negative values count from the end).
+  }];
+  let arguments = (ins Fuse_FloatTensor:$input,
+                       DefaultValuedAttr<I64Attr, "-1">:$axis);
+  let results = (outs Fuse_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The axis in [0, rank).
+    int64_t getNormalizedAxis() {
+      int64_t axis = getAxis();
+      return axis < 0 ? axis + getType().getRank() : axis;
+    }
+  }];
+}
+
+def Fuse_SoftmaxOp : Fuse_SoftmaxLikeOp<"softmax", "softmax">;
+def Fuse_LogSoftmaxOp : Fuse_SoftmaxLikeOp<"log_softmax", "log-softmax">;
+
+def Fuse_SoftmaxCrossEntropyOp : Fuse_Op<"softmax_cross_entropy",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "Mean softmax cross-entropy of logits and integer labels";
+  let description = [{
+    For `N x C` logits and `N` integer class labels in `[0, C)`, the mean over
+    the batch of `-log_softmax(logits)[i, labels[i]]`, computed stably. The
+    result is a 0-d tensor.
+
+    ```mlir
+    %l = fuse.softmax_cross_entropy %logits, %y
+        : (tensor<?x10xf32>, tensor<?xi32>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Fuse_FloatTensor:$logits, Fuse_IntTensor:$labels);
+  let results = (outs Fuse_FloatScalar:$result);
+  let assemblyFormat = [{
+    $logits `,` $labels attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Fuse_MseLossOp : Fuse_Op<"mse_loss", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Mean squared error";
+  let description = [{
+    The mean over all elements of `(prediction - target)^2`; both operands
+    have the same shape. The result is a 0-d tensor.
+  }];
+  let arguments = (ins Fuse_FloatTensor:$prediction, Fuse_FloatTensor:$target);
+  let results = (outs Fuse_FloatScalar:$result);
+  let assemblyFormat = [{
+    $prediction `,` $target attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Fuse_DropoutOp : Fuse_Op<"dropout", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "Inverted dropout with a counter-based random mask";
+  let description = [{
+    Zeroes each element with probability `rate` and scales the others by
+    `1 / (1 - rate)`. The mask is a pure function of `seed`, the global
+    training `step` and the element's index (a counter-based RNG), so step `s`
+    sees the same mask however steps are grouped into calls, and the op stays
+    `Pure`. At evaluation time the compiler drops the op.
+
+    ```mlir
+    %d = fuse.dropout %a, %step {rate = 0.2 : f32, seed = 7 : i64}
+        : tensor<?x128xf32>
+    ```
+  }];
+  let arguments = (ins Fuse_FloatTensor:$input, Fuse_StepTensor:$step,
+                       F32Attr:$rate, DefaultValuedAttr<I64Attr, "0">:$seed);
+  let results = (outs Fuse_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $step attr-dict `:` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+#endif // FUSE_OPS_TD

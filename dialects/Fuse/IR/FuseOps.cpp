@@ -1,0 +1,482 @@
+//===- FuseOps.cpp - fuse op verifiers and type inference -----------------===//
+
+#include "Fuse/IR/FuseOps.h"
+
+#include "mlir/Dialect/Traits.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallSet.h"
+
+using namespace mlir;
+using namespace fuse;
+
+//===----------------------------------------------------------------------===//
+// Shape helpers
+//===----------------------------------------------------------------------===//
+
+FailureOr<SmallVector<int64_t>> fuse::broadcastShapes(ArrayRef<int64_t> lhs,
+                                                      ArrayRef<int64_t> rhs) {
+  SmallVector<int64_t> result;
+  if (!OpTrait::util::getBroadcastedShape(lhs, rhs, result))
+    return failure();
+  return result;
+}
+
+bool fuse::isBroadcastableTo(ArrayRef<int64_t> input,
+                             ArrayRef<int64_t> target) {
+  if (input.size() > target.size())
+    return false;
+  size_t offset = target.size() - input.size();
+  for (auto [i, dim] : llvm::enumerate(input)) {
+    int64_t to = target[offset + i];
+    if (dim == 1 || ShapedType::isDynamic(dim) || ShapedType::isDynamic(to))
+      continue;
+    if (dim != to)
+      return false;
+  }
+  return true;
+}
+
+/// Prints a shape as `3x?x4` for diagnostics.
+static std::string shapeString(ArrayRef<int64_t> shape) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  llvm::interleave(
+      shape, os,
+      [&](int64_t d) {
+        if (ShapedType::isDynamic(d))
+          os << '?';
+        else
+          os << d;
+      },
+      "x");
+  return out;
+}
+
+/// Whether two dims may be equal at run time.
+static bool dimsCompatible(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+}
+
+/// The static one of two compatible dims, if either is static.
+static int64_t joinDims(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) ? b : a;
+}
+
+//===----------------------------------------------------------------------===//
+// Shared inference
+//===----------------------------------------------------------------------===//
+
+LogicalResult fuse::detail::inferBroadcastResultType(
+    std::optional<Location> loc, Type lhs, Type rhs, Type elementType,
+    SmallVectorImpl<Type> &types) {
+  auto lhsType = dyn_cast<RankedTensorType>(lhs);
+  auto rhsType = dyn_cast<RankedTensorType>(rhs);
+  if (!lhsType || !rhsType)
+    return emitOptionalError(loc, "expects ranked tensor operands");
+  if (lhsType.getElementType() != rhsType.getElementType())
+    return emitOptionalError(loc, "operands have different element types (",
+                             lhsType.getElementType(), " vs ",
+                             rhsType.getElementType(), ")");
+  FailureOr<SmallVector<int64_t>> shape =
+      broadcastShapes(lhsType.getShape(), rhsType.getShape());
+  if (failed(shape))
+    return emitOptionalError(loc, "operand shapes ",
+                             shapeString(lhsType.getShape()), " and ",
+                             shapeString(rhsType.getShape()),
+                             " are not broadcast-compatible");
+  types.push_back(RankedTensorType::get(
+      *shape, elementType ? elementType : lhsType.getElementType()));
+  return success();
+}
+
+LogicalResult
+fuse::detail::inferReduceResultType(std::optional<Location> loc, Type input,
+                                    ArrayRef<int64_t> axes, bool keepdims,
+                                    SmallVectorImpl<Type> &types) {
+  auto type = dyn_cast<RankedTensorType>(input);
+  if (!type)
+    return emitOptionalError(loc, "expects a ranked tensor operand");
+  int64_t rank = type.getRank();
+  llvm::SmallSet<int64_t, 4> seen;
+  for (int64_t axis : axes) {
+    if (axis < 0 || axis >= rank)
+      return emitOptionalError(loc, "axis ", axis, " is out of range for rank ",
+                               rank);
+    if (!seen.insert(axis).second)
+      return emitOptionalError(loc, "axis ", axis, " appears more than once");
+  }
+  SmallVector<int64_t> shape;
+  for (auto [i, dim] : llvm::enumerate(type.getShape())) {
+    if (!seen.contains(static_cast<int64_t>(i)))
+      shape.push_back(dim);
+    else if (keepdims)
+      shape.push_back(1);
+  }
+  types.push_back(RankedTensorType::get(shape, type.getElementType()));
+  return success();
+}
+
+/// The output size of a sliding window over `size` padded elements, or
+/// failure when the window does not fit. Dynamic sizes stay dynamic.
+static FailureOr<int64_t> windowOutputSize(int64_t size, int64_t padBefore,
+                                           int64_t padAfter, int64_t window,
+                                           int64_t stride) {
+  if (ShapedType::isDynamic(size))
+    return ShapedType::kDynamic;
+  int64_t padded = size + padBefore + padAfter;
+  if (padded < window)
+    return failure();
+  return (padded - window) / stride + 1;
+}
+
+/// Checks a `[h, w]` attribute of positive values.
+static LogicalResult verifyPair(std::optional<Location> loc, StringRef name,
+                                ArrayRef<int64_t> values) {
+  if (values.size() != 2)
+    return emitOptionalError(loc, "'", name, "' must have 2 entries [h, w], got ",
+                             values.size());
+  if (llvm::any_of(values, [](int64_t v) { return v <= 0; }))
+    return emitOptionalError(loc, "'", name, "' must be positive");
+  return success();
+}
+
+static LogicalResult verifyPadding(std::optional<Location> loc,
+                                   ArrayRef<int64_t> padding) {
+  if (padding.size() != 4)
+    return emitOptionalError(
+        loc, "'padding' must have 4 entries [top, bottom, left, right], got ",
+        padding.size());
+  if (llvm::any_of(padding, [](int64_t v) { return v < 0; }))
+    return emitOptionalError(loc, "'padding' must be non-negative");
+  return success();
+}
+
+LogicalResult fuse::detail::inferPool2DResultType(
+    std::optional<Location> loc, Type input, ArrayRef<int64_t> window,
+    std::optional<ArrayRef<int64_t>> strides, ArrayRef<int64_t> padding,
+    SmallVectorImpl<Type> &types) {
+  auto type = dyn_cast<RankedTensorType>(input);
+  if (!type || type.getRank() != 4)
+    return emitOptionalError(loc, "expects a rank-4 NHWC input, got ", input);
+  ArrayRef<int64_t> effectiveStrides = strides ? *strides : window;
+  if (failed(verifyPair(loc, "window", window)) ||
+      failed(verifyPair(loc, "strides", effectiveStrides)) ||
+      failed(verifyPadding(loc, padding)))
+    return failure();
+  if (padding[0] >= window[0] || padding[1] >= window[0] ||
+      padding[2] >= window[1] || padding[3] >= window[1])
+    return emitOptionalError(loc, "'padding' must be smaller than the window");
+  ArrayRef<int64_t> shape = type.getShape();
+  FailureOr<int64_t> h = windowOutputSize(shape[1], padding[0], padding[1],
+                                          window[0], effectiveStrides[0]);
+  FailureOr<int64_t> w = windowOutputSize(shape[2], padding[2], padding[3],
+                                          window[1], effectiveStrides[1]);
+  if (failed(h) || failed(w))
+    return emitOptionalError(loc, "pool window ", window[0], "x", window[1],
+                             " is larger than the padded input ",
+                             shapeString(shape.slice(1, 2)));
+  types.push_back(RankedTensorType::get({shape[0], *h, *w, shape[3]},
+                                        type.getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// CompareOp, SelectOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult CompareOp::inferReturnTypes(MLIRContext *context,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  return detail::inferBroadcastResultType(
+      loc, adaptor.getLhs().getType(), adaptor.getRhs().getType(),
+      IntegerType::get(context, 1), types);
+}
+
+LogicalResult SelectOp::inferReturnTypes(MLIRContext *context,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  SmallVector<Type> valueType;
+  if (failed(detail::inferBroadcastResultType(
+          loc, adaptor.getTrueValue().getType(),
+          adaptor.getFalseValue().getType(), nullptr, valueType)))
+    return failure();
+  auto values = cast<RankedTensorType>(valueType.front());
+  auto condition = cast<RankedTensorType>(adaptor.getCondition().getType());
+  FailureOr<SmallVector<int64_t>> shape =
+      broadcastShapes(condition.getShape(), values.getShape());
+  if (failed(shape))
+    return emitOptionalError(loc, "condition shape ",
+                             shapeString(condition.getShape()),
+                             " is not broadcast-compatible with ",
+                             shapeString(values.getShape()));
+  types.push_back(RankedTensorType::get(*shape, values.getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ReshapeOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReshapeOp::verify() {
+  auto inType = getInput().getType();
+  auto outType = getType();
+  if (inType.getElementType() != outType.getElementType())
+    return emitOpError("result element type ") << outType.getElementType()
+           << " differs from the input's " << inType.getElementType();
+  if (outType.getNumDynamicDims() > 1)
+    return emitOpError("result may have at most one dynamic dimension, got ")
+           << outType;
+  if (!inType.hasStaticShape())
+    return success();
+  int64_t count = inType.getNumElements();
+  if (outType.hasStaticShape()) {
+    if (outType.getNumElements() != count)
+      return emitOpError("cannot reshape ")
+             << count << " elements into " << outType.getNumElements();
+    return success();
+  }
+  int64_t known = 1;
+  for (int64_t d : outType.getShape())
+    if (!ShapedType::isDynamic(d))
+      known *= d;
+  if (known == 0 ? count != 0 : count % known != 0)
+    return emitOpError("cannot reshape ")
+           << count << " elements into shape " << shapeString(outType.getShape());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// TransposeOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  auto type = cast<RankedTensorType>(adaptor.getInput().getType());
+  ArrayRef<int64_t> perm = adaptor.getPermutation();
+  int64_t rank = type.getRank();
+  if (static_cast<int64_t>(perm.size()) != rank)
+    return emitOptionalError(loc, "permutation has ", perm.size(),
+                             " entries but the input has rank ", rank);
+  SmallVector<bool> seen(rank, false);
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= rank || seen[p])
+      return emitOptionalError(loc, "permutation [", perm,
+                               "] is not a permutation of [0, ", rank, ")");
+    seen[p] = true;
+    shape.push_back(type.getDimSize(p));
+  }
+  types.push_back(RankedTensorType::get(shape, type.getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// BroadcastToOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult BroadcastToOp::verify() {
+  auto inType = getInput().getType();
+  auto outType = getType();
+  if (inType.getElementType() != outType.getElementType())
+    return emitOpError("result element type ") << outType.getElementType()
+           << " differs from the input's " << inType.getElementType();
+  if (!isBroadcastableTo(inType.getShape(), outType.getShape()))
+    return emitOpError("cannot broadcast shape ")
+           << shapeString(inType.getShape()) << " to "
+           << shapeString(outType.getShape());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// MatmulOp, BatchMatmulOp
+//===----------------------------------------------------------------------===//
+
+/// Infers `op(lhs) x op(rhs)` over the trailing two dims of operands of rank
+/// `rank`, whose leading dims (if any) are batch dims that must agree.
+static LogicalResult inferMatmulType(std::optional<Location> loc, Type lhs,
+                                     Type rhs, bool transposeLhs,
+                                     bool transposeRhs, int64_t rank,
+                                     SmallVectorImpl<Type> &types) {
+  auto lhsType = cast<RankedTensorType>(lhs);
+  auto rhsType = cast<RankedTensorType>(rhs);
+  if (lhsType.getRank() != rank || rhsType.getRank() != rank)
+    return emitOptionalError(loc, "expects rank-", rank,
+                             " operands, got ranks ", lhsType.getRank(),
+                             " and ", rhsType.getRank());
+  if (lhsType.getElementType() != rhsType.getElementType())
+    return emitOptionalError(loc, "operands have different element types (",
+                             lhsType.getElementType(), " vs ",
+                             rhsType.getElementType(), ")");
+  ArrayRef<int64_t> l = lhsType.getShape(), r = rhsType.getShape();
+  SmallVector<int64_t> shape;
+  for (int64_t i = 0; i < rank - 2; ++i) {
+    if (!dimsCompatible(l[i], r[i]))
+      return emitOptionalError(loc, "batch dimensions differ: ", l[i],
+                               " (lhs) vs ", r[i], " (rhs)");
+    shape.push_back(joinDims(l[i], r[i]));
+  }
+  int64_t lRow = l[rank - 2], lCol = l[rank - 1];
+  int64_t rRow = r[rank - 2], rCol = r[rank - 1];
+  int64_t m = transposeLhs ? lCol : lRow, kl = transposeLhs ? lRow : lCol;
+  int64_t kr = transposeRhs ? rCol : rRow, n = transposeRhs ? rRow : rCol;
+  if (!dimsCompatible(kl, kr))
+    return emitOptionalError(loc, "contraction dimensions differ: ", kl,
+                             " (lhs) vs ", kr, " (rhs)");
+  shape.push_back(m);
+  shape.push_back(n);
+  types.push_back(RankedTensorType::get(shape, lhsType.getElementType()));
+  return success();
+}
+
+LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  return inferMatmulType(loc, adaptor.getLhs().getType(),
+                         adaptor.getRhs().getType(), adaptor.getTransposeLhs(),
+                         adaptor.getTransposeRhs(), 2, types);
+}
+
+LogicalResult BatchMatmulOp::inferReturnTypes(MLIRContext *,
+                                              std::optional<Location> loc,
+                                              Adaptor adaptor,
+                                              SmallVectorImpl<Type> &types) {
+  return inferMatmulType(loc, adaptor.getLhs().getType(),
+                         adaptor.getRhs().getType(), adaptor.getTransposeLhs(),
+                         adaptor.getTransposeRhs(), 3, types);
+}
+
+//===----------------------------------------------------------------------===//
+// Conv2DOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult Conv2DOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  auto filter = cast<RankedTensorType>(adaptor.getFilter().getType());
+  if (input.getRank() != 4)
+    return emitOptionalError(loc, "expects a rank-4 NHWC input, got ", input);
+  if (filter.getRank() != 4)
+    return emitOptionalError(loc, "expects a rank-4 HWIO filter, got ",
+                             filter);
+  if (input.getElementType() != filter.getElementType())
+    return emitOptionalError(loc, "operands have different element types (",
+                             input.getElementType(), " vs ",
+                             filter.getElementType(), ")");
+  ArrayRef<int64_t> strides = adaptor.getStrides();
+  ArrayRef<int64_t> dilations = adaptor.getDilations();
+  ArrayRef<int64_t> padding = adaptor.getPadding();
+  if (failed(verifyPair(loc, "strides", strides)) ||
+      failed(verifyPair(loc, "dilations", dilations)) ||
+      failed(verifyPadding(loc, padding)))
+    return failure();
+  ArrayRef<int64_t> in = input.getShape(), k = filter.getShape();
+  if (!dimsCompatible(in[3], k[2]))
+    return emitOptionalError(loc, "input channels (", in[3],
+                             ") do not match the filter's input channels (",
+                             k[2], ")");
+  SmallVector<int64_t> out = {in[0], 0, 0, k[3]};
+  for (int i = 0; i < 2; ++i) {
+    if (ShapedType::isDynamic(k[i]) || ShapedType::isDynamic(in[1 + i])) {
+      out[1 + i] = ShapedType::kDynamic;
+      continue;
+    }
+    int64_t window = dilations[i] * (k[i] - 1) + 1;
+    FailureOr<int64_t> size =
+        windowOutputSize(in[1 + i], padding[2 * i], padding[2 * i + 1], window,
+                         strides[i]);
+    if (failed(size))
+      return emitOptionalError(loc, "filter window ", window,
+                               " is larger than the padded input ",
+                               i == 0 ? "height " : "width ",
+                               in[1 + i] + padding[2 * i] + padding[2 * i + 1]);
+    out[1 + i] = *size;
+  }
+  types.push_back(RankedTensorType::get(out, input.getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Softmax, losses, dropout
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifySoftmaxAxis(Operation *op, RankedTensorType type,
+                                       int64_t axis) {
+  int64_t rank = type.getRank();
+  if (rank == 0)
+    return op->emitOpError("expects an input of rank at least 1");
+  if (axis < -rank || axis >= rank)
+    return op->emitOpError("axis ")
+           << axis << " is out of range for rank " << rank;
+  return success();
+}
+
+LogicalResult SoftmaxOp::verify() {
+  return verifySoftmaxAxis(*this, getType(), getAxis());
+}
+
+LogicalResult LogSoftmaxOp::verify() {
+  return verifySoftmaxAxis(*this, getType(), getAxis());
+}
+
+LogicalResult SoftmaxCrossEntropyOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  auto logits = cast<RankedTensorType>(adaptor.getLogits().getType());
+  auto labels = cast<RankedTensorType>(adaptor.getLabels().getType());
+  if (logits.getRank() != 2)
+    return emitOptionalError(loc, "expects rank-2 logits [batch, classes], got ",
+                             logits);
+  if (labels.getRank() != 1)
+    return emitOptionalError(loc, "expects rank-1 labels [batch], got ",
+                             labels);
+  if (!dimsCompatible(logits.getDimSize(0), labels.getDimSize(0)))
+    return emitOptionalError(loc, "batch size of labels (",
+                             labels.getDimSize(0),
+                             ") does not match the logits' (",
+                             logits.getDimSize(0), ")");
+  types.push_back(RankedTensorType::get({}, logits.getElementType()));
+  return success();
+}
+
+LogicalResult MseLossOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  auto prediction = cast<RankedTensorType>(adaptor.getPrediction().getType());
+  auto target = cast<RankedTensorType>(adaptor.getTarget().getType());
+  if (prediction.getElementType() != target.getElementType())
+    return emitOptionalError(loc, "operands have different element types (",
+                             prediction.getElementType(), " vs ",
+                             target.getElementType(), ")");
+  if (failed(verifyCompatibleShape(prediction, target)))
+    return emitOptionalError(loc, "prediction shape ",
+                             shapeString(prediction.getShape()),
+                             " does not match the target's ",
+                             shapeString(target.getShape()));
+  types.push_back(RankedTensorType::get({}, prediction.getElementType()));
+  return success();
+}
+
+LogicalResult DropoutOp::verify() {
+  double rate = getRate().convertToDouble();
+  if (!(rate >= 0.0 && rate < 1.0))
+    return emitOpError("rate must be in [0, 1), got ") << rate;
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "Fuse/FuseOps.cpp.inc"
+
+#include "Fuse/FuseEnums.cpp.inc"

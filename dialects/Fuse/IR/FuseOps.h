@@ -1,0 +1,55 @@
+//===- FuseOps.h - fuse dialect operations ----------------------*- C++ -*-===//
+
+#ifndef FUSE_DIALECT_FUSE_IR_FUSEOPS_H
+#define FUSE_DIALECT_FUSE_IR_FUSEOPS_H
+
+#include "Fuse/IR/FuseDialect.h"
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "Fuse/FuseEnums.h.inc"
+
+#define GET_OP_CLASSES
+#include "Fuse/FuseOps.h.inc"
+
+namespace fuse {
+
+/// The NumPy broadcast of two shapes, or failure when a pair of static
+/// dimensions differs and neither is 1. A dynamic dimension broadcasts against
+/// anything (it is checked when the function is specialized).
+mlir::FailureOr<llvm::SmallVector<int64_t>>
+broadcastShapes(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs);
+
+/// Whether `input` can be broadcast to `target` under NumPy rules.
+bool isBroadcastableTo(llvm::ArrayRef<int64_t> input,
+                       llvm::ArrayRef<int64_t> target);
+
+namespace detail {
+/// Shared type inference of the op families, called from the ODS-generated
+/// `inferReturnTypes`. Each emits a located error (when `loc` is set) and
+/// fails on invalid operands.
+mlir::LogicalResult
+inferBroadcastResultType(std::optional<mlir::Location> loc, mlir::Type lhs,
+                         mlir::Type rhs, mlir::Type elementType,
+                         llvm::SmallVectorImpl<mlir::Type> &types);
+mlir::LogicalResult
+inferReduceResultType(std::optional<mlir::Location> loc, mlir::Type input,
+                      llvm::ArrayRef<int64_t> axes, bool keepdims,
+                      llvm::SmallVectorImpl<mlir::Type> &types);
+mlir::LogicalResult inferPool2DResultType(
+    std::optional<mlir::Location> loc, mlir::Type input,
+    llvm::ArrayRef<int64_t> window,
+    std::optional<llvm::ArrayRef<int64_t>> strides,
+    llvm::ArrayRef<int64_t> padding, llvm::SmallVectorImpl<mlir::Type> &types);
+} // namespace detail
+
+/// The largest constant, in elements, that folding may create. Splats are
+/// always cheap and are exempt.
+constexpr int64_t kMaxFoldedElements = 1 << 16;
+
+} // namespace fuse
+
+#endif // FUSE_DIALECT_FUSE_IR_FUSEOPS_H
