@@ -59,12 +59,15 @@ protected:
   /// A block argument of `type` to build ops on.
   Value arg(Type type) {
     if (!block) {
-      auto fn = func::FuncOp::create(builder, builder.getUnknownLoc(), "f",
-                                     builder.getFunctionType({}, {}));
+      fn = func::FuncOp::create(builder, builder.getUnknownLoc(), "f",
+                                builder.getFunctionType({}, {}));
       block = fn.addEntryBlock();
       builder.setInsertionPointToStart(block);
     }
-    return block->addArgument(type, builder.getUnknownLoc());
+    Value value = block->addArgument(type, builder.getUnknownLoc());
+    fn.setFunctionType(
+        builder.getFunctionType(block->getArgumentTypes(), {}));
+    return value;
   }
 
   Value constant(RankedTensorType type, float value) {
@@ -75,6 +78,7 @@ protected:
   MLIRContext context;
   OpBuilder builder;
   OwningOpRef<ModuleOp> module;
+  func::FuncOp fn;
   Block *block = nullptr;
 };
 
@@ -97,6 +101,7 @@ TEST_F(DialectTest, BuildersInferResultTypes) {
   auto gradW = MatmulOp::create(builder, loc, x, add, /*transpose_lhs=*/true,
                                 /*transpose_rhs=*/false);
   EXPECT_EQ(gradW.getType(), f32({784, 128}));
+  func::ReturnOp::create(builder, loc);
   EXPECT_TRUE(succeeded(verify(*module)));
 }
 

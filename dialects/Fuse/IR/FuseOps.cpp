@@ -10,6 +10,7 @@
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
+#include "llvm/ADT/SmallString.h"
 
 using namespace mlir;
 using namespace fuse;
@@ -471,8 +472,11 @@ LogicalResult MseLossOp::inferReturnTypes(MLIRContext *,
 
 LogicalResult DropoutOp::verify() {
   double rate = getRate().convertToDouble();
-  if (!(rate >= 0.0 && rate < 1.0))
-    return emitOpError("rate must be in [0, 1), got ") << rate;
+  if (!(rate >= 0.0 && rate < 1.0)) {
+    SmallString<16> text;
+    getRate().toString(text);
+    return emitOpError("rate must be in [0, 1), got ") << text;
+  }
   return success();
 }
 

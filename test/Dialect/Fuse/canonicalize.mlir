@@ -1,0 +1,317 @@
+// RUN: fuse-opt %s --canonicalize --split-input-file | FileCheck %s
+
+// CHECK-LABEL: func @fold_unary_constants
+func.func @fold_unary_constants() -> (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xi32>, tensor<2xi32>) {
+  %c = fuse.constant dense<[-1.0, 4.0]> : tensor<2xf32>
+  %i = fuse.constant dense<[-3, 5]> : tensor<2xi32>
+  // CHECK-DAG: fuse.constant dense<[1.000000e+00, -4.000000e+00]> : tensor<2xf32>
+  %0 = fuse.neg %c : tensor<2xf32>
+  // CHECK-DAG: fuse.constant dense<[1.000000e+00, 1.600000e+01]> : tensor<2xf32>
+  %1 = fuse.square %c : tensor<2xf32>
+  // CHECK-DAG: fuse.constant dense<[0.000000e+00, 4.000000e+00]> : tensor<2xf32>
+  %2 = fuse.relu %c : tensor<2xf32>
+  // CHECK-DAG: fuse.constant dense<[1.000000e+00, 4.000000e+00]> : tensor<2xf32>
+  %3 = fuse.abs %c : tensor<2xf32>
+  // CHECK-DAG: fuse.constant dense<[3, 5]> : tensor<2xi32>
+  %4 = fuse.abs %i : tensor<2xi32>
+  // CHECK-DAG: fuse.constant dense<[0, 5]> : tensor<2xi32>
+  %5 = fuse.relu %i : tensor<2xi32>
+  // CHECK-NOT: fuse.neg
+  // CHECK-NOT: fuse.square
+  // CHECK-NOT: fuse.relu
+  // CHECK-NOT: fuse.abs
+  return %0, %1, %2, %3, %4, %5 : tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xi32>, tensor<2xi32>
+}
+
+// -----
+
+// CHECK-LABEL: func @fold_math_constants
+func.func @fold_math_constants() -> (tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>) {
+  %zero = fuse.constant dense<0.0> : tensor<f32>
+  %four = fuse.constant dense<4.0> : tensor<f32>
+  %one = fuse.constant dense<1.0> : tensor<f32>
+  // CHECK-DAG: fuse.constant dense<1.000000e+00> : tensor<f32>
+  %0 = fuse.exp %zero : tensor<f32>
+  // CHECK-DAG: fuse.constant dense<0.000000e+00> : tensor<f32>
+  %1 = fuse.log %one : tensor<f32>
+  // CHECK-DAG: fuse.constant dense<2.000000e+00> : tensor<f32>
+  %2 = fuse.sqrt %four : tensor<f32>
+  // CHECK-DAG: fuse.constant dense<5.000000e-01> : tensor<f32>
+  %3 = fuse.rsqrt %four : tensor<f32>
+  %4 = fuse.tanh %zero : tensor<f32>
+  %5 = fuse.sigmoid %zero : tensor<f32>
+  // CHECK-NOT: fuse.exp
+  // CHECK-NOT: fuse.log
+  // CHECK-NOT: fuse.sqrt
+  // CHECK-NOT: fuse.rsqrt
+  // CHECK-NOT: fuse.tanh
+  // CHECK-NOT: fuse.sigmoid
+  return %0, %1, %2, %3, %4, %5 : tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>
+}
+
+// -----
+
+// CHECK-LABEL: func @fold_binary_broadcast
+func.func @fold_binary_broadcast() -> (tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>) {
+  %col = fuse.constant dense<[[1.0], [2.0]]> : tensor<2x1xf32>
+  %row = fuse.constant dense<[10.0, 20.0]> : tensor<2xf32>
+  // CHECK-DAG: fuse.constant dense<{{\[}}[1.100000e+01, 2.100000e+01], [1.200000e+01, 2.200000e+01]]> : tensor<2x2xf32>
+  %0 = fuse.add %col, %row : (tensor<2x1xf32>, tensor<2xf32>) -> tensor<2x2xf32>
+  // CHECK-DAG: fuse.constant dense<{{\[}}[-9.000000e+00, -1.900000e+01], [-8.000000e+00, -1.800000e+01]]> : tensor<2x2xf32>
+  %1 = fuse.sub %col, %row : (tensor<2x1xf32>, tensor<2xf32>) -> tensor<2x2xf32>
+  // CHECK-DAG: fuse.constant dense<{{\[}}[1.000000e+01, 2.000000e+01], [2.000000e+01, 4.000000e+01]]> : tensor<2x2xf32>
+  %2 = fuse.mul %col, %row : (tensor<2x1xf32>, tensor<2xf32>) -> tensor<2x2xf32>
+  // CHECK-DAG: fuse.constant dense<{{\[}}[1.000000e+01, 2.000000e+01], [5.000000e+00, 1.000000e+01]]> : tensor<2x2xf32>
+  %3 = fuse.div %row, %col : (tensor<2xf32>, tensor<2x1xf32>) -> tensor<2x2xf32>
+  // CHECK-DAG: fuse.constant dense<{{\[}}[1.000000e+01, 2.000000e+01], [1.000000e+01, 2.000000e+01]]> : tensor<2x2xf32>
+  %4 = fuse.max %col, %row : (tensor<2x1xf32>, tensor<2xf32>) -> tensor<2x2xf32>
+  // CHECK-DAG: fuse.constant dense<{{\[}}[1.000000e+00, 1.000000e+00], [2.000000e+00, 2.000000e+00]]> : tensor<2x2xf32>
+  %5 = fuse.min %col, %row : (tensor<2x1xf32>, tensor<2xf32>) -> tensor<2x2xf32>
+  // CHECK-DAG: fuse.constant dense<{{\[}}[1.000000e+00, 1.000000e+00], [1.024000e+03, 0x49800000]]> : tensor<2x2xf32>
+  %6 = fuse.pow %col, %row : (tensor<2x1xf32>, tensor<2xf32>) -> tensor<2x2xf32>
+  // CHECK-NOT: fuse.add
+  // CHECK-NOT: fuse.pow
+  return %0, %1, %2, %3, %4, %5, %6 : tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @fold_integer_binary
+func.func @fold_integer_binary() -> (tensor<2xi32>, tensor<2xi32>) {
+  %a = fuse.constant dense<[7, -7]> : tensor<2xi32>
+  %b = fuse.constant dense<2> : tensor<i32>
+  // CHECK-DAG: fuse.constant dense<[3, -3]> : tensor<2xi32>
+  %0 = fuse.div %a, %b : (tensor<2xi32>, tensor<i32>) -> tensor<2xi32>
+  // CHECK-DAG: fuse.constant dense<[9, -5]> : tensor<2xi32>
+  %1 = fuse.add %a, %b : (tensor<2xi32>, tensor<i32>) -> tensor<2xi32>
+  return %0, %1 : tensor<2xi32>, tensor<2xi32>
+}
+
+// -----
+
+// Splats fold into splats, however large.
+// CHECK-LABEL: func @fold_large_splat
+func.func @fold_large_splat() -> tensor<1000x1000xf32> {
+  %a = fuse.constant dense<1.5> : tensor<1000x1000xf32>
+  %b = fuse.constant dense<2.0> : tensor<1000x1000xf32>
+  // CHECK: %[[C:.*]] = fuse.constant dense<3.500000e+00> : tensor<1000x1000xf32>
+  // CHECK: return %[[C]]
+  %0 = fuse.add %a, %b : (tensor<1000x1000xf32>, tensor<1000x1000xf32>) -> tensor<1000x1000xf32>
+  return %0 : tensor<1000x1000xf32>
+}
+
+// -----
+
+// A non-splat result over the size limit (65536 elements) is not materialized.
+// CHECK-LABEL: func @no_fold_large_constant
+func.func @no_fold_large_constant() -> (tensor<65537x2xf32>, tensor<4x2xf32>) {
+  %big = fuse.constant dense<1.0> : tensor<65537x2xf32>
+  %small = fuse.constant dense<1.0> : tensor<4x2xf32>
+  %row = fuse.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  // CHECK-DAG: fuse.add %{{.*}}, %{{.*}} : (tensor<65537x2xf32>, tensor<2xf32>) -> tensor<65537x2xf32>
+  %0 = fuse.add %big, %row : (tensor<65537x2xf32>, tensor<2xf32>) -> tensor<65537x2xf32>
+  // CHECK-DAG: fuse.constant dense<{{\[}}[2.000000e+00, 3.000000e+00]{{.*}}> : tensor<4x2xf32>
+  %1 = fuse.add %small, %row : (tensor<4x2xf32>, tensor<2xf32>) -> tensor<4x2xf32>
+  return %0, %1 : tensor<65537x2xf32>, tensor<4x2xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @fold_compare_select
+func.func @fold_compare_select(%x: tensor<2xf32>, %y: tensor<2xf32>) -> (tensor<2xi1>, tensor<2xi1>, tensor<2xf32>, tensor<2xf32>) {
+  %a = fuse.constant dense<[1.0, 0x7FC00000]> : tensor<2xf32>
+  %b = fuse.constant dense<1.0> : tensor<f32>
+  // NaN compares unordered: eq is false, ne is true.
+  // CHECK-DAG: fuse.constant dense<[true, false]> : tensor<2xi1>
+  %0 = fuse.compare eq, %a, %b : (tensor<2xf32>, tensor<f32>) -> tensor<2xi1>
+  // CHECK-DAG: fuse.constant dense<[false, true]> : tensor<2xi1>
+  %1 = fuse.compare ne, %a, %b : (tensor<2xf32>, tensor<f32>) -> tensor<2xi1>
+  %t = fuse.constant dense<true> : tensor<i1>
+  %2 = fuse.select %t, %x, %y : (tensor<i1>, tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  %c = fuse.compare lt, %x, %y : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xi1>
+  %3 = fuse.select %c, %y, %y : (tensor<2xi1>, tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  // CHECK-NOT: fuse.select
+  // CHECK: return %{{.*}}, %{{.*}}, %arg0, %arg1
+  return %0, %1, %2, %3 : tensor<2xi1>, tensor<2xi1>, tensor<2xf32>, tensor<2xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @fold_reductions
+func.func @fold_reductions() -> (tensor<2xf32>, tensor<3xf32>, tensor<2x1xf32>, tensor<i32>, tensor<3xf32>) {
+  %c = fuse.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
+  %i = fuse.constant dense<[[1, 9], [-4, 2]]> : tensor<2x2xi32>
+  %s = fuse.constant dense<2.0> : tensor<4x3xf32>
+  // CHECK-DAG: fuse.constant dense<[6.000000e+00, 1.500000e+01]> : tensor<2xf32>
+  %0 = fuse.reduce_sum %c {axes = array<i64: 1>} : (tensor<2x3xf32>) -> tensor<2xf32>
+  // CHECK-DAG: fuse.constant dense<[2.500000e+00, 3.500000e+00, 4.500000e+00]> : tensor<3xf32>
+  %1 = fuse.reduce_mean %c {axes = array<i64: 0>} : (tensor<2x3xf32>) -> tensor<3xf32>
+  // CHECK-DAG: fuse.constant dense<{{\[}}[3.000000e+00], [6.000000e+00]]> : tensor<2x1xf32>
+  %2 = fuse.reduce_max %c {axes = array<i64: 1>, keepdims} : (tensor<2x3xf32>) -> tensor<2x1xf32>
+  // CHECK-DAG: fuse.constant dense<9> : tensor<i32>
+  %3 = fuse.reduce_max %i {axes = array<i64: 0, 1>} : (tensor<2x2xi32>) -> tensor<i32>
+  // CHECK-DAG: fuse.constant dense<8.000000e+00> : tensor<3xf32>
+  %4 = fuse.reduce_sum %s {axes = array<i64: 0>} : (tensor<4x3xf32>) -> tensor<3xf32>
+  // CHECK-NOT: fuse.reduce
+  return %0, %1, %2, %3, %4 : tensor<2xf32>, tensor<3xf32>, tensor<2x1xf32>, tensor<i32>, tensor<3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @fold_shape_constants
+func.func @fold_shape_constants() -> (tensor<3x2xf32>, tensor<6xf32>, tensor<4x2xf32>) {
+  %c = fuse.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
+  // CHECK-DAG: fuse.constant dense<{{\[}}[1.000000e+00, 4.000000e+00], [2.000000e+00, 5.000000e+00], [3.000000e+00, 6.000000e+00]]> : tensor<3x2xf32>
+  %0 = fuse.transpose %c {permutation = array<i64: 1, 0>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  // CHECK-DAG: fuse.constant dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00, 5.000000e+00, 6.000000e+00]> : tensor<6xf32>
+  %1 = fuse.reshape %c : (tensor<2x3xf32>) -> tensor<6xf32>
+  %s = fuse.constant dense<7.0> : tensor<2xf32>
+  // CHECK-DAG: fuse.constant dense<7.000000e+00> : tensor<4x2xf32>
+  %2 = fuse.broadcast_to %s : (tensor<2xf32>) -> tensor<4x2xf32>
+  // CHECK-NOT: fuse.transpose
+  // CHECK-NOT: fuse.reshape
+  // CHECK-NOT: fuse.broadcast_to
+  return %0, %1, %2 : tensor<3x2xf32>, tensor<6xf32>, tensor<4x2xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @identities
+// CHECK-SAME: (%[[X:.*]]: tensor<?x4xf32>
+func.func @identities(%x: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>) {
+  %zero = fuse.constant dense<0.0> : tensor<f32>
+  %one = fuse.constant dense<1.0> : tensor<4xf32>
+  %0 = fuse.add %x, %zero : (tensor<?x4xf32>, tensor<f32>) -> tensor<?x4xf32>
+  // The constant moves to the right, then folds.
+  %1 = fuse.add %zero, %x : (tensor<f32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  %2 = fuse.sub %x, %zero : (tensor<?x4xf32>, tensor<f32>) -> tensor<?x4xf32>
+  %3 = fuse.mul %x, %one : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+  %4 = fuse.div %x, %one : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+  %5 = fuse.pow %x, %one : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+  %6 = fuse.max %x, %x : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  %7 = fuse.min %x, %x : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  // CHECK-NOT: fuse.
+  // CHECK: return %[[X]], %[[X]], %[[X]], %[[X]], %[[X]], %[[X]], %[[X]], %[[X]]
+  return %0, %1, %2, %3, %4, %5, %6, %7 : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @involutions
+// CHECK-SAME: (%[[X:.*]]: tensor<3x4xf32>
+func.func @involutions(%x: tensor<3x4xf32>) -> (tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>) {
+  %0 = fuse.neg %x : tensor<3x4xf32>
+  %1 = fuse.neg %0 : tensor<3x4xf32>
+  // CHECK: %[[R:.*]] = fuse.relu %[[X]]
+  %2 = fuse.relu %x : tensor<3x4xf32>
+  %3 = fuse.relu %2 : tensor<3x4xf32>
+  // CHECK: %[[A:.*]] = fuse.abs %[[X]]
+  %4 = fuse.abs %x : tensor<3x4xf32>
+  %5 = fuse.abs %4 : tensor<3x4xf32>
+  %t = fuse.transpose %x {permutation = array<i64: 1, 0>} : (tensor<3x4xf32>) -> tensor<4x3xf32>
+  %6 = fuse.transpose %t {permutation = array<i64: 1, 0>} : (tensor<4x3xf32>) -> tensor<3x4xf32>
+  // CHECK-NOT: fuse.neg
+  // CHECK-NOT: fuse.transpose
+  // CHECK: return %[[X]], %[[R]], %[[A]], %[[X]]
+  return %1, %3, %5, %6 : tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @compose_shape_ops
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3x4xf32>, %[[Y:.*]]: tensor<4xf32>
+func.func @compose_shape_ops(%x: tensor<2x3x4xf32>, %y: tensor<4xf32>) -> (tensor<4x2x3xf32>, tensor<24xf32>, tensor<5x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) {
+  // CHECK: fuse.transpose %[[X]] {permutation = array<i64: 2, 0, 1>} : (tensor<2x3x4xf32>) -> tensor<4x2x3xf32>
+  %t = fuse.transpose %x {permutation = array<i64: 1, 2, 0>} : (tensor<2x3x4xf32>) -> tensor<3x4x2xf32>
+  %0 = fuse.transpose %t {permutation = array<i64: 1, 2, 0>} : (tensor<3x4x2xf32>) -> tensor<4x2x3xf32>
+  // CHECK: fuse.reshape %[[X]] : (tensor<2x3x4xf32>) -> tensor<24xf32>
+  %r = fuse.reshape %x : (tensor<2x3x4xf32>) -> tensor<6x4xf32>
+  %1 = fuse.reshape %r : (tensor<6x4xf32>) -> tensor<24xf32>
+  // CHECK: fuse.broadcast_to %[[Y]] : (tensor<4xf32>) -> tensor<5x3x4xf32>
+  %b = fuse.broadcast_to %y : (tensor<4xf32>) -> tensor<3x4xf32>
+  %2 = fuse.broadcast_to %b : (tensor<3x4xf32>) -> tensor<5x3x4xf32>
+  %3 = fuse.reshape %x : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %4 = fuse.broadcast_to %x : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %5 = fuse.transpose %x {permutation = array<i64: 0, 1, 2>} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  // CHECK: return %{{.*}}, %{{.*}}, %{{.*}}, %[[X]], %[[X]], %[[X]]
+  return %0, %1, %2, %3, %4, %5 : tensor<4x2x3xf32>, tensor<24xf32>, tensor<5x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @trivial_reduce_and_dropout
+// CHECK-SAME: (%[[X:.*]]: tensor<4xf32>, %[[S:.*]]: tensor<i64>)
+func.func @trivial_reduce_and_dropout(%x: tensor<4xf32>, %s: tensor<i64>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %0 = fuse.reduce_sum %x {axes = array<i64>} : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = fuse.dropout %x, %s {rate = 0.0 : f32} : tensor<4xf32>
+  // CHECK: %[[D:.*]] = fuse.dropout %[[X]], %[[S]] {rate = 5.000000e-01 : f32
+  %2 = fuse.dropout %x, %s {rate = 0.5 : f32} : tensor<4xf32>
+  // CHECK: return %[[X]], %[[X]], %[[D]]
+  return %0, %1, %2 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @integer_zero_identities
+// CHECK-SAME: (%[[X:.*]]: tensor<3xi32>
+func.func @integer_zero_identities(%x: tensor<3xi32>) -> (tensor<3xi32>, tensor<3xi32>) {
+  %zero = fuse.constant dense<0> : tensor<3xi32>
+  // CHECK: %[[Z:.*]] = fuse.constant dense<0> : tensor<3xi32>
+  %0 = fuse.mul %x, %zero : (tensor<3xi32>, tensor<3xi32>) -> tensor<3xi32>
+  %1 = fuse.sub %x, %x : (tensor<3xi32>, tensor<3xi32>) -> tensor<3xi32>
+  // CHECK-NOT: fuse.mul
+  // CHECK-NOT: fuse.sub
+  // CHECK: return %[[Z]], %[[Z]]
+  return %0, %1 : tensor<3xi32>, tensor<3xi32>
+}
+
+// -----
+
+// Float x * 0 and x - x are NaN for x = inf or NaN: they must not fold.
+// CHECK-LABEL: func @no_fold_float_zero
+func.func @no_fold_float_zero(%x: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>) {
+  %zero = fuse.constant dense<0.0> : tensor<3xf32>
+  // CHECK: fuse.mul
+  %0 = fuse.mul %x, %zero : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  // CHECK: fuse.sub
+  %1 = fuse.sub %x, %x : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  return %0, %1 : tensor<3xf32>, tensor<3xf32>
+}
+
+// -----
+
+// x + 0 where the zero broadcasts x to a larger shape is not an identity.
+// CHECK-LABEL: func @no_fold_broadcasting_identity
+func.func @no_fold_broadcasting_identity(%x: tensor<4xf32>) -> tensor<3x4xf32> {
+  %zero = fuse.constant dense<0.0> : tensor<3x4xf32>
+  // CHECK: fuse.add %{{.*}}, %{{.*}} : (tensor<4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+  %0 = fuse.add %x, %zero : (tensor<4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+
+// -----
+
+// Integer division by zero is left to run time.
+// CHECK-LABEL: func @no_fold_int_div_by_zero
+func.func @no_fold_int_div_by_zero() -> tensor<2xi32> {
+  %a = fuse.constant dense<[4, 5]> : tensor<2xi32>
+  %b = fuse.constant dense<0> : tensor<2xi32>
+  // CHECK: fuse.div
+  %0 = fuse.div %a, %b : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi32>
+  return %0 : tensor<2xi32>
+}
+
+// -----
+
+// CHECK-LABEL: func @add_sub_of_neg
+// CHECK-SAME: (%[[X:.*]]: tensor<4xf32>, %[[Y:.*]]: tensor<4xf32>)
+func.func @add_sub_of_neg(%x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %n = fuse.neg %y : tensor<4xf32>
+  // CHECK: %[[S:.*]] = fuse.sub %[[X]], %[[Y]]
+  %0 = fuse.add %x, %n : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  // CHECK: %[[A:.*]] = fuse.add %[[X]], %[[Y]]
+  %1 = fuse.sub %x, %n : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  // CHECK-NOT: fuse.neg
+  // CHECK: return %[[S]], %[[A]]
+  return %0, %1 : tensor<4xf32>, tensor<4xf32>
+}

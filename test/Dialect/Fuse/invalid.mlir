@@ -1,0 +1,360 @@
+// RUN: fuse-opt %s --split-input-file --verify-diagnostics
+// One case per verifier error of the fuse dialect.
+
+func.func @f(%a: tensor<4xf32>, %b: tensor<4xi32>) {
+  // expected-error @below {{operands have different element types ('f32' vs 'i32')}}
+  // expected-error @below {{'fuse.add' op failed to infer returned types}}
+  %0 = fuse.add %a, %b : (tensor<4xf32>, tensor<4xi32>) -> tensor<4xf32>
+  return
+}
+// -----
+func.func @f(%a: tensor<3xf32>, %b: tensor<4xf32>) {
+  // expected-error @below {{operand shapes 3 and 4 are not broadcast-compatible}}
+  // expected-error @below {{'fuse.mul' op failed to infer returned types}}
+  %0 = fuse.mul %a, %b : (tensor<3xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+// -----
+func.func @f(%a: tensor<3x1xf32>, %b: tensor<4xf32>) {
+  // expected-error @below {{'fuse.sub' op inferred type(s) 'tensor<3x4xf32>' are incompatible with return type(s) of operation 'tensor<3x1xf32>'}}
+  // expected-error @below {{'fuse.sub' op failed to infer returned types}}
+  %0 = fuse.sub %a, %b : (tensor<3x1xf32>, tensor<4xf32>) -> tensor<3x1xf32>
+  return
+}
+// -----
+func.func @f(%a: tensor<4xi32>) {
+  // expected-error @below {{'fuse.exp' op operand #0 must be ranked tensor of floating-point values, but got 'tensor<4xi32>'}}
+  %0 = fuse.exp %a : tensor<4xi32>
+  return
+}
+// -----
+func.func @f(%a: tensor<4xi32>, %b: tensor<4xi32>) {
+  // expected-error @below {{'fuse.pow' op operand #0 must be ranked tensor of floating-point values, but got 'tensor<4xi32>'}}
+  %0 = fuse.pow %a, %b : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  return
+}
+// -----
+// expected-note @below {{prior use here}}
+func.func @f(%a: tensor<4xf32>) {
+  // expected-error @below {{use of value '%a' expects different type than prior uses: 'tensor<4xf16>' vs 'tensor<4xf32>'}}
+  %0 = fuse.neg %a : tensor<4xf16>
+  return
+}
+// -----
+func.func @f(%a: tensor<4xf32>, %b: tensor<f64>) {
+  // expected-error @below {{operands have different element types ('f32' vs 'f64')}}
+  // expected-error @below {{'fuse.compare' op failed to infer returned types}}
+  %0 = fuse.compare lt, %a, %b : (tensor<4xf32>, tensor<f64>) -> tensor<4xi1>
+  return
+}
+// -----
+func.func @f(%a: tensor<4xf32>, %b: tensor<f32>) {
+  // expected-error @below {{custom op 'fuse.compare' expected string or keyword containing one of the following enum values for attribute 'predicate' [eq, ne, lt, le, gt, ge]}}
+  %0 = fuse.compare foo, %a, %b : (tensor<4xf32>, tensor<f32>) -> tensor<4xi1>
+  return
+}
+// -----
+func.func @f(%c: tensor<3xi1>, %a: tensor<4xf32>, %b: tensor<f32>) {
+  // expected-error @below {{condition shape 3 is not broadcast-compatible with 4}}
+  // expected-error @below {{'fuse.select' op failed to infer returned types}}
+  %0 = fuse.select %c, %a, %b : (tensor<3xi1>, tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  return
+}
+// -----
+func.func @f(%c: tensor<4xi32>, %a: tensor<4xf32>, %b: tensor<f32>) {
+  // expected-error @below {{'fuse.select' op operand #0 must be ranked tensor of 1-bit signless integer values, but got 'tensor<4xi32>'}}
+  %0 = fuse.select %c, %a, %b : (tensor<4xi32>, tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  return
+}
+// -----
+func.func @f(%a: tensor<4x4xf32>) {
+  // expected-error @below {{'fuse.reshape' op result element type 'i32' differs from the input's 'f32'}}
+  %0 = fuse.reshape %a : (tensor<4x4xf32>) -> tensor<16xi32>
+  return
+}
+// -----
+func.func @f(%a: tensor<?x4xf32>) {
+  // expected-error @below {{'fuse.reshape' op result may have at most one dynamic dimension, got 'tensor<?x?xf32>'}}
+  %0 = fuse.reshape %a : (tensor<?x4xf32>) -> tensor<?x?xf32>
+  return
+}
+// -----
+func.func @f(%a: tensor<4x4xf32>) {
+  // expected-error @below {{'fuse.reshape' op cannot reshape 16 elements into 15}}
+  %0 = fuse.reshape %a : (tensor<4x4xf32>) -> tensor<3x5xf32>
+  return
+}
+// -----
+func.func @f(%a: tensor<4x4xf32>) {
+  // expected-error @below {{'fuse.reshape' op cannot reshape 16 elements into shape ?x5}}
+  %0 = fuse.reshape %a : (tensor<4x4xf32>) -> tensor<?x5xf32>
+  return
+}
+// -----
+func.func @f(%a: tensor<3x4xf32>) {
+  // expected-error @below {{permutation has 1 entries but the input has rank 2}}
+  // expected-error @below {{'fuse.transpose' op failed to infer returned types}}
+  %0 = fuse.transpose %a {permutation = array<i64: 0>} : (tensor<3x4xf32>) -> tensor<3x4xf32>
+  return
+}
+// -----
+func.func @f(%a: tensor<3x4xf32>) {
+  // expected-error @below {{permutation [1, 1] is not a permutation of [0, 2)}}
+  // expected-error @below {{'fuse.transpose' op failed to infer returned types}}
+  %0 = fuse.transpose %a {permutation = array<i64: 1, 1>} : (tensor<3x4xf32>) -> tensor<4x4xf32>
+  return
+}
+// -----
+func.func @f(%a: tensor<3x4xf32>) {
+  // expected-error @below {{'fuse.transpose' op inferred type(s) 'tensor<4x3xf32>' are incompatible with return type(s) of operation 'tensor<3x4xf32>'}}
+  // expected-error @below {{'fuse.transpose' op failed to infer returned types}}
+  %0 = fuse.transpose %a {permutation = array<i64: 1, 0>} : (tensor<3x4xf32>) -> tensor<3x4xf32>
+  return
+}
+// -----
+func.func @f(%a: tensor<2x4xf32>) {
+  // expected-error @below {{'fuse.broadcast_to' op cannot broadcast shape 2x4 to 3x4}}
+  %0 = fuse.broadcast_to %a : (tensor<2x4xf32>) -> tensor<3x4xf32>
+  return
+}
+// -----
+func.func @f(%a: tensor<4xf32>) {
+  // expected-error @below {{'fuse.broadcast_to' op result element type 'f16' differs from the input's 'f32'}}
+  %0 = fuse.broadcast_to %a : (tensor<4xf32>) -> tensor<3x4xf16>
+  return
+}
+// -----
+func.func @f(%a: tensor<3x4x5xf32>, %b: tensor<5x6xf32>) {
+  // expected-error @below {{expects rank-2 operands, got ranks 3 and 2}}
+  // expected-error @below {{'fuse.matmul' op failed to infer returned types}}
+  %0 = fuse.matmul %a, %b : (tensor<3x4x5xf32>, tensor<5x6xf32>) -> tensor<4x6xf32>
+  return
+}
+// -----
+func.func @f(%a: tensor<?x784xf32>, %b: tensor<128x10xf32>) {
+  // expected-error @below {{contraction dimensions differ: 784 (lhs) vs 128 (rhs)}}
+  // expected-error @below {{'fuse.matmul' op failed to infer returned types}}
+  %0 = fuse.matmul %a, %b : (tensor<?x784xf32>, tensor<128x10xf32>) -> tensor<?x10xf32>
+  return
+}
+// -----
+func.func @f(%a: tensor<4x5xf32>, %b: tensor<5x6xf64>) {
+  // expected-error @below {{operands have different element types ('f32' vs 'f64')}}
+  // expected-error @below {{'fuse.matmul' op failed to infer returned types}}
+  %0 = fuse.matmul %a, %b : (tensor<4x5xf32>, tensor<5x6xf64>) -> tensor<4x6xf32>
+  return
+}
+// -----
+func.func @f(%a: tensor<8x4x5xf32>, %b: tensor<7x5x6xf32>) {
+  // expected-error @below {{batch dimensions differ: 8 (lhs) vs 7 (rhs)}}
+  // expected-error @below {{'fuse.batch_matmul' op failed to infer returned types}}
+  %0 = fuse.batch_matmul %a, %b : (tensor<8x4x5xf32>, tensor<7x5x6xf32>) -> tensor<8x4x6xf32>
+  return
+}
+// -----
+func.func @f(%x: tensor<28x28x1xf32>, %k: tensor<3x3x1x8xf32>) {
+  // expected-error @below {{expects a rank-4 NHWC input, got 'tensor<28x28x1xf32>'}}
+  // expected-error @below {{'fuse.conv2d' op failed to infer returned types}}
+  %0 = fuse.conv2d %x, %k : (tensor<28x28x1xf32>, tensor<3x3x1x8xf32>) -> tensor<26x26x8xf32>
+  return
+}
+// -----
+func.func @f(%x: tensor<1x28x28x1xf32>, %k: tensor<3x3x8xf32>) {
+  // expected-error @below {{expects a rank-4 HWIO filter, got 'tensor<3x3x8xf32>'}}
+  // expected-error @below {{'fuse.conv2d' op failed to infer returned types}}
+  %0 = fuse.conv2d %x, %k : (tensor<1x28x28x1xf32>, tensor<3x3x8xf32>) -> tensor<1x26x26x8xf32>
+  return
+}
+// -----
+func.func @f(%x: tensor<1x28x28x3xf32>, %k: tensor<3x3x1x8xf32>) {
+  // expected-error @below {{input channels (3) do not match the filter's input channels (1)}}
+  // expected-error @below {{'fuse.conv2d' op failed to infer returned types}}
+  %0 = fuse.conv2d %x, %k : (tensor<1x28x28x3xf32>, tensor<3x3x1x8xf32>) -> tensor<1x26x26x8xf32>
+  return
+}
+// -----
+func.func @f(%x: tensor<1x28x28x1xf32>, %k: tensor<3x3x1x8xf32>) {
+  // expected-error @below {{'strides' must have 2 entries [h, w], got 1}}
+  // expected-error @below {{'fuse.conv2d' op failed to infer returned types}}
+  %0 = fuse.conv2d %x, %k {strides = array<i64: 1>} : (tensor<1x28x28x1xf32>, tensor<3x3x1x8xf32>) -> tensor<1x26x26x8xf32>
+  return
+}
+// -----
+func.func @f(%x: tensor<1x28x28x1xf32>, %k: tensor<3x3x1x8xf32>) {
+  // expected-error @below {{'dilations' must be positive}}
+  // expected-error @below {{'fuse.conv2d' op failed to infer returned types}}
+  %0 = fuse.conv2d %x, %k {dilations = array<i64: 0, 1>} : (tensor<1x28x28x1xf32>, tensor<3x3x1x8xf32>) -> tensor<1x26x26x8xf32>
+  return
+}
+// -----
+func.func @f(%x: tensor<1x28x28x1xf32>, %k: tensor<3x3x1x8xf32>) {
+  // expected-error @below {{'padding' must have 4 entries [top, bottom, left, right], got 2}}
+  // expected-error @below {{'fuse.conv2d' op failed to infer returned types}}
+  %0 = fuse.conv2d %x, %k {padding = array<i64: 1, 1>} : (tensor<1x28x28x1xf32>, tensor<3x3x1x8xf32>) -> tensor<1x26x26x8xf32>
+  return
+}
+// -----
+func.func @f(%x: tensor<1x28x28x1xf32>, %k: tensor<3x3x1x8xf32>) {
+  // expected-error @below {{'padding' must be non-negative}}
+  // expected-error @below {{'fuse.conv2d' op failed to infer returned types}}
+  %0 = fuse.conv2d %x, %k {padding = array<i64: -1, 0, 0, 0>} : (tensor<1x28x28x1xf32>, tensor<3x3x1x8xf32>) -> tensor<1x26x26x8xf32>
+  return
+}
+// -----
+func.func @f(%x: tensor<1x2x28x1xf32>, %k: tensor<3x3x1x8xf32>) {
+  // expected-error @below {{filter window 3 is larger than the padded input height 2}}
+  // expected-error @below {{'fuse.conv2d' op failed to infer returned types}}
+  %0 = fuse.conv2d %x, %k : (tensor<1x2x28x1xf32>, tensor<3x3x1x8xf32>) -> tensor<1x1x26x8xf32>
+  return
+}
+// -----
+func.func @f(%x: tensor<1x28x28x1xf32>, %k: tensor<3x3x1x8xf32>) {
+  // expected-error @below {{'fuse.conv2d' op inferred type(s) 'tensor<1x26x26x8xf32>' are incompatible with return type(s) of operation 'tensor<1x28x28x8xf32>'}}
+  // expected-error @below {{'fuse.conv2d' op failed to infer returned types}}
+  %0 = fuse.conv2d %x, %k : (tensor<1x28x28x1xf32>, tensor<3x3x1x8xf32>) -> tensor<1x28x28x8xf32>
+  return
+}
+// -----
+func.func @f(%x: tensor<1x28x28x1xi32>, %k: tensor<3x3x1x8xi32>) {
+  // expected-error @below {{'fuse.conv2d' op operand #0 must be ranked tensor of floating-point values, but got 'tensor<1x28x28x1xi32>'}}
+  %0 = fuse.conv2d %x, %k : (tensor<1x28x28x1xi32>, tensor<3x3x1x8xi32>) -> tensor<1x26x26x8xi32>
+  return
+}
+// -----
+func.func @f(%x: tensor<1x2x2x4xf32>) {
+  // expected-error @below {{pool window 3x3 is larger than the padded input 2x2}}
+  // expected-error @below {{'fuse.max_pool2d' op failed to infer returned types}}
+  %0 = fuse.max_pool2d %x {window = array<i64: 3, 3>} : (tensor<1x2x2x4xf32>) -> tensor<1x1x1x4xf32>
+  return
+}
+// -----
+func.func @f(%x: tensor<1x8x8x4xf32>) {
+  // expected-error @below {{'padding' must be smaller than the window}}
+  // expected-error @below {{'fuse.avg_pool2d' op failed to infer returned types}}
+  %0 = fuse.avg_pool2d %x {window = array<i64: 2, 2>, padding = array<i64: 2, 0, 0, 0>} : (tensor<1x8x8x4xf32>) -> tensor<1x5x4x4xf32>
+  return
+}
+// -----
+func.func @f(%x: tensor<8x8x4xf32>) {
+  // expected-error @below {{expects a rank-4 NHWC input, got 'tensor<8x8x4xf32>'}}
+  // expected-error @below {{'fuse.max_pool2d' op failed to infer returned types}}
+  %0 = fuse.max_pool2d %x {window = array<i64: 2, 2>} : (tensor<8x8x4xf32>) -> tensor<4x4x4xf32>
+  return
+}
+// -----
+func.func @f(%x: tensor<1x8x8x4xf32>) {
+  // expected-error @below {{'strides' must be positive}}
+  // expected-error @below {{'fuse.max_pool2d' op failed to infer returned types}}
+  %0 = fuse.max_pool2d %x {window = array<i64: 2, 2>, strides = array<i64: 0, 1>} : (tensor<1x8x8x4xf32>) -> tensor<1x4x4x4xf32>
+  return
+}
+// -----
+func.func @f(%x: tensor<4x5xf32>) {
+  // expected-error @below {{axis 2 is out of range for rank 2}}
+  // expected-error @below {{'fuse.reduce_sum' op failed to infer returned types}}
+  %0 = fuse.reduce_sum %x {axes = array<i64: 2>} : (tensor<4x5xf32>) -> tensor<4xf32>
+  return
+}
+// -----
+func.func @f(%x: tensor<4x5xf32>) {
+  // expected-error @below {{axis 1 appears more than once}}
+  // expected-error @below {{'fuse.reduce_max' op failed to infer returned types}}
+  %0 = fuse.reduce_max %x {axes = array<i64: 1, 1>} : (tensor<4x5xf32>) -> tensor<4xf32>
+  return
+}
+// -----
+func.func @f(%x: tensor<4x5xi32>) {
+  // expected-error @below {{'fuse.reduce_mean' op operand #0 must be ranked tensor of floating-point values, but got 'tensor<4x5xi32>'}}
+  %0 = fuse.reduce_mean %x {axes = array<i64: 1>} : (tensor<4x5xi32>) -> tensor<4xi32>
+  return
+}
+// -----
+func.func @f(%x: tensor<4x5xf32>) {
+  // expected-error @below {{'fuse.reduce_sum' op inferred type(s) 'tensor<4xf32>' are incompatible with return type(s) of operation 'tensor<4x1xf32>'}}
+  // expected-error @below {{'fuse.reduce_sum' op failed to infer returned types}}
+  %0 = fuse.reduce_sum %x {axes = array<i64: 1>} : (tensor<4x5xf32>) -> tensor<4x1xf32>
+  return
+}
+// -----
+func.func @f(%x: tensor<4x5xf32>) {
+  // expected-error @below {{'fuse.softmax' op axis 2 is out of range for rank 2}}
+  %0 = fuse.softmax %x {axis = 2} : tensor<4x5xf32>
+  return
+}
+// -----
+func.func @f(%x: tensor<f32>) {
+  // expected-error @below {{'fuse.log_softmax' op expects an input of rank at least 1}}
+  %0 = fuse.log_softmax %x : tensor<f32>
+  return
+}
+// -----
+func.func @f(%x: tensor<4x10x2xf32>, %y: tensor<4xi32>) {
+  // expected-error @below {{expects rank-2 logits [batch, classes], got 'tensor<4x10x2xf32>'}}
+  // expected-error @below {{'fuse.softmax_cross_entropy' op failed to infer returned types}}
+  %0 = fuse.softmax_cross_entropy %x, %y : (tensor<4x10x2xf32>, tensor<4xi32>) -> tensor<f32>
+  return
+}
+// -----
+func.func @f(%x: tensor<4x10xf32>, %y: tensor<4x1xi32>) {
+  // expected-error @below {{expects rank-1 labels [batch], got 'tensor<4x1xi32>'}}
+  // expected-error @below {{'fuse.softmax_cross_entropy' op failed to infer returned types}}
+  %0 = fuse.softmax_cross_entropy %x, %y : (tensor<4x10xf32>, tensor<4x1xi32>) -> tensor<f32>
+  return
+}
+// -----
+func.func @f(%x: tensor<64x10xf32>, %y: tensor<32xi32>) {
+  // expected-error @below {{batch size of labels (32) does not match the logits' (64)}}
+  // expected-error @below {{'fuse.softmax_cross_entropy' op failed to infer returned types}}
+  %0 = fuse.softmax_cross_entropy %x, %y : (tensor<64x10xf32>, tensor<32xi32>) -> tensor<f32>
+  return
+}
+// -----
+func.func @f(%x: tensor<64x10xf32>, %y: tensor<64xf32>) {
+  // expected-error @below {{'fuse.softmax_cross_entropy' op operand #1 must be ranked tensor of signless integer values, but got 'tensor<64xf32>'}}
+  %0 = fuse.softmax_cross_entropy %x, %y : (tensor<64x10xf32>, tensor<64xf32>) -> tensor<f32>
+  return
+}
+// -----
+func.func @f(%x: tensor<4x10xf32>, %t: tensor<4x9xf32>) {
+  // expected-error @below {{prediction shape 4x10 does not match the target's 4x9}}
+  // expected-error @below {{'fuse.mse_loss' op failed to infer returned types}}
+  %0 = fuse.mse_loss %x, %t : (tensor<4x10xf32>, tensor<4x9xf32>) -> tensor<f32>
+  return
+}
+// -----
+func.func @f(%x: tensor<4x10xf32>, %t: tensor<4x10xf64>) {
+  // expected-error @below {{operands have different element types ('f32' vs 'f64')}}
+  // expected-error @below {{'fuse.mse_loss' op failed to infer returned types}}
+  %0 = fuse.mse_loss %x, %t : (tensor<4x10xf32>, tensor<4x10xf64>) -> tensor<f32>
+  return
+}
+// -----
+func.func @f(%x: tensor<4xf32>, %s: tensor<i64>) {
+  // expected-error @below {{'fuse.dropout' op rate must be in [0, 1), got 1}}
+  %0 = fuse.dropout %x, %s {rate = 1.0 : f32} : tensor<4xf32>
+  return
+}
+// -----
+func.func @f(%x: tensor<4xf32>, %s: tensor<i64>) {
+  // expected-error @below {{'fuse.dropout' op rate must be in [0, 1), got -0.5}}
+  %0 = fuse.dropout %x, %s {rate = -0.5 : f32} : tensor<4xf32>
+  return
+}
+// -----
+func.func @f(%x: tensor<4xf32>, %s: tensor<i64>) {
+  // expected-error @below {{'fuse.dropout' op requires attribute 'rate'}}
+  %0 = fuse.dropout %x, %s : tensor<4xf32>
+  return
+}
+// -----
+func.func @f() {
+  // expected-error @below {{'fuse.constant' op failed to verify that all of {value, result} have same type}}
+  %0 = "fuse.constant"() {value = dense<1.0> : tensor<2xf32>} : () -> tensor<3xf32>
+  return
+}
+// -----
+func.func @f(%x: tensor<4xf32>, %s: tensor<i64>) {
+  // expected-error @below {{elements literal type must have static shape}}
+  %0 = fuse.constant dense<1.0> : tensor<*xf32>
+  return
+}

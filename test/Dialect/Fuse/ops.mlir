@@ -1,0 +1,129 @@
+// RUN: fuse-opt %s | fuse-opt | FileCheck %s
+// RUN: fuse-opt %s --mlir-print-op-generic | fuse-opt | FileCheck %s
+// Every op round-trips through the pretty and the generic form.
+
+// CHECK-LABEL: func @constant
+func.func @constant() -> (tensor<2xf32>, tensor<3xi32>) {
+  // CHECK: fuse.constant dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>
+  %0 = fuse.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  // CHECK: fuse.constant dense<7> : tensor<3xi32>
+  %1 = fuse.constant dense<7> : tensor<3xi32>
+  return %0, %1 : tensor<2xf32>, tensor<3xi32>
+}
+
+// CHECK-LABEL: func @unary
+func.func @unary(%x: tensor<?x4xf32>, %i: tensor<4xi32>, %h: tensor<4xbf16>) {
+  // CHECK: fuse.neg %{{.*}} : tensor<?x4xf32>
+  %0 = fuse.neg %x : tensor<?x4xf32>
+  // CHECK: fuse.abs %{{.*}} : tensor<4xi32>
+  %1 = fuse.abs %i : tensor<4xi32>
+  // CHECK: fuse.square %{{.*}} : tensor<?x4xf32>
+  %2 = fuse.square %x : tensor<?x4xf32>
+  // CHECK: fuse.relu %{{.*}} : tensor<?x4xf32>
+  %3 = fuse.relu %x : tensor<?x4xf32>
+  // CHECK: fuse.exp %{{.*}} : tensor<?x4xf32>
+  %4 = fuse.exp %x : tensor<?x4xf32>
+  // CHECK: fuse.log %{{.*}} : tensor<?x4xf32>
+  %5 = fuse.log %x : tensor<?x4xf32>
+  // CHECK: fuse.sqrt %{{.*}} : tensor<?x4xf32>
+  %6 = fuse.sqrt %x : tensor<?x4xf32>
+  // CHECK: fuse.rsqrt %{{.*}} : tensor<?x4xf32>
+  %7 = fuse.rsqrt %x : tensor<?x4xf32>
+  // CHECK: fuse.tanh %{{.*}} : tensor<4xbf16>
+  %8 = fuse.tanh %h : tensor<4xbf16>
+  // CHECK: fuse.sigmoid %{{.*}} : tensor<?x4xf32>
+  %9 = fuse.sigmoid %x : tensor<?x4xf32>
+  return
+}
+
+// CHECK-LABEL: func @binary
+func.func @binary(%x: tensor<?x4xf32>, %b: tensor<4xf32>, %s: tensor<f32>,
+                  %i: tensor<3x1xi32>, %j: tensor<5xi32>) {
+  // CHECK: fuse.add %{{.*}}, %{{.*}} : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+  %0 = fuse.add %x, %b : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+  // CHECK: fuse.sub %{{.*}}, %{{.*}} : (tensor<f32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  %1 = fuse.sub %s, %x : (tensor<f32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  // CHECK: fuse.mul %{{.*}}, %{{.*}} : (tensor<3x1xi32>, tensor<5xi32>) -> tensor<3x5xi32>
+  %2 = fuse.mul %i, %j : (tensor<3x1xi32>, tensor<5xi32>) -> tensor<3x5xi32>
+  // CHECK: fuse.div
+  %3 = fuse.div %x, %s : (tensor<?x4xf32>, tensor<f32>) -> tensor<?x4xf32>
+  // CHECK: fuse.max
+  %4 = fuse.max %x, %b : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+  // CHECK: fuse.min
+  %5 = fuse.min %x, %b : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+  // CHECK: fuse.pow
+  %6 = fuse.pow %x, %s : (tensor<?x4xf32>, tensor<f32>) -> tensor<?x4xf32>
+  // CHECK: %[[M:.*]] = fuse.compare gt, %{{.*}}, %{{.*}} : (tensor<?x4xf32>, tensor<f32>) -> tensor<?x4xi1>
+  %m = fuse.compare gt, %x, %s : (tensor<?x4xf32>, tensor<f32>) -> tensor<?x4xi1>
+  // CHECK: fuse.select %[[M]], %{{.*}}, %{{.*}} : (tensor<?x4xi1>, tensor<?x4xf32>, tensor<f32>) -> tensor<?x4xf32>
+  %7 = fuse.select %m, %x, %s : (tensor<?x4xi1>, tensor<?x4xf32>, tensor<f32>) -> tensor<?x4xf32>
+  return
+}
+
+// CHECK-LABEL: func @shape
+func.func @shape(%x: tensor<?x28x28xf32>, %y: tensor<3x4xf32>, %z: tensor<1x4xf32>) {
+  // CHECK: fuse.reshape %{{.*}} : (tensor<?x28x28xf32>) -> tensor<?x784xf32>
+  %0 = fuse.reshape %x : (tensor<?x28x28xf32>) -> tensor<?x784xf32>
+  // CHECK: fuse.transpose %{{.*}} {permutation = array<i64: 1, 0>} : (tensor<3x4xf32>) -> tensor<4x3xf32>
+  %1 = fuse.transpose %y {permutation = array<i64: 1, 0>} : (tensor<3x4xf32>) -> tensor<4x3xf32>
+  // CHECK: fuse.broadcast_to %{{.*}} : (tensor<1x4xf32>) -> tensor<2x3x4xf32>
+  %2 = fuse.broadcast_to %z : (tensor<1x4xf32>) -> tensor<2x3x4xf32>
+  return
+}
+
+// CHECK-LABEL: func @contraction
+func.func @contraction(%x: tensor<?x784xf32>, %w: tensor<784x128xf32>,
+                       %dy: tensor<?x128xf32>, %a: tensor<8x3x5xf32>,
+                       %b: tensor<8x7x5xf32>) {
+  // CHECK: fuse.matmul %{{.*}}, %{{.*}} : (tensor<?x784xf32>, tensor<784x128xf32>) -> tensor<?x128xf32>
+  %0 = fuse.matmul %x, %w : (tensor<?x784xf32>, tensor<784x128xf32>) -> tensor<?x128xf32>
+  // CHECK: fuse.matmul %{{.*}}, %{{.*}} {transpose_lhs} : (tensor<?x784xf32>, tensor<?x128xf32>) -> tensor<784x128xf32>
+  %1 = fuse.matmul %x, %dy {transpose_lhs} : (tensor<?x784xf32>, tensor<?x128xf32>) -> tensor<784x128xf32>
+  // CHECK: fuse.matmul %{{.*}}, %{{.*}} {transpose_rhs} : (tensor<?x128xf32>, tensor<784x128xf32>) -> tensor<?x784xf32>
+  %2 = fuse.matmul %dy, %w {transpose_rhs} : (tensor<?x128xf32>, tensor<784x128xf32>) -> tensor<?x784xf32>
+  // CHECK: fuse.batch_matmul %{{.*}}, %{{.*}} {transpose_rhs} : (tensor<8x3x5xf32>, tensor<8x7x5xf32>) -> tensor<8x3x7xf32>
+  %3 = fuse.batch_matmul %a, %b {transpose_rhs} : (tensor<8x3x5xf32>, tensor<8x7x5xf32>) -> tensor<8x3x7xf32>
+  return
+}
+
+// CHECK-LABEL: func @conv_pool
+func.func @conv_pool(%x: tensor<?x28x28x1xf32>, %k: tensor<3x3x1x32xf32>) {
+  // CHECK: fuse.conv2d %{{.*}}, %{{.*}} : (tensor<?x28x28x1xf32>, tensor<3x3x1x32xf32>) -> tensor<?x26x26x32xf32>
+  %0 = fuse.conv2d %x, %k : (tensor<?x28x28x1xf32>, tensor<3x3x1x32xf32>) -> tensor<?x26x26x32xf32>
+  // CHECK: fuse.conv2d %{{.*}}, %{{.*}} {padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<?x28x28x1xf32>, tensor<3x3x1x32xf32>) -> tensor<?x14x14x32xf32>
+  %1 = fuse.conv2d %x, %k {padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<?x28x28x1xf32>, tensor<3x3x1x32xf32>) -> tensor<?x14x14x32xf32>
+  // CHECK: fuse.conv2d %{{.*}}, %{{.*}} {dilations = array<i64: 2, 2>} : (tensor<?x28x28x1xf32>, tensor<3x3x1x32xf32>) -> tensor<?x24x24x32xf32>
+  %2 = fuse.conv2d %x, %k {dilations = array<i64: 2, 2>} : (tensor<?x28x28x1xf32>, tensor<3x3x1x32xf32>) -> tensor<?x24x24x32xf32>
+  // CHECK: fuse.max_pool2d %{{.*}} {window = array<i64: 2, 2>} : (tensor<?x26x26x32xf32>) -> tensor<?x13x13x32xf32>
+  %3 = fuse.max_pool2d %0 {window = array<i64: 2, 2>} : (tensor<?x26x26x32xf32>) -> tensor<?x13x13x32xf32>
+  // CHECK: fuse.avg_pool2d %{{.*}} {padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>, window = array<i64: 3, 3>} : (tensor<?x26x26x32xf32>) -> tensor<?x26x26x32xf32>
+  %4 = fuse.avg_pool2d %0 {window = array<i64: 3, 3>, strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>} : (tensor<?x26x26x32xf32>) -> tensor<?x26x26x32xf32>
+  return
+}
+
+// CHECK-LABEL: func @reduce
+func.func @reduce(%x: tensor<?x10xf32>, %i: tensor<4x5xi64>) {
+  // CHECK: fuse.reduce_sum %{{.*}} {axes = array<i64: 0>} : (tensor<?x10xf32>) -> tensor<10xf32>
+  %0 = fuse.reduce_sum %x {axes = array<i64: 0>} : (tensor<?x10xf32>) -> tensor<10xf32>
+  // CHECK: fuse.reduce_mean %{{.*}} {axes = array<i64: 1>, keepdims} : (tensor<?x10xf32>) -> tensor<?x1xf32>
+  %1 = fuse.reduce_mean %x {axes = array<i64: 1>, keepdims} : (tensor<?x10xf32>) -> tensor<?x1xf32>
+  // CHECK: fuse.reduce_max %{{.*}} {axes = array<i64: 0, 1>} : (tensor<4x5xi64>) -> tensor<i64>
+  %2 = fuse.reduce_max %i {axes = array<i64: 0, 1>} : (tensor<4x5xi64>) -> tensor<i64>
+  return
+}
+
+// CHECK-LABEL: func @nn
+func.func @nn(%x: tensor<?x10xf32>, %y: tensor<?xi32>, %t: tensor<?x10xf32>,
+              %step: tensor<i64>) {
+  // CHECK: fuse.softmax %{{.*}} : tensor<?x10xf32>
+  %0 = fuse.softmax %x : tensor<?x10xf32>
+  // CHECK: fuse.log_softmax %{{.*}} {axis = 0 : i64} : tensor<?x10xf32>
+  %1 = fuse.log_softmax %x {axis = 0} : tensor<?x10xf32>
+  // CHECK: fuse.softmax_cross_entropy %{{.*}}, %{{.*}} : (tensor<?x10xf32>, tensor<?xi32>) -> tensor<f32>
+  %2 = fuse.softmax_cross_entropy %x, %y : (tensor<?x10xf32>, tensor<?xi32>) -> tensor<f32>
+  // CHECK: fuse.mse_loss %{{.*}}, %{{.*}} : (tensor<?x10xf32>, tensor<?x10xf32>) -> tensor<f32>
+  %3 = fuse.mse_loss %x, %t : (tensor<?x10xf32>, tensor<?x10xf32>) -> tensor<f32>
+  // CHECK: fuse.dropout %{{.*}}, %{{.*}} {rate = 2.000000e-01 : f32, seed = 7 : i64} : tensor<?x10xf32>
+  %4 = fuse.dropout %x, %step {rate = 0.2 : f32, seed = 7 : i64} : tensor<?x10xf32>
+  return
+}
