@@ -65,8 +65,7 @@ protected:
       builder.setInsertionPointToStart(block);
     }
     Value value = block->addArgument(type, builder.getUnknownLoc());
-    fn.setFunctionType(
-        builder.getFunctionType(block->getArgumentTypes(), {}));
+    fn.setFunctionType(builder.getFunctionType(block->getArgumentTypes(), {}));
     return value;
   }
 
@@ -91,9 +90,9 @@ TEST_F(DialectTest, BuildersInferResultTypes) {
   EXPECT_EQ(mm.getType(), f32({kDyn, 128}));
   auto add = AddOp::create(builder, loc, mm, b);
   EXPECT_EQ(add.getType(), f32({kDyn, 128}));
-  auto sum = ReduceSumOp::create(builder, loc, add,
-                                 builder.getDenseI64ArrayAttr({1}),
-                                 /*keepdims=*/true);
+  auto sum =
+      ReduceSumOp::create(builder, loc, add, builder.getDenseI64ArrayAttr({1}),
+                          /*keepdims=*/true);
   EXPECT_EQ(sum.getType(), f32({kDyn, 1}));
   auto t = TransposeOp::create(builder, loc, w,
                                builder.getDenseI64ArrayAttr({1, 0}));
@@ -114,9 +113,9 @@ TEST_F(DialectTest, InvalidBroadcastIsReportedNotBuilt) {
   SmallVector<Type> types;
   Value a = arg(f32({3}));
   Value b = arg(f32({4}));
-  EXPECT_TRUE(failed(AddOp::inferReturnTypes(
-      &context, builder.getUnknownLoc(), ValueRange{a, b}, nullptr, nullptr,
-      {}, types)));
+  EXPECT_TRUE(failed(AddOp::inferReturnTypes(&context, builder.getUnknownLoc(),
+                                             ValueRange{a, b}, nullptr, nullptr,
+                                             {}, types)));
   EXPECT_EQ(message, "operand shapes 3 and 4 are not broadcast-compatible");
 }
 

@@ -32,8 +32,7 @@ cl::opt<std::string> inputFilename(cl::Positional,
                                    cl::desc("<input .mlir file>"),
                                    cl::init("-"));
 cl::opt<std::string> outputFilename("o", cl::desc("Output file"),
-                                    cl::value_desc("filename"),
-                                    cl::init("-"));
+                                    cl::value_desc("filename"), cl::init("-"));
 cl::opt<Emit> emit("emit", cl::desc("What to emit"),
                    cl::values(clEnumValN(Emit::Fuse, "fuse",
                                          "the verified, simplified fuse IR")),
@@ -47,8 +46,7 @@ static void printVersion(llvm::raw_ostream &os) {
 
 static LogicalResult compile(MLIRContext &context, llvm::SourceMgr &sourceMgr,
                              llvm::raw_ostream &os) {
-  OwningOpRef<ModuleOp> module =
-      parseSourceFile<ModuleOp>(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return failure();
 

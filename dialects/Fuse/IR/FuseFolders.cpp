@@ -132,9 +132,8 @@ static Attribute foldUnary(Attribute operand, ShapedType resultType,
     return {};
   SmallVector<APInt> values;
   for (const APInt &v :
-       elements.isSplat()
-           ? SmallVector<APInt>{elements.getSplatValue<APInt>()}
-           : SmallVector<APInt>(elements.getValues<APInt>())) {
+       elements.isSplat() ? SmallVector<APInt>{elements.getSplatValue<APInt>()}
+                          : SmallVector<APInt>(elements.getValues<APInt>())) {
     std::optional<APInt> r = intFn(v);
     if (!r)
       return {};
@@ -166,8 +165,7 @@ static Attribute foldBinary(Attribute lhsAttr, Attribute rhsAttr,
   bool splat = lhs.isSplat() && rhs.isSplat();
   if (!resultType.hasStaticShape() || (!splat && !mayMaterialize(resultType)))
     return {};
-  ArrayRef<int64_t> shape =
-      splat ? ArrayRef<int64_t>{} : resultType.getShape();
+  ArrayRef<int64_t> shape = splat ? ArrayRef<int64_t>{} : resultType.getShape();
   auto apply = [&](auto values, auto fn) -> Attribute {
     using T = typename decltype(values)::value_type;
     SmallVector<T> l = broadcastValues<T>(lhs, shape);
@@ -291,8 +289,8 @@ OpFoldResult SubOp::fold(FoldAdaptor adaptor) {
   auto type = getType();
   if (getLhs() == getRhs() && isa<IntegerType>(type.getElementType()) &&
       type.hasStaticShape())
-    return DenseElementsAttr::get(type, APInt::getZero(type.getElementType()
-                                                           .getIntOrFloatBitWidth()));
+    return DenseElementsAttr::get(
+        type, APInt::getZero(type.getElementType().getIntOrFloatBitWidth()));
   return foldBinary(
       adaptor.getLhs(), adaptor.getRhs(), type,
       [](const APFloat &a, const APFloat &b) -> std::optional<APFloat> {
@@ -406,12 +404,13 @@ static bool comparePredicateHolds(ComparePredicate predicate, int cmp,
 OpFoldResult CompareOp::fold(FoldAdaptor adaptor) {
   ComparePredicate predicate = getPredicate();
   auto boolean = [](bool b) { return APInt(1, b ? 1 : 0); };
-  DenseElementsAttr lhs = dense(adaptor.getLhs()), rhs = dense(adaptor.getRhs());
+  DenseElementsAttr lhs = dense(adaptor.getLhs()),
+                    rhs = dense(adaptor.getRhs());
   if (!lhs || !rhs)
     return {};
   // Compare in the operands' element type, then build the i1 result.
-  auto operandType = RankedTensorType::get(getType().getShape(),
-                                           lhs.getElementType());
+  auto operandType =
+      RankedTensorType::get(getType().getShape(), lhs.getElementType());
   SmallVector<bool> bits;
   Attribute folded = foldBinary(
       lhs, rhs, operandType,
@@ -420,8 +419,8 @@ OpFoldResult CompareOp::fold(FoldAdaptor adaptor) {
         int cmp = c == APFloat::cmpLessThan ? -1
                   : c == APFloat::cmpEqual  ? 0
                                             : 1;
-        bits.push_back(comparePredicateHolds(predicate, cmp,
-                                             c == APFloat::cmpUnordered));
+        bits.push_back(
+            comparePredicateHolds(predicate, cmp, c == APFloat::cmpUnordered));
         return a;
       },
       [&](const APInt &a, const APInt &b) -> std::optional<APInt> {
@@ -444,9 +443,8 @@ OpFoldResult SelectOp::fold(FoldAdaptor adaptor) {
   DenseElementsAttr condition = dense(adaptor.getCondition());
   if (!condition || !condition.isSplat())
     return {};
-  return sameTypeOrNull(condition.getSplatValue<bool>() ? getTrueValue()
-                                                        : getFalseValue(),
-                        type);
+  return sameTypeOrNull(
+      condition.getSplatValue<bool>() ? getTrueValue() : getFalseValue(), type);
 }
 
 void AddOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
@@ -561,8 +559,8 @@ static OpFoldResult foldReduce(ReduceKind kind, Value input, Attribute attr,
       double v = elements.getSplatValue<APFloat>().convertToDouble();
       if (kind == ReduceKind::Sum)
         v *= static_cast<double>(reduced);
-      return DenseElementsAttr::get(
-          resultType, toFloat(v, cast<FloatType>(elementType)));
+      return DenseElementsAttr::get(resultType,
+                                    toFloat(v, cast<FloatType>(elementType)));
     }
     APInt v = elements.getSplatValue<APInt>();
     if (kind == ReduceKind::Sum)
@@ -603,17 +601,16 @@ static OpFoldResult foldReduce(ReduceKind kind, Value input, Attribute attr,
     SmallVector<double> acc(outCount, kind == ReduceKind::Max ? -INFINITY : 0);
     forEach([&](int64_t n, int64_t out) {
       double v = values[n].convertToDouble();
-      acc[out] = kind == ReduceKind::Max
-                     ? (std::isnan(v) || std::isnan(acc[out])
-                            ? NAN
-                            : std::max(acc[out], v))
-                     : acc[out] + v;
+      acc[out] =
+          kind == ReduceKind::Max
+              ? (std::isnan(v) || std::isnan(acc[out]) ? NAN
+                                                       : std::max(acc[out], v))
+              : acc[out] + v;
     });
     SmallVector<APFloat> result;
     for (double a : acc)
-      result.push_back(
-          toFloat(kind == ReduceKind::Mean ? a / reduced : a,
-                  cast<FloatType>(elementType)));
+      result.push_back(toFloat(kind == ReduceKind::Mean ? a / reduced : a,
+                               cast<FloatType>(elementType)));
     return DenseElementsAttr::get(resultType, result);
   }
   SmallVector<APInt> values(elements.getValues<APInt>());
@@ -631,18 +628,18 @@ static OpFoldResult foldReduce(ReduceKind kind, Value input, Attribute attr,
 }
 
 OpFoldResult ReduceSumOp::fold(FoldAdaptor adaptor) {
-  return foldReduce(ReduceKind::Sum, getInput(), adaptor.getInput(),
-                    getAxes(), getType());
+  return foldReduce(ReduceKind::Sum, getInput(), adaptor.getInput(), getAxes(),
+                    getType());
 }
 
 OpFoldResult ReduceMeanOp::fold(FoldAdaptor adaptor) {
-  return foldReduce(ReduceKind::Mean, getInput(), adaptor.getInput(),
-                    getAxes(), getType());
+  return foldReduce(ReduceKind::Mean, getInput(), adaptor.getInput(), getAxes(),
+                    getType());
 }
 
 OpFoldResult ReduceMaxOp::fold(FoldAdaptor adaptor) {
-  return foldReduce(ReduceKind::Max, getInput(), adaptor.getInput(),
-                    getAxes(), getType());
+  return foldReduce(ReduceKind::Max, getInput(), adaptor.getInput(), getAxes(),
+                    getType());
 }
 
 //===----------------------------------------------------------------------===//

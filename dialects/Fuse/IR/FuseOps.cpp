@@ -72,9 +72,10 @@ static int64_t joinDims(int64_t a, int64_t b) {
 // Shared inference
 //===----------------------------------------------------------------------===//
 
-LogicalResult fuse::detail::inferBroadcastResultType(
-    std::optional<Location> loc, Type lhs, Type rhs, Type elementType,
-    SmallVectorImpl<Type> &types) {
+LogicalResult
+fuse::detail::inferBroadcastResultType(std::optional<Location> loc, Type lhs,
+                                       Type rhs, Type elementType,
+                                       SmallVectorImpl<Type> &types) {
   auto lhsType = dyn_cast<RankedTensorType>(lhs);
   auto rhsType = dyn_cast<RankedTensorType>(rhs);
   if (!lhsType || !rhsType)
@@ -86,10 +87,9 @@ LogicalResult fuse::detail::inferBroadcastResultType(
   FailureOr<SmallVector<int64_t>> shape =
       broadcastShapes(lhsType.getShape(), rhsType.getShape());
   if (failed(shape))
-    return emitOptionalError(loc, "operand shapes ",
-                             shapeString(lhsType.getShape()), " and ",
-                             shapeString(rhsType.getShape()),
-                             " are not broadcast-compatible");
+    return emitOptionalError(
+        loc, "operand shapes ", shapeString(lhsType.getShape()), " and ",
+        shapeString(rhsType.getShape()), " are not broadcast-compatible");
   types.push_back(RankedTensorType::get(
       *shape, elementType ? elementType : lhsType.getElementType()));
   return success();
@@ -139,8 +139,8 @@ static FailureOr<int64_t> windowOutputSize(int64_t size, int64_t padBefore,
 static LogicalResult verifyPair(std::optional<Location> loc, StringRef name,
                                 ArrayRef<int64_t> values) {
   if (values.size() != 2)
-    return emitOptionalError(loc, "'", name, "' must have 2 entries [h, w], got ",
-                             values.size());
+    return emitOptionalError(
+        loc, "'", name, "' must have 2 entries [h, w], got ", values.size());
   if (llvm::any_of(values, [](int64_t v) { return v <= 0; }))
     return emitOptionalError(loc, "'", name, "' must be positive");
   return success();
@@ -194,9 +194,9 @@ LogicalResult CompareOp::inferReturnTypes(MLIRContext *context,
                                           std::optional<Location> loc,
                                           Adaptor adaptor,
                                           SmallVectorImpl<Type> &types) {
-  return detail::inferBroadcastResultType(
-      loc, adaptor.getLhs().getType(), adaptor.getRhs().getType(),
-      IntegerType::get(context, 1), types);
+  return detail::inferBroadcastResultType(loc, adaptor.getLhs().getType(),
+                                          adaptor.getRhs().getType(),
+                                          IntegerType::get(context, 1), types);
 }
 
 LogicalResult SelectOp::inferReturnTypes(MLIRContext *context,
@@ -213,10 +213,9 @@ LogicalResult SelectOp::inferReturnTypes(MLIRContext *context,
   FailureOr<SmallVector<int64_t>> shape =
       broadcastShapes(condition.getShape(), values.getShape());
   if (failed(shape))
-    return emitOptionalError(loc, "condition shape ",
-                             shapeString(condition.getShape()),
-                             " is not broadcast-compatible with ",
-                             shapeString(values.getShape()));
+    return emitOptionalError(
+        loc, "condition shape ", shapeString(condition.getShape()),
+        " is not broadcast-compatible with ", shapeString(values.getShape()));
   types.push_back(RankedTensorType::get(*shape, values.getElementType()));
   return success();
 }
@@ -229,8 +228,9 @@ LogicalResult ReshapeOp::verify() {
   auto inType = getInput().getType();
   auto outType = getType();
   if (inType.getElementType() != outType.getElementType())
-    return emitOpError("result element type ") << outType.getElementType()
-           << " differs from the input's " << inType.getElementType();
+    return emitOpError("result element type ")
+           << outType.getElementType() << " differs from the input's "
+           << inType.getElementType();
   if (outType.getNumDynamicDims() > 1)
     return emitOpError("result may have at most one dynamic dimension, got ")
            << outType;
@@ -248,8 +248,8 @@ LogicalResult ReshapeOp::verify() {
     if (!ShapedType::isDynamic(d))
       known *= d;
   if (known == 0 ? count != 0 : count % known != 0)
-    return emitOpError("cannot reshape ")
-           << count << " elements into shape " << shapeString(outType.getShape());
+    return emitOpError("cannot reshape ") << count << " elements into shape "
+                                          << shapeString(outType.getShape());
   return success();
 }
 
@@ -288,8 +288,9 @@ LogicalResult BroadcastToOp::verify() {
   auto inType = getInput().getType();
   auto outType = getType();
   if (inType.getElementType() != outType.getElementType())
-    return emitOpError("result element type ") << outType.getElementType()
-           << " differs from the input's " << inType.getElementType();
+    return emitOpError("result element type ")
+           << outType.getElementType() << " differs from the input's "
+           << inType.getElementType();
   if (!isBroadcastableTo(inType.getShape(), outType.getShape()))
     return emitOpError("cannot broadcast shape ")
            << shapeString(inType.getShape()) << " to "
@@ -369,8 +370,7 @@ LogicalResult Conv2DOp::inferReturnTypes(MLIRContext *,
   if (input.getRank() != 4)
     return emitOptionalError(loc, "expects a rank-4 NHWC input, got ", input);
   if (filter.getRank() != 4)
-    return emitOptionalError(loc, "expects a rank-4 HWIO filter, got ",
-                             filter);
+    return emitOptionalError(loc, "expects a rank-4 HWIO filter, got ", filter);
   if (input.getElementType() != filter.getElementType())
     return emitOptionalError(loc, "operands have different element types (",
                              input.getElementType(), " vs ",
@@ -394,9 +394,8 @@ LogicalResult Conv2DOp::inferReturnTypes(MLIRContext *,
       continue;
     }
     int64_t window = dilations[i] * (k[i] - 1) + 1;
-    FailureOr<int64_t> size =
-        windowOutputSize(in[1 + i], padding[2 * i], padding[2 * i + 1], window,
-                         strides[i]);
+    FailureOr<int64_t> size = windowOutputSize(
+        in[1 + i], padding[2 * i], padding[2 * i + 1], window, strides[i]);
     if (failed(size))
       return emitOptionalError(loc, "filter window ", window,
                                " is larger than the padded input ",
@@ -437,16 +436,15 @@ LogicalResult SoftmaxCrossEntropyOp::inferReturnTypes(
   auto logits = cast<RankedTensorType>(adaptor.getLogits().getType());
   auto labels = cast<RankedTensorType>(adaptor.getLabels().getType());
   if (logits.getRank() != 2)
-    return emitOptionalError(loc, "expects rank-2 logits [batch, classes], got ",
-                             logits);
+    return emitOptionalError(
+        loc, "expects rank-2 logits [batch, classes], got ", logits);
   if (labels.getRank() != 1)
     return emitOptionalError(loc, "expects rank-1 labels [batch], got ",
                              labels);
   if (!dimsCompatible(logits.getDimSize(0), labels.getDimSize(0)))
-    return emitOptionalError(loc, "batch size of labels (",
-                             labels.getDimSize(0),
-                             ") does not match the logits' (",
-                             logits.getDimSize(0), ")");
+    return emitOptionalError(
+        loc, "batch size of labels (", labels.getDimSize(0),
+        ") does not match the logits' (", logits.getDimSize(0), ")");
   types.push_back(RankedTensorType::get({}, logits.getElementType()));
   return success();
 }
@@ -462,10 +460,9 @@ LogicalResult MseLossOp::inferReturnTypes(MLIRContext *,
                              prediction.getElementType(), " vs ",
                              target.getElementType(), ")");
   if (failed(verifyCompatibleShape(prediction, target)))
-    return emitOptionalError(loc, "prediction shape ",
-                             shapeString(prediction.getShape()),
-                             " does not match the target's ",
-                             shapeString(target.getShape()));
+    return emitOptionalError(
+        loc, "prediction shape ", shapeString(prediction.getShape()),
+        " does not match the target's ", shapeString(target.getShape()));
   types.push_back(RankedTensorType::get({}, prediction.getElementType()));
   return success();
 }

@@ -39,11 +39,12 @@ mlir::LogicalResult
 inferReduceResultType(std::optional<mlir::Location> loc, mlir::Type input,
                       llvm::ArrayRef<int64_t> axes, bool keepdims,
                       llvm::SmallVectorImpl<mlir::Type> &types);
-mlir::LogicalResult inferPool2DResultType(
-    std::optional<mlir::Location> loc, mlir::Type input,
-    llvm::ArrayRef<int64_t> window,
-    std::optional<llvm::ArrayRef<int64_t>> strides,
-    llvm::ArrayRef<int64_t> padding, llvm::SmallVectorImpl<mlir::Type> &types);
+mlir::LogicalResult
+inferPool2DResultType(std::optional<mlir::Location> loc, mlir::Type input,
+                      llvm::ArrayRef<int64_t> window,
+                      std::optional<llvm::ArrayRef<int64_t>> strides,
+                      llvm::ArrayRef<int64_t> padding,
+                      llvm::SmallVectorImpl<mlir::Type> &types);
 } // namespace detail
 
 /// The largest constant, in elements, that folding may create. Splats are
