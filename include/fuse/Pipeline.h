@@ -1,7 +1,7 @@
 //===- Pipeline.h - The one Fuse pass pipeline ------------------*- C++ -*-===//
 //
 // Every pass chain Fuse runs is built here, and only here: `fusec`,
-// `fuse-opt --fuse-simplify` and the library all call these functions.
+// `fuse-opt` (as named pipelines) and the JIT all call these functions.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,11 +16,23 @@ class OpPassManager;
 namespace fuse {
 
 /// Graph simplification: canonicalization (folds, algebraic identities) and
-/// common-subexpression elimination, to a fixed point of both.
+/// common-subexpression elimination.
 void buildSimplifyPipeline(mlir::OpPassManager &pm);
 
-/// Registers the fuse dialect and every upstream dialect the pipeline
-/// produces.
+/// fuse (static shapes) -> tensor-level linalg, with element-wise fusion.
+void buildLowerToLinalgPipeline(mlir::OpPassManager &pm);
+
+/// Tensor-level linalg -> the LLVM dialect: bufferization (results become
+/// out-parameters the caller allocates), loops, and LLVM conversion with
+/// bare-pointer memref arguments.
+void buildLowerToLLVMPipeline(mlir::OpPassManager &pm);
+
+/// The whole chain for a specialized module: simplify, lower to linalg,
+/// lower to LLVM.
+void buildCompilePipeline(mlir::OpPassManager &pm);
+
+/// Registers the fuse dialect, every upstream dialect the pipeline produces,
+/// their interface models and LLVM IR translations.
 void registerDialects(mlir::DialectRegistry &registry);
 
 /// Registers Fuse's passes and named pipelines for textual pipelines

@@ -1,16 +1,72 @@
 //===- Pipeline.cpp - The one Fuse pass pipeline --------------------------===//
 
 #include "fuse/Pipeline.h"
+#include "fuse/Passes.h"
 
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
 
 void fuse::buildSimplifyPipeline(OpPassManager &pm) {
-  // CSE can expose new folds (two identical constants become one operand
-  // twice, so `x - x` folds), hence canonicalize on both sides.
+  // CSE can expose new folds (two identical values become one operand twice,
+  // so `x - x` folds), hence canonicalize on both sides.
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createCanonicalizerPass());
+}
+
+void fuse::buildLowerToLinalgPipeline(OpPassManager &pm) {
+  OpPassManager &func = pm.nest<func::FuncOp>();
+  func.addPass(createConvertFuseToLinalg());
+  func.addPass(createFuseElementwiseFusion());
+  func.addPass(createCanonicalizerPass());
+  func.addPass(createCSEPass());
+}
+
+void fuse::buildLowerToLLVMPipeline(OpPassManager &pm) {
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // Results are written straight into buffers the caller passes.
+  bufferization::BufferResultsToOutParamsPassOptions outParams;
+  outParams.hoistStaticAllocs = true;
+  outParams.modifyPublicFunctions = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  bufferization::buildBufferDeallocationPipeline(pm);
+
+  OpPassManager &func = pm.nest<func::FuncOp>();
+  func.addPass(createConvertLinalgToLoopsPass());
+  func.addPass(createFuseApproximateMath());
+  func.addPass(createLoopInvariantCodeMotionPass());
+  func.addPass(createCanonicalizerPass());
+
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  ConvertFuncToLLVMPassOptions funcToLLVM;
+  funcToLLVM.useBarePtrCallConv = true;
+  pm.addPass(createConvertFuncToLLVMPass(funcToLLVM));
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createUBToLLVMConversionPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void fuse::buildCompilePipeline(OpPassManager &pm) {
+  buildSimplifyPipeline(pm);
+  buildLowerToLinalgPipeline(pm);
+  buildLowerToLLVMPipeline(pm);
 }

@@ -1,28 +1,44 @@
 //===- Registration.cpp - Dialect, pass and pipeline registration ---------===//
 
 #include "Fuse/IR/FuseDialect.h"
+#include "fuse/Passes.h"
 #include "fuse/Pipeline.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 
 using namespace mlir;
 
 void fuse::registerDialects(DialectRegistry &registry) {
-  registry.insert<FuseDialect, arith::ArithDialect, func::FuncDialect,
-                  linalg::LinalgDialect, math::MathDialect, scf::SCFDialect,
-                  tensor::TensorDialect>();
+  // The pipeline reaches most of upstream (bufferization, vector, memref,
+  // LLVM, ...) and their external interface models; register all of it here,
+  // in one translation unit.
+  registry.insert<FuseDialect>();
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerAllToLLVMIRTranslations(registry);
 }
 
 void fuse::registerPassesAndPipelines() {
+  registerFusePasses();
   PassPipelineRegistration<>(
       "fuse-simplify",
       "Simplify a fuse graph: canonicalize (folds, identities) and CSE",
-      [](OpPassManager &pm) { buildSimplifyPipeline(pm); });
+      buildSimplifyPipeline);
+  PassPipelineRegistration<>(
+      "fuse-lower-to-linalg",
+      "Lower fuse ops (static shapes) to tensor-level linalg",
+      buildLowerToLinalgPipeline);
+  PassPipelineRegistration<>(
+      "fuse-lower-to-llvm",
+      "Bufferize tensor-level linalg and lower it to the LLVM dialect",
+      buildLowerToLLVMPipeline);
+  PassPipelineRegistration<>(
+      "fuse-pipeline",
+      "The whole chain for a specialized module: simplify, lower to linalg, "
+      "lower to LLVM",
+      buildCompilePipeline);
 }

@@ -1,0 +1,63 @@
+//===- Codegen.h - LLVM dialect to native code ------------------*- C++ -*-===//
+//
+// The last steps after the MLIR pipeline: translate to LLVM IR, optimize at
+// O3 for the host CPU (its TargetMachine, so the vectorizers have a cost
+// model), and emit assembly or an object file.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSE_CODEGEN_H
+#define FUSE_CODEGEN_H
+
+#include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <memory>
+#include <string>
+
+namespace llvm {
+class LLVMContext;
+class Module;
+class TargetMachine;
+namespace orc {
+class JITTargetMachineBuilder;
+} // namespace orc
+} // namespace llvm
+
+namespace mlir {
+class ModuleOp;
+} // namespace mlir
+
+namespace fuse {
+
+/// Registers the native target with LLVM (idempotent, thread-safe).
+void initializeNativeTarget();
+
+/// A builder of TargetMachines for the host CPU and its features.
+llvm::Expected<llvm::orc::JITTargetMachineBuilder> hostMachineBuilder();
+
+/// The host CPU's name and features, for cache keys.
+std::string hostCpuDescription();
+
+/// Translates a module in the LLVM dialect to LLVM IR.
+llvm::Expected<std::unique_ptr<llvm::Module>>
+translateToLLVMIR(mlir::ModuleOp module, llvm::LLVMContext &context);
+
+/// Adds `void <wrapper>(void **args)`, which calls `function` with
+/// args[0..n) as its pointer arguments: one calling convention for every
+/// specialization.
+llvm::Error addPackedWrapper(llvm::Module &module, llvm::StringRef function,
+                             llvm::StringRef wrapper);
+
+/// Runs the O3 pipeline for `machine`.
+llvm::Error optimizeModule(llvm::Module &module, llvm::TargetMachine &machine);
+
+enum class EmitKind { Assembly, Object };
+/// Emits assembly or an object file for `machine`.
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+emitMachineCode(llvm::Module &module, llvm::TargetMachine &machine,
+                EmitKind kind);
+
+} // namespace fuse
+
+#endif // FUSE_CODEGEN_H

@@ -1,0 +1,103 @@
+//===- Engine.h - Fuse's embeddable JIT -------------------------*- C++ -*-===//
+//
+// Load a module in the fuse dialect, look up a function, call it with
+// tensors. The first call with a new signature (dtypes and shapes) compiles
+// a specialization for it; later calls with that signature compile nothing,
+// like tf.function's concrete functions and jax.jit. Compiled objects are
+// also cached on disk across processes.
+//
+// All user errors are returned as llvm::Error; nothing aborts. An Engine and
+// its Functions may be used from several threads at once.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSE_ENGINE_H
+#define FUSE_ENGINE_H
+
+#include "fuse/Tensor.h"
+
+#include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace fuse {
+
+struct EngineOptions {
+  /// The on-disk object cache directory. Empty: $FUSE_CACHE_DIR, else
+  /// $XDG_CACHE_HOME/fuse, else ~/.cache/fuse. FUSE_CACHE_DIR=off disables.
+  std::string cacheDir;
+  /// Whether to use the on-disk object cache at all.
+  bool diskCache = true;
+  /// A function specialized for more signatures than this warns once.
+  unsigned retraceWarningThreshold = 8;
+  /// Where warnings go; null means stderr.
+  llvm::raw_ostream *warnings = nullptr;
+};
+
+/// Per-function counters. Times in milliseconds.
+struct FunctionStats {
+  uint64_t signatures = 0; ///< specializations built (compiled or from disk)
+  uint64_t hits = 0;       ///< calls served by an existing specialization
+  uint64_t misses = 0;     ///< calls that had to build one
+  uint64_t diskHits = 0;   ///< specializations loaded from the disk cache
+  double compileMillis = 0;
+};
+
+class Engine;
+
+/// A function of a loaded module. Owned by its Engine.
+class Function {
+public:
+  llvm::StringRef name() const;
+  size_t numArguments() const;
+  size_t numResults() const;
+  /// The source names of the arguments (`x` for `%x`).
+  llvm::ArrayRef<std::string> argumentNames() const;
+
+  /// Calls the function; results are new owning tensors.
+  llvm::Expected<std::vector<Tensor>> call(llvm::ArrayRef<Tensor> args);
+  /// Calls the function writing into `results`, which must be contiguous and
+  /// have the result dtypes and shapes. Allocates nothing on a cache hit.
+  llvm::Error callInto(llvm::ArrayRef<Tensor> args,
+                       llvm::ArrayRef<Tensor> results);
+  /// The result dtypes and shapes for `args`, compiling if needed.
+  llvm::Expected<std::vector<Tensor>>
+  allocateResults(llvm::ArrayRef<Tensor> args);
+
+  FunctionStats stats() const;
+
+  struct Impl;
+  explicit Function(std::unique_ptr<Impl> impl);
+  ~Function();
+
+private:
+  std::unique_ptr<Impl> impl_;
+};
+
+class Engine {
+public:
+  static llvm::Expected<std::unique_ptr<Engine>>
+  create(EngineOptions options = {});
+  ~Engine();
+
+  /// Parses and verifies a module; its functions become callable.
+  llvm::Error loadFile(llvm::StringRef path);
+  llvm::Error loadString(llvm::StringRef source,
+                         llvm::StringRef bufferName = "<string>");
+
+  /// A function of a loaded module.
+  llvm::Expected<Function &> lookup(llvm::StringRef name);
+
+  struct Impl;
+
+private:
+  explicit Engine(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace fuse
+
+#endif // FUSE_ENGINE_H

@@ -1,0 +1,75 @@
+//===- Passes.td - Fuse's passes ---------------------------*- tablegen -*-===//
+
+#ifndef FUSE_PASSES_TD
+#define FUSE_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertFuseToLinalg
+    : Pass<"convert-fuse-to-linalg", "::mlir::func::FuncOp"> {
+  let summary = "Lower fuse ops to linalg, tensor, arith and math";
+  let description = [{
+    Lowers every fuse op of a function with static shapes to tensor-level
+    linalg (named contractions, convolutions and pools; `linalg.generic` for
+    element-wise work and reductions), `tensor`, `arith` and `math`.
+    Broadcasting is expressed in indexing maps, never as a copy; softmax,
+    log-softmax and cross-entropy subtract the row maximum before `exp`.
+    A fuse op with a dynamic dimension is an error: run `fuse-specialize`
+    first.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::tensor::TensorDialect"
+  ];
+}
+
+def FuseSpecialize : Pass<"fuse-specialize", "::mlir::ModuleOp"> {
+  let summary = "Give a function's dynamic dimensions concrete sizes";
+  let description = [{
+    Replaces the argument types of `function` by `arg-types` (which must be
+    compatible: same rank and element type, equal static dimensions) and
+    propagates the shapes through every op, refining result and function
+    result types. Shape conflicts that become visible are reported by the
+    verifier with the op's location.
+
+    ```
+    fuse-opt --fuse-specialize="function=loss arg-types=tensor<64x784xf32>,tensor<64xi32>"
+    ```
+  }];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"",
+           "The function to specialize">,
+    ListOption<"argTypes", "arg-types", "std::string",
+               "The concrete type of each argument">
+  ];
+}
+
+def FuseElementwiseFusion
+    : Pass<"fuse-elementwise-fusion", "::mlir::func::FuncOp"> {
+  let summary = "Fuse element-wise linalg.generic producers into consumers";
+  let description = [{
+    Fuses a `linalg.generic` producer into the `linalg.generic` that consumes
+    it, so chains of element-wise work (and element-wise work feeding a
+    reduction) become one loop nest that reads and writes memory once.
+    Unlike upstream `linalg-fuse-elementwise-ops`, it does not propagate
+    reshapes through named ops: `linalg.matmul` and convolutions stay named
+    for the contraction code generator.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def FuseApproximateMath : Pass<"fuse-approximate-math"> {
+  let summary = "Replace f32 transcendental math by polynomial approximations";
+  let description = [{
+    Rewrites f32 `math` ops (exp, log, tanh, erf, ...) into polynomial
+    approximations made of plain arithmetic, scalar or vector, so that the
+    code vectorizes instead of calling libm element by element. f64 ops are
+    left to libm.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+#endif // FUSE_PASSES_TD

@@ -1,0 +1,92 @@
+//===- Tensor.h - Tensors passed to and from compiled functions -*- C++ -*-===//
+
+#ifndef FUSE_TENSOR_H
+#define FUSE_TENSOR_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace fuse {
+
+/// Element types a compiled function accepts and returns.
+enum class DType : uint8_t { F32, F64, F16, BF16, I1, I8, I16, I32, I64 };
+
+/// Bytes per element (an `i1` element takes one byte).
+size_t byteWidth(DType dtype);
+/// The MLIR spelling: "f32", "i64", ...
+llvm::StringRef dtypeName(DType dtype);
+/// The dtype of an MLIR spelling, if any.
+std::optional<DType> parseDType(llvm::StringRef name);
+
+template <typename T> constexpr DType dtypeOf();
+template <> constexpr DType dtypeOf<float>() { return DType::F32; }
+template <> constexpr DType dtypeOf<double>() { return DType::F64; }
+template <> constexpr DType dtypeOf<bool>() { return DType::I1; }
+template <> constexpr DType dtypeOf<int8_t>() { return DType::I8; }
+template <> constexpr DType dtypeOf<int16_t>() { return DType::I16; }
+template <> constexpr DType dtypeOf<int32_t>() { return DType::I32; }
+template <> constexpr DType dtypeOf<int64_t>() { return DType::I64; }
+
+/// A dense n-d array: dtype, shape, strides (in elements) and data. It either
+/// owns its buffer (64-byte aligned, shared between copies of the Tensor) or
+/// is a zero-copy view of memory the caller keeps alive.
+class Tensor {
+public:
+  Tensor() = default;
+
+  /// An owning, zero-filled, row-major tensor.
+  static Tensor zeros(DType dtype, llvm::ArrayRef<int64_t> shape);
+  /// An owning, uninitialized, row-major tensor.
+  static Tensor empty(DType dtype, llvm::ArrayRef<int64_t> shape);
+  /// A view of `data`; `strides` in elements, row-major when empty.
+  static Tensor view(void *data, DType dtype, llvm::ArrayRef<int64_t> shape,
+                     llvm::ArrayRef<int64_t> strides = {});
+  /// An owning row-major copy of `values`.
+  template <typename T>
+  static Tensor fromValues(llvm::ArrayRef<int64_t> shape,
+                           llvm::ArrayRef<T> values) {
+    Tensor t = empty(dtypeOf<T>(), shape);
+    for (size_t i = 0; i < values.size() && i < size_t(t.numElements()); ++i)
+      t.data<T>()[i] = values[i];
+    return t;
+  }
+
+  DType dtype() const { return dtype_; }
+  llvm::ArrayRef<int64_t> shape() const { return shape_; }
+  llvm::ArrayRef<int64_t> strides() const { return strides_; }
+  int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
+  int64_t numElements() const;
+  void *data() const { return data_; }
+  /// The data as `T` (which must match the dtype).
+  template <typename T> T *data() const { return static_cast<T *>(data_); }
+  /// Element at `index` of a tensor of dtype `T`, honoring strides.
+  template <typename T> T at(llvm::ArrayRef<int64_t> index) const {
+    int64_t offset = 0;
+    for (size_t d = 0; d < index.size(); ++d)
+      offset += index[d] * strides_[d];
+    return data<T>()[offset];
+  }
+  bool isContiguous() const;
+  bool isOwning() const { return static_cast<bool>(storage_); }
+  /// An owning row-major copy.
+  Tensor contiguousCopy() const;
+  /// The MLIR type spelling, e.g. "tensor<4x?x3xf32>" (here always static).
+  std::string typeString() const;
+
+private:
+  std::shared_ptr<void> storage_;
+  void *data_ = nullptr;
+  DType dtype_ = DType::F32;
+  llvm::SmallVector<int64_t, 4> shape_;
+  llvm::SmallVector<int64_t, 4> strides_;
+};
+
+} // namespace fuse
+
+#endif // FUSE_TENSOR_H

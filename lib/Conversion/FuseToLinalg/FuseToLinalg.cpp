@@ -1,0 +1,61 @@
+//===- FuseToLinalg.cpp - The convert-fuse-to-linalg pass -----------------===//
+
+#include "LoweringUtils.h"
+
+#include "Fuse/IR/FuseDialect.h"
+#include "fuse/Passes.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace fuse {
+#define GEN_PASS_DEF_CONVERTFUSETOLINALG
+#include "fuse/Passes.h.inc"
+} // namespace fuse
+
+using namespace mlir;
+
+namespace {
+
+bool isStatic(Type type) {
+  auto shaped = dyn_cast<ShapedType>(type);
+  return !shaped || shaped.hasStaticShape();
+}
+
+struct ConvertFuseToLinalgPass
+    : fuse::impl::ConvertFuseToLinalgBase<ConvertFuseToLinalgPass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    WalkResult dynamic = func.walk([](Operation *op) {
+      if (!isa<fuse::FuseDialect>(op->getDialect()))
+        return WalkResult::advance();
+      if (llvm::all_of(op->getOperandTypes(), isStatic) &&
+          llvm::all_of(op->getResultTypes(), isStatic))
+        return WalkResult::advance();
+      op->emitOpError("has dynamic dimensions; specialize the function to "
+                      "concrete shapes first (fuse-specialize, or fusec "
+                      "--shape)");
+      return WalkResult::interrupt();
+    });
+    if (dynamic.wasInterrupted())
+      return signalPassFailure();
+
+    MLIRContext *context = &getContext();
+    ConversionTarget target(*context);
+    target.addIllegalDialect<fuse::FuseDialect>();
+    target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
+                           math::MathDialect, tensor::TensorDialect>();
+    RewritePatternSet patterns(context);
+    fuse::lowering::populateElementwiseLoweringPatterns(patterns);
+    fuse::lowering::populateReductionLoweringPatterns(patterns);
+    fuse::lowering::populateContractionLoweringPatterns(patterns);
+    fuse::lowering::populateDropoutLoweringPatterns(patterns);
+    if (failed(applyPartialConversion(func, target, std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace

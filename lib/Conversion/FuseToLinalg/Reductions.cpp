@@ -1,0 +1,219 @@
+//===- Reductions.cpp - Lower reductions, softmax and losses --------------===//
+
+#include "LoweringUtils.h"
+
+#include "Fuse/IR/FuseOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+using namespace mlir;
+
+namespace fuse::lowering {
+namespace {
+
+/// Re-inserts reduced dims as size-1 dims (keepdims).
+Value expandReduced(OpBuilder &b, Location loc, Value reduced,
+                    RankedTensorType resultType, ArrayRef<int64_t> axes) {
+  if (reduced.getType() == resultType)
+    return reduced;
+  // Each kept dim owns the reduced dims before it; trailing reduced dims join
+  // the last group.
+  SmallVector<ReassociationIndices> groups;
+  ReassociationIndices pending;
+  for (int64_t d = 0; d < resultType.getRank(); ++d) {
+    pending.push_back(d);
+    if (!llvm::is_contained(axes, d)) {
+      groups.push_back(pending);
+      pending.clear();
+    }
+  }
+  if (!groups.empty())
+    groups.back().append(pending.begin(), pending.end());
+  return tensor::ExpandShapeOp::create(b, loc, resultType, reduced, groups);
+}
+
+/// Divides every element of `value` by the constant `count`.
+Value divideBy(OpBuilder &b, Location loc, Value value, int64_t count) {
+  auto type = cast<RankedTensorType>(value.getType());
+  return buildElementwise(
+      b, loc, type, value, [&](OpBuilder &nb, Location nl, ValueRange a) {
+        Value divisor =
+            scalarConstant(nb, nl, a[0].getType(), static_cast<double>(count));
+        return arith::DivFOp::create(nb, nl, a[0], divisor).getResult();
+      });
+}
+
+template <typename OpTy, Combiner kCombiner, bool kMean>
+struct ReduceLowering : OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto inType = cast<RankedTensorType>(adaptor.getInput().getType());
+    SmallVector<int64_t> axes(op.getAxes());
+    llvm::sort(axes);
+    Value result =
+        reduceTensor(rewriter, loc, adaptor.getInput(), axes, kCombiner);
+    if (kMean) {
+      int64_t count = 1;
+      for (int64_t axis : axes)
+        count *= inType.getDimSize(axis);
+      result = divideBy(rewriter, loc, result, count);
+    }
+    rewriter.replaceOp(
+        op, expandReduced(rewriter, loc, result, op.getType(), axes));
+    return success();
+  }
+};
+
+/// The row maximum and the sum of exp(x - max) along `axis`: the two
+/// reductions of a stable softmax.
+std::pair<Value, Value> softmaxStatistics(OpBuilder &b, Location loc, Value x,
+                                          int64_t axis) {
+  auto type = cast<RankedTensorType>(x.getType());
+  MLIRContext *context = b.getContext();
+  unsigned rank = type.getRank();
+  Value max = reduceTensor(b, loc, x, axis, Combiner::Max);
+  Value sum = buildReduction(
+      b, loc, type.getShape(), axis, type.getElementType(), {x, max},
+      {b.getMultiDimIdentityMap(rank), dropDimsMap(rank, axis, context)},
+      Combiner::Sum, [](OpBuilder &nb, Location nl, ValueRange a) {
+        return math::ExpOp::create(nb, nl,
+                                   arith::SubFOp::create(nb, nl, a[0], a[1]))
+            .getResult();
+      });
+  return {max, sum};
+}
+
+struct SoftmaxLowering : OpConversionPattern<SoftmaxOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(SoftmaxOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    int64_t axis = op.getNormalizedAxis();
+    auto [max, sum] =
+        softmaxStatistics(rewriter, loc, adaptor.getInput(), axis);
+    unsigned rank = op.getType().getRank();
+    AffineMap reduced = dropDimsMap(rank, axis, getContext());
+    Value result = buildParallel(
+        rewriter, loc, op.getType(), {adaptor.getInput(), max, sum},
+        {rewriter.getMultiDimIdentityMap(rank), reduced, reduced},
+        [](OpBuilder &b, Location l, ValueRange a) {
+          Value e = math::ExpOp::create(
+              b, l, arith::SubFOp::create(b, l, a[0], a[1]));
+          return arith::DivFOp::create(b, l, e, a[2]).getResult();
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct LogSoftmaxLowering : OpConversionPattern<LogSoftmaxOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(LogSoftmaxOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    int64_t axis = op.getNormalizedAxis();
+    auto [max, sum] =
+        softmaxStatistics(rewriter, loc, adaptor.getInput(), axis);
+    unsigned rank = op.getType().getRank();
+    AffineMap reduced = dropDimsMap(rank, axis, getContext());
+    Value result = buildParallel(
+        rewriter, loc, op.getType(), {adaptor.getInput(), max, sum},
+        {rewriter.getMultiDimIdentityMap(rank), reduced, reduced},
+        [](OpBuilder &b, Location l, ValueRange a) {
+          Value shifted = arith::SubFOp::create(b, l, a[0], a[1]);
+          return arith::SubFOp::create(b, l, shifted,
+                                       math::LogOp::create(b, l, a[2]))
+              .getResult();
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// mean_i(max_i + log(sum_c exp(x_ic - max_i)) - x_{i,label_i}).
+struct SoftmaxCrossEntropyLowering
+    : OpConversionPattern<SoftmaxCrossEntropyOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(SoftmaxCrossEntropyOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *context = getContext();
+    Value logits = adaptor.getLogits();
+    auto type = cast<RankedTensorType>(logits.getType());
+    Type elementType = type.getElementType();
+    auto [max, sum] = softmaxStatistics(rewriter, loc, logits, 1);
+
+    // The logit of each row's label, by a masked sum over the classes.
+    AffineMap rows = dropDimsMap(2, 1, context);
+    Value picked = buildReduction(
+        rewriter, loc, type.getShape(), 1, elementType,
+        {logits, adaptor.getLabels()},
+        {rewriter.getMultiDimIdentityMap(2), rows}, Combiner::Sum,
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          Value c = linalg::IndexOp::create(b, l, 1);
+          Value label =
+              arith::IndexCastOp::create(b, l, b.getIndexType(), a[1]);
+          Value hit =
+              arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, c, label);
+          return arith::SelectOp::create(b, l, hit, a[0],
+                                         scalarConstant(b, l, elementType, 0))
+              .getResult();
+        });
+
+    AffineMap identity = rewriter.getMultiDimIdentityMap(1);
+    Value total = buildReduction(
+        rewriter, loc, type.getDimSize(0), 0, elementType, {max, sum, picked},
+        {identity, identity, identity}, Combiner::Sum,
+        [](OpBuilder &b, Location l, ValueRange a) {
+          Value lse = arith::AddFOp::create(b, l, a[0],
+                                            math::LogOp::create(b, l, a[1]));
+          return arith::SubFOp::create(b, l, lse, a[2]).getResult();
+        });
+    rewriter.replaceOp(op, divideBy(rewriter, loc, total, type.getDimSize(0)));
+    return success();
+  }
+};
+
+struct MseLossLowering : OpConversionPattern<MseLossOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(MseLossOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(adaptor.getPrediction().getType());
+    unsigned rank = type.getRank();
+    AffineMap identity = rewriter.getMultiDimIdentityMap(rank);
+    Value total = buildReduction(
+        rewriter, loc, type.getShape(),
+        llvm::to_vector(llvm::seq<int64_t>(0, rank)), type.getElementType(),
+        {adaptor.getPrediction(), adaptor.getTarget()}, {identity, identity},
+        Combiner::Sum, [](OpBuilder &b, Location l, ValueRange a) {
+          Value d = arith::SubFOp::create(b, l, a[0], a[1]);
+          return arith::MulFOp::create(b, l, d, d).getResult();
+        });
+    rewriter.replaceOp(op,
+                       divideBy(rewriter, loc, total, type.getNumElements()));
+    return success();
+  }
+};
+
+} // namespace
+
+void populateReductionLoweringPatterns(RewritePatternSet &patterns) {
+  patterns
+      .add<ReduceLowering<ReduceSumOp, Combiner::Sum, false>,
+           ReduceLowering<ReduceMeanOp, Combiner::Sum, true>,
+           ReduceLowering<ReduceMaxOp, Combiner::Max, false>, SoftmaxLowering,
+           LogSoftmaxLowering, SoftmaxCrossEntropyLowering, MseLossLowering>(
+          patterns.getContext());
+}
+
+} // namespace fuse::lowering

@@ -1,0 +1,119 @@
+//===- Codegen.cpp - LLVM dialect to native code --------------------------===//
+
+#include "fuse/Codegen.h"
+
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Support/SmallVectorMemoryBuffer.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+
+#include <mutex>
+
+using namespace llvm;
+
+void fuse::initializeNativeTarget() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    InitializeNativeTarget();
+    InitializeNativeTargetAsmPrinter();
+    InitializeNativeTargetAsmParser();
+  });
+}
+
+Expected<orc::JITTargetMachineBuilder> fuse::hostMachineBuilder() {
+  initializeNativeTarget();
+  Expected<orc::JITTargetMachineBuilder> builder =
+      orc::JITTargetMachineBuilder::detectHost();
+  if (!builder)
+    return builder.takeError();
+  builder->setCodeGenOptLevel(CodeGenOptLevel::Aggressive);
+  return builder;
+}
+
+std::string fuse::hostCpuDescription() {
+  std::string text = sys::getHostCPUName().str();
+  StringMap<bool> features = sys::getHostCPUFeatures();
+  std::vector<std::string> enabled;
+  for (const auto &feature : features)
+    if (feature.second)
+      enabled.push_back(feature.first().str());
+  llvm::sort(enabled);
+  for (const std::string &f : enabled)
+    text += "+" + f;
+  return text;
+}
+
+Expected<std::unique_ptr<Module>>
+fuse::translateToLLVMIR(mlir::ModuleOp module, LLVMContext &context) {
+  std::unique_ptr<Module> llvmModule =
+      mlir::translateModuleToLLVMIR(module, context);
+  if (!llvmModule)
+    return createStringError(inconvertibleErrorCode(),
+                             "failed to translate the module to LLVM IR");
+  return llvmModule;
+}
+
+Error fuse::addPackedWrapper(Module &module, StringRef function,
+                             StringRef wrapper) {
+  llvm::Function *callee = module.getFunction(function);
+  if (!callee)
+    return createStringError(inconvertibleErrorCode(),
+                             "no function '%s' to wrap",
+                             function.str().c_str());
+  LLVMContext &context = module.getContext();
+  auto *ptrType = PointerType::getUnqual(context);
+  auto *type = FunctionType::get(Type::getVoidTy(context), {ptrType},
+                                 /*isVarArg=*/false);
+  auto *entry = llvm::Function::Create(type, GlobalValue::ExternalLinkage,
+                                       wrapper, module);
+  IRBuilder<> b(BasicBlock::Create(context, "entry", entry));
+  SmallVector<Value *> args;
+  for (auto [i, param] : llvm::enumerate(callee->args())) {
+    if (!param.getType()->isPointerTy())
+      return createStringError(inconvertibleErrorCode(),
+                               "argument %zu of '%s' is not a pointer", i,
+                               function.str().c_str());
+    Value *slot = b.CreateConstGEP1_64(ptrType, entry->getArg(0), i);
+    args.push_back(b.CreateLoad(ptrType, slot));
+  }
+  b.CreateCall(callee, args);
+  b.CreateRetVoid();
+  return Error::success();
+}
+
+Error fuse::optimizeModule(Module &module, TargetMachine &machine) {
+  module.setDataLayout(machine.createDataLayout());
+  module.setTargetTriple(machine.getTargetTriple());
+  // The transformer is a function_ref-friendly std::function: keep it alive.
+  std::function<Error(Module *)> transform = mlir::makeOptimizingTransformer(
+      /*optLevel=*/3, /*sizeLevel=*/0, &machine);
+  return transform(&module);
+}
+
+Expected<std::unique_ptr<MemoryBuffer>>
+fuse::emitMachineCode(Module &module, TargetMachine &machine, EmitKind kind) {
+  module.setDataLayout(machine.createDataLayout());
+  module.setTargetTriple(machine.getTargetTriple());
+  SmallVector<char, 0> bytes;
+  raw_svector_ostream os(bytes);
+  legacy::PassManager pm;
+  CodeGenFileType type = kind == EmitKind::Object
+                             ? CodeGenFileType::ObjectFile
+                             : CodeGenFileType::AssemblyFile;
+  if (machine.addPassesToEmitFile(pm, os, nullptr, type))
+    return createStringError(inconvertibleErrorCode(),
+                             "the target cannot emit this file type");
+  pm.run(module);
+  return std::make_unique<SmallVectorMemoryBuffer>(
+      std::move(bytes), module.getName(),
+      /*RequiresNullTerminator=*/false);
+}

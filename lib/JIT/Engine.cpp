@@ -1,0 +1,565 @@
+//===- Engine.cpp - Fuse's embeddable JIT ---------------------------------===//
+
+#include "fuse/Engine.h"
+
+#include "ObjectCache.h"
+#include "SignatureCache.h"
+#include "fuse/Codegen.h"
+#include "fuse/Passes.h"
+#include "fuse/Pipeline.h"
+#include "fuse/Version.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/SHA256.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Target/TargetMachine.h"
+
+#include <chrono>
+#include <mutex>
+
+using namespace fuse;
+using llvm::Error;
+using llvm::Expected;
+
+namespace {
+
+Error makeError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+/// The symbol the specialized function gets, so that no user function name
+/// can shadow a C library symbol in the JIT.
+constexpr llvm::StringLiteral kFunctionSymbol = "__fuse_function";
+constexpr llvm::StringLiteral kEntrySymbol = "__fuse_entry";
+
+std::optional<DType> dtypeOfType(mlir::Type type) {
+  if (type.isF32())
+    return DType::F32;
+  if (type.isF64())
+    return DType::F64;
+  if (type.isF16())
+    return DType::F16;
+  if (type.isBF16())
+    return DType::BF16;
+  if (type.isSignlessInteger(1))
+    return DType::I1;
+  if (type.isSignlessInteger(8))
+    return DType::I8;
+  if (type.isSignlessInteger(16))
+    return DType::I16;
+  if (type.isSignlessInteger(32))
+    return DType::I32;
+  if (type.isSignlessInteger(64))
+    return DType::I64;
+  return std::nullopt;
+}
+
+mlir::Type mlirType(DType dtype, mlir::MLIRContext *context) {
+  mlir::Builder b(context);
+  switch (dtype) {
+  case DType::F32:
+    return b.getF32Type();
+  case DType::F64:
+    return b.getF64Type();
+  case DType::F16:
+    return b.getF16Type();
+  case DType::BF16:
+    return b.getBF16Type();
+  case DType::I1:
+    return b.getI1Type();
+  case DType::I8:
+    return b.getI8Type();
+  case DType::I16:
+    return b.getI16Type();
+  case DType::I32:
+    return b.getI32Type();
+  case DType::I64:
+    return b.getI64Type();
+  }
+  return {};
+}
+
+/// The name `%x` of an argument defined at `loc` in `source`.
+std::string argumentName(llvm::StringRef source, mlir::Location loc,
+                         size_t index) {
+  std::string fallback = "#" + std::to_string(index);
+  auto fileLoc = llvm::dyn_cast<mlir::FileLineColLoc>(loc);
+  if (!fileLoc)
+    return fallback;
+  size_t offset = 0;
+  for (unsigned line = 1; line < fileLoc.getLine(); ++line) {
+    offset = source.find('\n', offset);
+    if (offset == llvm::StringRef::npos)
+      return fallback;
+    ++offset;
+  }
+  offset += fileLoc.getColumn() - 1;
+  if (offset >= source.size() || source[offset] != '%')
+    return fallback;
+  size_t end = offset + 1;
+  while (end < source.size() && (llvm::isAlnum(source[end]) ||
+                                 llvm::StringRef("_$.-").contains(source[end])))
+    ++end;
+  return end > offset + 1 ? source.slice(offset + 1, end).str() : fallback;
+}
+
+struct LoadedModule {
+  std::string source;
+  std::string sourceHash;
+  llvm::SourceMgr sourceMgr;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+};
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Engine::Impl
+//===----------------------------------------------------------------------===//
+
+struct Engine::Impl {
+  EngineOptions options;
+  mlir::MLIRContext context;
+  llvm::orc::JITTargetMachineBuilder machineBuilder;
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+  std::optional<ObjectCache> diskCache;
+  std::string cpu;
+  /// Serializes everything that touches the MLIR context's IR or its
+  /// diagnostic handlers: loading and compiling.
+  std::mutex contextMutex;
+  std::vector<std::unique_ptr<LoadedModule>> modules;
+  llvm::StringMap<std::unique_ptr<Function>> functions;
+  unsigned dylibCounter = 0;
+
+  Impl(EngineOptions options, llvm::orc::JITTargetMachineBuilder builder)
+      : options(std::move(options)),
+        context(mlir::MLIRContext::Threading::DISABLED),
+        machineBuilder(std::move(builder)) {}
+
+  llvm::raw_ostream &warnings() {
+    return options.warnings ? *options.warnings : llvm::errs();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Function::Impl
+//===----------------------------------------------------------------------===//
+
+struct Function::Impl {
+  Engine::Impl *engine;
+  LoadedModule *module;
+  std::string name;
+  std::vector<std::string> argNames;
+  llvm::SmallVector<mlir::RankedTensorType> argTypes;
+  size_t numResults;
+  SignatureCache cache;
+  std::atomic<uint64_t> hits{0}, misses{0}, diskHits{0}, compileMicros{0};
+  std::atomic<bool> warnedRetrace{false};
+
+  std::string describe(size_t i) const {
+    return "argument '" + argNames[i] + "' (#" + std::to_string(i) + ") of '" +
+           name + "'";
+  }
+
+  Error validate(llvm::ArrayRef<Tensor> args) const;
+  Expected<const Specialization *> specialization(llvm::ArrayRef<Tensor> args);
+  Expected<std::unique_ptr<Specialization>> build(llvm::ArrayRef<Tensor> args);
+  Expected<CachedObject> compile(llvm::ArrayRef<Tensor> args,
+                                 std::string &diagnostics);
+  void warnOnRetrace();
+};
+
+Error Function::Impl::validate(llvm::ArrayRef<Tensor> args) const {
+  if (args.size() != argTypes.size())
+    return makeError("function '" + name + "' takes " +
+                     llvm::Twine(argTypes.size()) + " arguments, got " +
+                     llvm::Twine(args.size()));
+  for (auto [i, arg] : llvm::enumerate(args)) {
+    mlir::RankedTensorType declared = argTypes[i];
+    std::string expected;
+    llvm::raw_string_ostream(expected) << declared;
+    std::optional<DType> dtype = dtypeOfType(declared.getElementType());
+    if (!dtype || *dtype != arg.dtype())
+      return makeError(describe(i) + ": expected " + expected + ", got dtype " +
+                       dtypeName(arg.dtype()));
+    if (arg.rank() != declared.getRank())
+      return makeError(describe(i) + ": expected " + expected + " of rank " +
+                       llvm::Twine(declared.getRank()) + ", got rank " +
+                       llvm::Twine(arg.rank()) + " (" + arg.typeString() + ")");
+    if (arg.strides().size() != arg.shape().size())
+      return makeError(describe(i) + ": " + llvm::Twine(arg.strides().size()) +
+                       " strides for rank " + llvm::Twine(arg.rank()));
+    for (auto [d, size] : llvm::enumerate(arg.shape())) {
+      if (size < 0)
+        return makeError(describe(i) + ": dim " + llvm::Twine(d) +
+                         " is negative (" + llvm::Twine(size) + ")");
+      int64_t want = declared.getDimSize(d);
+      if (!mlir::ShapedType::isDynamic(want) && want != size)
+        return makeError(describe(i) + ": dim " + llvm::Twine(d) + " is " +
+                         llvm::Twine(size) + ", expected " + llvm::Twine(want) +
+                         " (" + expected + ")");
+    }
+  }
+  return Error::success();
+}
+
+Expected<CachedObject> Function::Impl::compile(llvm::ArrayRef<Tensor> args,
+                                               std::string &diagnostics) {
+  mlir::MLIRContext &context = engine->context;
+  llvm::raw_string_ostream os(diagnostics);
+  mlir::SourceMgrDiagnosticHandler handler(module->sourceMgr, &context, os);
+
+  // A private copy holding only this function, specialized.
+  mlir::OwningOpRef<mlir::ModuleOp> clone = module->module->clone();
+  mlir::func::FuncOp func;
+  for (mlir::func::FuncOp f :
+       llvm::make_early_inc_range(clone->getOps<mlir::func::FuncOp>())) {
+    if (f.getSymName() == name)
+      func = f;
+    else
+      f.erase();
+  }
+  func.setSymName(kFunctionSymbol);
+  func.setPublic();
+  llvm::SmallVector<mlir::Type> types;
+  for (const Tensor &arg : args)
+    types.push_back(mlir::RankedTensorType::get(
+        arg.shape(), mlirType(arg.dtype(), &context)));
+  if (failed(specializeFunction(func, types)) || failed(mlir::verify(*clone)))
+    return makeError("cannot specialize '" + name + "' for " +
+                     Signature::of(args).str() + ":\n" + diagnostics);
+
+  CachedObject entry;
+  for (mlir::Type type : func.getResultTypes()) {
+    auto tensor = llvm::dyn_cast<mlir::RankedTensorType>(type);
+    std::optional<DType> dtype =
+        tensor ? dtypeOfType(tensor.getElementType()) : std::nullopt;
+    if (!dtype)
+      return makeError("function '" + name + "' returns an unsupported type");
+    entry.results.push_back(
+        {*dtype, llvm::SmallVector<int64_t, 4>(tensor.getShape())});
+  }
+
+  mlir::PassManager pm(&context);
+  buildCompilePipeline(pm);
+  if (failed(pm.run(*clone)))
+    return makeError("cannot compile '" + name + "' for " +
+                     Signature::of(args).str() + ":\n" + diagnostics);
+
+  llvm::LLVMContext llvmContext;
+  Expected<std::unique_ptr<llvm::Module>> llvmModule =
+      translateToLLVMIR(*clone, llvmContext);
+  if (!llvmModule)
+    return llvmModule.takeError();
+  if (Error e = addPackedWrapper(**llvmModule, kFunctionSymbol, kEntrySymbol))
+    return std::move(e);
+  Expected<std::unique_ptr<llvm::TargetMachine>> machine =
+      engine->machineBuilder.createTargetMachine();
+  if (!machine)
+    return machine.takeError();
+  if (Error e = optimizeModule(**llvmModule, **machine))
+    return std::move(e);
+  Expected<std::unique_ptr<llvm::MemoryBuffer>> object =
+      emitMachineCode(**llvmModule, **machine, EmitKind::Object);
+  if (!object)
+    return object.takeError();
+  entry.object = std::move(*object);
+  return entry;
+}
+
+Expected<std::unique_ptr<Specialization>>
+Function::Impl::build(llvm::ArrayRef<Tensor> args) {
+  auto start = std::chrono::steady_clock::now();
+  Signature signature = Signature::of(args);
+  std::string keyText = std::string("fuse ") + FUSE_VERSION + "\nllvm " +
+                        LLVM_VERSION_STRING + "\ncpu " + engine->cpu +
+                        "\nmodule " + module->sourceHash + "\nfunction " +
+                        name + "\nsignature " + signature.str();
+
+  std::optional<CachedObject> entry;
+  if (engine->diskCache) {
+    entry = engine->diskCache->load(keyText);
+    if (entry)
+      ++diskHits;
+  }
+  if (!entry) {
+    std::string diagnostics;
+    Expected<CachedObject> compiled = compile(args, diagnostics);
+    if (!compiled)
+      return compiled.takeError();
+    entry = std::move(*compiled);
+    if (engine->diskCache)
+      if (std::optional<std::string> problem =
+              engine->diskCache->store(keyText, *entry))
+        engine->warnings() << "fuse: warning: object cache: " << *problem
+                           << "\n";
+  }
+
+  llvm::orc::LLJIT &jit = *engine->jit;
+  Expected<llvm::orc::JITDylib &> dylib = jit.createJITDylib(
+      "fuse." + name + "." + std::to_string(engine->dylibCounter++));
+  if (!dylib)
+    return dylib.takeError();
+  Expected<std::unique_ptr<llvm::orc::DynamicLibrarySearchGenerator>> process =
+      llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+          jit.getDataLayout().getGlobalPrefix());
+  if (!process)
+    return process.takeError();
+  dylib->addGenerator(std::move(*process));
+  if (Error e = jit.addObjectFile(*dylib, std::move(entry->object)))
+    return std::move(e);
+  Expected<llvm::orc::ExecutorAddr> address = jit.lookup(*dylib, kEntrySymbol);
+  if (!address)
+    return address.takeError();
+
+  auto spec = std::make_unique<Specialization>();
+  spec->signature = std::move(signature);
+  spec->entry = address->toPtr<Specialization::Entry>();
+  spec->results = std::move(entry->results);
+  compileMicros += std::chrono::duration_cast<std::chrono::microseconds>(
+                       std::chrono::steady_clock::now() - start)
+                       .count();
+  return spec;
+}
+
+void Function::Impl::warnOnRetrace() {
+  size_t count = cache.size();
+  if (count <= engine->options.retraceWarningThreshold ||
+      warnedRetrace.exchange(true))
+    return;
+  engine->warnings() << "fuse: warning: function '" << name
+                     << "' has been specialized for " << count
+                     << " signatures (more than "
+                     << engine->options.retraceWarningThreshold
+                     << "); every new signature compiles again. Changing: "
+                     << cache.changingDims(argNames)
+                     << ". Pad or bucket these dims, or raise "
+                        "EngineOptions::retraceWarningThreshold.\n";
+}
+
+Expected<const Specialization *>
+Function::Impl::specialization(llvm::ArrayRef<Tensor> args) {
+  for (auto [i, arg] : llvm::enumerate(args))
+    if (!arg.data() && arg.numElements() != 0 && i < argNames.size())
+      return makeError(describe(i) + " has no data (null pointer)");
+  if (const Specialization *spec = cache.find(args)) {
+    hits.fetch_add(1, std::memory_order_relaxed);
+    return spec;
+  }
+  std::lock_guard<std::mutex> lock(engine->contextMutex);
+  // Another thread may have built it while we waited.
+  if (const Specialization *spec = cache.find(args)) {
+    hits.fetch_add(1, std::memory_order_relaxed);
+    return spec;
+  }
+  if (Error e = validate(args))
+    return std::move(e);
+  misses.fetch_add(1, std::memory_order_relaxed);
+  Expected<std::unique_ptr<Specialization>> built = build(args);
+  if (!built)
+    return built.takeError();
+  const Specialization *stored = cache.insert(std::move(*built));
+  warnOnRetrace();
+  return stored;
+}
+
+//===----------------------------------------------------------------------===//
+// Function
+//===----------------------------------------------------------------------===//
+
+Function::Function(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Function::~Function() = default;
+
+llvm::StringRef Function::name() const { return impl_->name; }
+size_t Function::numArguments() const { return impl_->argTypes.size(); }
+size_t Function::numResults() const { return impl_->numResults; }
+llvm::ArrayRef<std::string> Function::argumentNames() const {
+  return impl_->argNames;
+}
+
+FunctionStats Function::stats() const {
+  FunctionStats s;
+  s.signatures = impl_->cache.size();
+  s.hits = impl_->hits.load();
+  s.misses = impl_->misses.load();
+  s.diskHits = impl_->diskHits.load();
+  s.compileMillis = impl_->compileMicros.load() / 1000.0;
+  return s;
+}
+
+/// Calls `spec` with contiguous copies of non-contiguous arguments.
+static void invoke(const Specialization &spec, llvm::ArrayRef<Tensor> args,
+                   llvm::ArrayRef<Tensor> results) {
+  llvm::SmallVector<void *, 16> pointers;
+  llvm::SmallVector<Tensor, 0> copies;
+  for (const Tensor &arg : args) {
+    if (arg.isContiguous()) {
+      pointers.push_back(arg.data());
+      continue;
+    }
+    copies.push_back(arg.contiguousCopy());
+    pointers.push_back(copies.back().data());
+  }
+  for (const Tensor &result : results)
+    pointers.push_back(result.data());
+  spec.entry(pointers.data());
+}
+
+Expected<std::vector<Tensor>>
+Function::allocateResults(llvm::ArrayRef<Tensor> args) {
+  Expected<const Specialization *> spec = impl_->specialization(args);
+  if (!spec)
+    return spec.takeError();
+  std::vector<Tensor> results;
+  results.reserve((*spec)->results.size());
+  for (const ResultSpec &r : (*spec)->results)
+    results.push_back(Tensor::empty(r.dtype, r.shape));
+  return results;
+}
+
+Expected<std::vector<Tensor>> Function::call(llvm::ArrayRef<Tensor> args) {
+  Expected<const Specialization *> spec = impl_->specialization(args);
+  if (!spec)
+    return spec.takeError();
+  std::vector<Tensor> results;
+  results.reserve((*spec)->results.size());
+  for (const ResultSpec &r : (*spec)->results)
+    results.push_back(Tensor::empty(r.dtype, r.shape));
+  invoke(**spec, args, results);
+  return results;
+}
+
+Error Function::callInto(llvm::ArrayRef<Tensor> args,
+                         llvm::ArrayRef<Tensor> results) {
+  Expected<const Specialization *> spec = impl_->specialization(args);
+  if (!spec)
+    return spec.takeError();
+  const std::vector<ResultSpec> &want = (*spec)->results;
+  if (results.size() != want.size())
+    return makeError("function '" + impl_->name + "' returns " +
+                     llvm::Twine(want.size()) + " results, got " +
+                     llvm::Twine(results.size()) + " result tensors");
+  for (auto [i, result] : llvm::enumerate(results)) {
+    Tensor expected = Tensor::view(nullptr, want[i].dtype, want[i].shape);
+    if (result.dtype() != want[i].dtype ||
+        result.shape() != llvm::ArrayRef<int64_t>(want[i].shape))
+      return makeError("result #" + llvm::Twine(i) + " of '" + impl_->name +
+                       "': expected " + expected.typeString() + ", got " +
+                       result.typeString());
+    if (!result.isContiguous())
+      return makeError("result #" + llvm::Twine(i) + " of '" + impl_->name +
+                       "' must be contiguous");
+    if (!result.data() && result.numElements() != 0)
+      return makeError("result #" + llvm::Twine(i) + " of '" + impl_->name +
+                       "' has no data (null pointer)");
+  }
+  invoke(**spec, args, results);
+  return Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Engine
+//===----------------------------------------------------------------------===//
+
+Engine::Engine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Engine::~Engine() = default;
+
+Expected<std::unique_ptr<Engine>> Engine::create(EngineOptions options) {
+  Expected<llvm::orc::JITTargetMachineBuilder> builder = hostMachineBuilder();
+  if (!builder)
+    return builder.takeError();
+  auto impl = std::make_unique<Impl>(std::move(options), *builder);
+  mlir::DialectRegistry registry;
+  registerDialects(registry);
+  impl->context.appendDialectRegistry(registry);
+  impl->context.loadAllAvailableDialects();
+
+  Expected<std::unique_ptr<llvm::orc::LLJIT>> jit =
+      llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(*builder).create();
+  if (!jit)
+    return jit.takeError();
+  impl->jit = std::move(*jit);
+  impl->cpu = hostCpuDescription();
+  if (std::optional<std::string> dir = ObjectCache::directoryFor(impl->options))
+    impl->diskCache.emplace(*dir);
+  return std::unique_ptr<Engine>(new Engine(std::move(impl)));
+}
+
+Error Engine::loadFile(llvm::StringRef path) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!file)
+    return makeError("cannot open '" + path +
+                     "': " + file.getError().message());
+  return loadString((*file)->getBuffer(), path);
+}
+
+Error Engine::loadString(llvm::StringRef source, llvm::StringRef bufferName) {
+  Impl &impl = *impl_;
+  std::lock_guard<std::mutex> lock(impl.contextMutex);
+  auto loaded = std::make_unique<LoadedModule>();
+  loaded->source = source.str();
+  std::array<uint8_t, 32> digest =
+      llvm::SHA256::hash(llvm::arrayRefFromStringRef(loaded->source));
+  loaded->sourceHash = llvm::toHex(digest, /*LowerCase=*/true);
+  loaded->sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBuffer(loaded->source, bufferName,
+                                       /*RequiresNullTerminator=*/true),
+      llvm::SMLoc());
+  std::string diagnostics;
+  llvm::raw_string_ostream os(diagnostics);
+  {
+    mlir::SourceMgrDiagnosticHandler handler(loaded->sourceMgr, &impl.context,
+                                             os);
+    loaded->module =
+        mlir::parseSourceFile<mlir::ModuleOp>(loaded->sourceMgr, &impl.context);
+  }
+  if (!loaded->module)
+    return makeError(diagnostics);
+
+  for (mlir::func::FuncOp func : loaded->module->getOps<mlir::func::FuncOp>()) {
+    if (func.isExternal())
+      continue;
+    if (impl.functions.count(func.getSymName()))
+      return makeError("function '" + func.getSymName() +
+                       "' is already loaded");
+    auto fn = std::make_unique<Function::Impl>();
+    fn->engine = &impl;
+    fn->module = loaded.get();
+    fn->name = func.getSymName().str();
+    fn->numResults = func.getNumResults();
+    for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
+      auto type = llvm::dyn_cast<mlir::RankedTensorType>(arg.getType());
+      if (!type || !dtypeOfType(type.getElementType()))
+        return makeError("function '" + fn->name + "': argument #" +
+                         llvm::Twine(i) +
+                         " is not a ranked tensor of a supported dtype");
+      fn->argTypes.push_back(type);
+      fn->argNames.push_back(argumentName(loaded->source, arg.getLoc(), i));
+    }
+    std::string name = fn->name;
+    impl.functions[name] = std::make_unique<Function>(std::move(fn));
+  }
+  impl.modules.push_back(std::move(loaded));
+  return Error::success();
+}
+
+Expected<Function &> Engine::lookup(llvm::StringRef name) {
+  std::lock_guard<std::mutex> lock(impl_->contextMutex);
+  auto it = impl_->functions.find(name);
+  if (it == impl_->functions.end())
+    return makeError("no function named '" + name + "' is loaded");
+  return *it->second;
+}

@@ -1,0 +1,134 @@
+//===- SignatureCache.cpp - Compiled specializations by signature ---------===//
+
+#include "SignatureCache.h"
+
+#include "llvm/ADT/Hashing.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <mutex>
+
+using namespace fuse;
+
+Signature Signature::of(llvm::ArrayRef<Tensor> args) {
+  Signature s;
+  for (const Tensor &t : args) {
+    s.key_.push_back(static_cast<int64_t>(t.dtype()));
+    s.key_.push_back(t.rank());
+    s.key_.append(t.shape().begin(), t.shape().end());
+  }
+  return s;
+}
+
+bool Signature::matches(llvm::ArrayRef<Tensor> args) const {
+  size_t at = 0, size = key_.size();
+  for (const Tensor &t : args) {
+    if (at + 2 > size || key_[at] != static_cast<int64_t>(t.dtype()) ||
+        key_[at + 1] != t.rank())
+      return false;
+    at += 2;
+    if (at + t.rank() > size)
+      return false;
+    for (int64_t d : t.shape())
+      if (key_[at++] != d)
+        return false;
+  }
+  return at == size;
+}
+
+size_t Signature::hash() const {
+  return llvm::hash_combine_range(key_.begin(), key_.end());
+}
+
+std::string Signature::str() const {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "(";
+  for (size_t at = 0; at < key_.size();) {
+    if (at)
+      os << ", ";
+    auto dtype = static_cast<DType>(key_[at]);
+    int64_t rank = key_[at + 1];
+    at += 2;
+    os << "tensor<";
+    for (int64_t d = 0; d < rank; ++d)
+      os << key_[at++] << "x";
+    os << dtypeName(dtype) << ">";
+  }
+  os << ")";
+  return text;
+}
+
+const Specialization *SignatureCache::find(llvm::ArrayRef<Tensor> args) const {
+  const Specialization *last = last_.load(std::memory_order_acquire);
+  if (last && last->signature.matches(args))
+    return last;
+  size_t hash = Signature::of(args).hash();
+  std::shared_lock lock(mutex_);
+  auto it = byHash_.find(hash);
+  if (it == byHash_.end())
+    return nullptr;
+  for (const Specialization *spec : it->second)
+    if (spec->signature.matches(args)) {
+      last_.store(spec, std::memory_order_release);
+      return spec;
+    }
+  return nullptr;
+}
+
+const Specialization *
+SignatureCache::insert(std::unique_ptr<Specialization> spec) {
+  std::unique_lock lock(mutex_);
+  const Specialization *stored = spec.get();
+  byHash_[spec->signature.hash()].push_back(stored);
+  all_.push_back(std::move(spec));
+  last_.store(stored, std::memory_order_release);
+  return stored;
+}
+
+size_t SignatureCache::size() const {
+  std::shared_lock lock(mutex_);
+  return all_.size();
+}
+
+std::string
+SignatureCache::changingDims(llvm::ArrayRef<std::string> argNames) const {
+  std::shared_lock lock(mutex_);
+  if (all_.empty())
+    return "";
+  llvm::ArrayRef<int64_t> first = all_.front()->signature.key();
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  auto note = [&](const std::string &what) {
+    if (!text.empty())
+      os << ", ";
+    os << what;
+  };
+  size_t at = 0;
+  for (size_t arg = 0; at < first.size(); ++arg) {
+    std::string name =
+        arg < argNames.size() ? argNames[arg] : "#" + std::to_string(arg);
+    int64_t rank = first[at + 1];
+    bool layoutChanges = false;
+    for (const auto &spec : all_) {
+      llvm::ArrayRef<int64_t> key = spec->signature.key();
+      if (key.size() != first.size() || key[at] != first[at] ||
+          key[at + 1] != rank)
+        layoutChanges = true;
+    }
+    if (layoutChanges) {
+      // Dtype or rank changes shift everything after: report and stop.
+      note(name + " (dtype or rank)");
+      break;
+    }
+    for (int64_t d = 0; d < rank; ++d) {
+      size_t pos = at + 2 + d;
+      for (const auto &spec : all_)
+        if (spec->signature.key()[pos] != first[pos]) {
+          note(name + "[" + std::to_string(d) + "]");
+          break;
+        }
+    }
+    at += 2 + rank;
+  }
+  return text;
+}

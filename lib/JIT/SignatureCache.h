@@ -1,0 +1,74 @@
+//===- SignatureCache.h - Compiled specializations by signature -*- C++ -*-===//
+
+#ifndef FUSE_LIB_JIT_SIGNATURECACHE_H
+#define FUSE_LIB_JIT_SIGNATURECACHE_H
+
+#include "fuse/Tensor.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <atomic>
+#include <memory>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+namespace fuse {
+
+/// The dtype and shape of one result.
+struct ResultSpec {
+  DType dtype;
+  llvm::SmallVector<int64_t, 4> shape;
+};
+
+/// The dtypes and shapes of a call's arguments, flattened into one vector:
+/// per argument its dtype, rank and dims.
+class Signature {
+public:
+  static Signature of(llvm::ArrayRef<Tensor> args);
+  bool matches(llvm::ArrayRef<Tensor> args) const;
+  bool operator==(const Signature &other) const { return key_ == other.key_; }
+  size_t hash() const;
+  /// "(tensor<64x784xf32>, tensor<64xi32>)".
+  std::string str() const;
+  /// The dims of argument `arg` (dtype and rank must match across the
+  /// signatures compared).
+  llvm::ArrayRef<int64_t> key() const { return key_; }
+
+private:
+  llvm::SmallVector<int64_t, 16> key_;
+};
+
+/// A function compiled for one signature: an entry taking the argument and
+/// result data pointers, and the result types.
+struct Specialization {
+  using Entry = void (*)(void **);
+  Signature signature;
+  Entry entry = nullptr;
+  std::vector<ResultSpec> results;
+};
+
+/// The specializations of one function. Lookups are lock-free for the most
+/// recent signature and take a shared lock otherwise; inserts are exclusive.
+class SignatureCache {
+public:
+  /// The specialization for `args`, or null.
+  const Specialization *find(llvm::ArrayRef<Tensor> args) const;
+  /// Adds a specialization; returns the stored one.
+  const Specialization *insert(std::unique_ptr<Specialization> spec);
+  size_t size() const;
+  /// Names the argument dims (and dtypes) that differ across the cached
+  /// signatures, e.g. "x[0], y[0]".
+  std::string changingDims(llvm::ArrayRef<std::string> argNames) const;
+
+private:
+  mutable std::shared_mutex mutex_;
+  llvm::DenseMap<size_t, llvm::SmallVector<const Specialization *, 1>> byHash_;
+  std::vector<std::unique_ptr<Specialization>> all_;
+  mutable std::atomic<const Specialization *> last_{nullptr};
+};
+
+} // namespace fuse
+
+#endif // FUSE_LIB_JIT_SIGNATURECACHE_H

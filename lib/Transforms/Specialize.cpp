@@ -1,0 +1,160 @@
+//===- Specialize.cpp - The fuse-specialize pass --------------------------===//
+
+#include "Fuse/IR/FuseOps.h"
+#include "fuse/Passes.h"
+
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace fuse {
+#define GEN_PASS_DEF_FUSESPECIALIZE
+#include "fuse/Passes.h.inc"
+} // namespace fuse
+
+using namespace mlir;
+
+/// Whether `given` may replace `declared`: same rank and element type, and
+/// every static declared dim kept.
+static bool refines(Type declared, Type given) {
+  if (declared == given)
+    return true;
+  auto d = dyn_cast<RankedTensorType>(declared);
+  auto g = dyn_cast<RankedTensorType>(given);
+  if (!d || !g || d.getElementType() != g.getElementType() ||
+      d.getRank() != g.getRank())
+    return false;
+  for (auto [dd, gd] : llvm::zip(d.getShape(), g.getShape()))
+    if (!ShapedType::isDynamic(dd) && dd != gd)
+      return false;
+  return true;
+}
+
+/// The result type of a reshape once its input type is known: the one
+/// dynamic dim takes the remaining element count.
+static FailureOr<Type> refineReshape(fuse::ReshapeOp op) {
+  auto in = op.getInput().getType();
+  RankedTensorType out = op.getType();
+  if (!in.hasStaticShape() || out.hasStaticShape())
+    return Type(out);
+  int64_t known = 1;
+  for (int64_t d : out.getShape())
+    if (!ShapedType::isDynamic(d))
+      known *= d;
+  int64_t count = in.getNumElements();
+  if (known == 0 || count % known != 0)
+    return op.emitOpError("cannot reshape ")
+           << in << " (" << count << " elements) into " << out;
+  SmallVector<int64_t> shape(out.getShape());
+  for (int64_t &d : shape)
+    if (ShapedType::isDynamic(d))
+      d = count / known;
+  return Type(RankedTensorType::get(shape, out.getElementType()));
+}
+
+/// A broadcast_to result dim that is dynamic takes the input's static size
+/// (a dim of 1, or a missing one, leaves nothing to infer it from).
+static FailureOr<Type> refineBroadcast(fuse::BroadcastToOp op) {
+  auto in = op.getInput().getType();
+  RankedTensorType out = op.getType();
+  SmallVector<int64_t> shape(out.getShape());
+  int64_t offset = out.getRank() - in.getRank();
+  for (int64_t i = 0; i < out.getRank(); ++i) {
+    if (!ShapedType::isDynamic(shape[i]))
+      continue;
+    int64_t from = i >= offset ? in.getDimSize(i - offset) : 1;
+    if (ShapedType::isDynamic(from) || from == 1)
+      return op.emitOpError("cannot infer the size of dynamic result dim ")
+             << i << " from input " << in;
+    shape[i] = from;
+  }
+  return Type(RankedTensorType::get(shape, out.getElementType()));
+}
+
+/// Recomputes the result types of `op` from its (refined) operands.
+static LogicalResult refineResults(Operation *op) {
+  if (op->getNumResults() == 0)
+    return success();
+  SmallVector<Type> types;
+  if (auto infer = dyn_cast<InferTypeOpInterface>(op)) {
+    if (failed(infer.inferReturnTypes(
+            op->getContext(), op->getLoc(), op->getOperands(),
+            op->getRawDictionaryAttrs(), op->getPropertiesStorage(),
+            op->getRegions(), types)))
+      return failure();
+  } else if (auto reshape = dyn_cast<fuse::ReshapeOp>(op)) {
+    FailureOr<Type> type = refineReshape(reshape);
+    if (failed(type))
+      return failure();
+    types.push_back(*type);
+  } else if (auto broadcast = dyn_cast<fuse::BroadcastToOp>(op)) {
+    FailureOr<Type> type = refineBroadcast(broadcast);
+    if (failed(type))
+      return failure();
+    types.push_back(*type);
+  } else if (auto dropout = dyn_cast<fuse::DropoutOp>(op)) {
+    types.push_back(dropout.getInput().getType());
+  } else if (isa<fuse::ConstantOp>(op)) {
+    return success();
+  } else {
+    return op->emitOpError("cannot be specialized to concrete shapes");
+  }
+  for (auto [result, type] : llvm::zip(op->getResults(), types)) {
+    if (!refines(result.getType(), type))
+      return op->emitOpError("result type ")
+             << result.getType() << " contradicts the specialized " << type;
+    result.setType(type);
+  }
+  return success();
+}
+
+LogicalResult fuse::specializeFunction(func::FuncOp func, TypeRange argTypes) {
+  FunctionType type = func.getFunctionType();
+  if (argTypes.size() != type.getNumInputs())
+    return func.emitError("expected ")
+           << type.getNumInputs() << " argument types, got " << argTypes.size();
+  for (auto [i, declared, given] : llvm::enumerate(type.getInputs(), argTypes))
+    if (!refines(declared, given))
+      return func.emitError("argument ")
+             << i << " of type " << given << " does not fit the declared "
+             << declared;
+  if (!func.getBody().hasOneBlock())
+    return func.emitError("can only specialize single-block functions");
+
+  Block &entry = func.front();
+  for (auto [arg, given] : llvm::zip(entry.getArguments(), argTypes))
+    arg.setType(given);
+  for (Operation &op : entry.without_terminator())
+    if (failed(refineResults(&op)))
+      return failure();
+  func.setType(FunctionType::get(func.getContext(), argTypes,
+                                 entry.getTerminator()->getOperandTypes()));
+  return success();
+}
+
+namespace {
+struct FuseSpecializePass : fuse::impl::FuseSpecializeBase<FuseSpecializePass> {
+  using Base::Base;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto func = module.lookupSymbol<func::FuncOp>(function);
+    if (!func) {
+      module.emitError("fuse-specialize: no function named '")
+          << function << "'";
+      return signalPassFailure();
+    }
+    SmallVector<Type> types;
+    for (const std::string &text : argTypes) {
+      Type type = parseType(text, &getContext());
+      if (!type) {
+        module.emitError("fuse-specialize: cannot parse type '") << text << "'";
+        return signalPassFailure();
+      }
+      types.push_back(type);
+    }
+    if (failed(fuse::specializeFunction(func, types)))
+      signalPassFailure();
+  }
+};
+} // namespace

@@ -1,0 +1,69 @@
+//===- TestUtils.h - Helpers for tests that JIT real code -------*- C++ -*-===//
+
+#ifndef FUSE_TEST_UNITTESTS_TESTUTILS_H
+#define FUSE_TEST_UNITTESTS_TESTUTILS_H
+
+#include "fuse/Engine.h"
+
+#include "llvm/Support/Error.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+namespace fuse::testing {
+
+/// Unwraps an Expected, failing the test with its message.
+template <typename T> T unwrap(llvm::Expected<T> value) {
+  if (!value) {
+    ADD_FAILURE() << llvm::toString(value.takeError());
+    std::abort();
+  }
+  return std::move(*value);
+}
+template <typename T> T &unwrap(llvm::Expected<T &> value) {
+  if (!value) {
+    ADD_FAILURE() << llvm::toString(value.takeError());
+    std::abort();
+  }
+  return *value;
+}
+
+/// The message of an expected error ("" when there was none).
+template <typename T> std::string errorOf(llvm::Expected<T> value) {
+  if (value)
+    return "";
+  return llvm::toString(value.takeError());
+}
+inline std::string errorOf(llvm::Error error) {
+  return error ? llvm::toString(std::move(error)) : "";
+}
+
+/// An engine without the disk cache, so tests compile for real.
+inline std::unique_ptr<Engine> makeEngine(llvm::StringRef source) {
+  EngineOptions options;
+  options.diskCache = false;
+  std::unique_ptr<Engine> engine = unwrap(Engine::create(options));
+  if (llvm::Error e = engine->loadString(source)) {
+    ADD_FAILURE() << llvm::toString(std::move(e));
+    std::abort();
+  }
+  return engine;
+}
+
+/// Uniform random f32 values in [lo, hi).
+inline Tensor randomTensor(llvm::ArrayRef<int64_t> shape, unsigned seed,
+                           float lo = -1.0f, float hi = 1.0f) {
+  Tensor t = Tensor::empty(DType::F32, shape);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    t.data<float>()[i] = dist(rng);
+  return t;
+}
+
+} // namespace fuse::testing
+
+#endif // FUSE_TEST_UNITTESTS_TESTUTILS_H
