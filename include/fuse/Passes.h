@@ -5,9 +5,12 @@
 
 #include "mlir/Pass/Pass.h"
 
-namespace mlir::func {
+namespace mlir {
+class ModuleOp;
+namespace func {
 class FuncOp;
-} // namespace mlir::func
+} // namespace func
+} // namespace mlir
 
 namespace fuse {
 
@@ -20,6 +23,13 @@ namespace fuse {
 /// specialized; the function is then left in an unspecified state.
 mlir::LogicalResult specializeFunction(mlir::func::FuncOp func,
                                        mlir::TypeRange argTypes);
+
+/// Erases every function of `module` but `name`, renames it to `symbol`
+/// (unless empty), and specializes it to `argTypes`; then verifies the module.
+/// This is how one entry is prepared for compilation.
+mlir::FailureOr<mlir::func::FuncOp>
+isolateAndSpecialize(mlir::ModuleOp module, llvm::StringRef name,
+                     mlir::TypeRange argTypes, llvm::StringRef symbol = {});
 
 #define GEN_PASS_REGISTRATION
 #include "fuse/Passes.h.inc"

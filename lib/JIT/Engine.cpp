@@ -7,6 +7,7 @@
 #include "fuse/Codegen.h"
 #include "fuse/Passes.h"
 #include "fuse/Pipeline.h"
+#include "fuse/SourceNames.h"
 #include "fuse/Version.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -90,30 +91,6 @@ mlir::Type mlirType(DType dtype, mlir::MLIRContext *context) {
     return b.getI64Type();
   }
   return {};
-}
-
-/// The name `%x` of an argument defined at `loc` in `source`.
-std::string argumentName(llvm::StringRef source, mlir::Location loc,
-                         size_t index) {
-  std::string fallback = "#" + std::to_string(index);
-  auto fileLoc = llvm::dyn_cast<mlir::FileLineColLoc>(loc);
-  if (!fileLoc)
-    return fallback;
-  size_t offset = 0;
-  for (unsigned line = 1; line < fileLoc.getLine(); ++line) {
-    offset = source.find('\n', offset);
-    if (offset == llvm::StringRef::npos)
-      return fallback;
-    ++offset;
-  }
-  offset += fileLoc.getColumn() - 1;
-  if (offset >= source.size() || source[offset] != '%')
-    return fallback;
-  size_t end = offset + 1;
-  while (end < source.size() && (llvm::isAlnum(source[end]) ||
-                                 llvm::StringRef("_$.-").contains(source[end])))
-    ++end;
-  return end > offset + 1 ? source.slice(offset + 1, end).str() : fallback;
 }
 
 struct LoadedModule {
@@ -223,26 +200,18 @@ Expected<CachedObject> Function::Impl::compile(llvm::ArrayRef<Tensor> args,
 
   // A private copy holding only this function, specialized.
   mlir::OwningOpRef<mlir::ModuleOp> clone = module->module->clone();
-  mlir::func::FuncOp func;
-  for (mlir::func::FuncOp f :
-       llvm::make_early_inc_range(clone->getOps<mlir::func::FuncOp>())) {
-    if (f.getSymName() == name)
-      func = f;
-    else
-      f.erase();
-  }
-  func.setSymName(kFunctionSymbol);
-  func.setPublic();
   llvm::SmallVector<mlir::Type> types;
   for (const Tensor &arg : args)
     types.push_back(mlir::RankedTensorType::get(
         arg.shape(), mlirType(arg.dtype(), &context)));
-  if (failed(specializeFunction(func, types)) || failed(mlir::verify(*clone)))
+  mlir::FailureOr<mlir::func::FuncOp> func =
+      isolateAndSpecialize(*clone, name, types, kFunctionSymbol);
+  if (failed(func))
     return makeError("cannot specialize '" + name + "' for " +
                      Signature::of(args).str() + ":\n" + diagnostics);
 
   CachedObject entry;
-  for (mlir::Type type : func.getResultTypes()) {
+  for (mlir::Type type : func->getResultTypes()) {
     auto tensor = llvm::dyn_cast<mlir::RankedTensorType>(type);
     std::optional<DType> dtype =
         tensor ? dtypeOfType(tensor.getElementType()) : std::nullopt;
@@ -528,6 +497,7 @@ Error Engine::loadString(llvm::StringRef source, llvm::StringRef bufferName) {
   }
   if (!loaded->module)
     return makeError(diagnostics);
+  nameArguments(*loaded->module, loaded->sourceMgr);
 
   for (mlir::func::FuncOp func : loaded->module->getOps<mlir::func::FuncOp>()) {
     if (func.isExternal())
@@ -547,7 +517,7 @@ Error Engine::loadString(llvm::StringRef source, llvm::StringRef bufferName) {
                          llvm::Twine(i) +
                          " is not a ranked tensor of a supported dtype");
       fn->argTypes.push_back(type);
-      fn->argNames.push_back(argumentName(loaded->source, arg.getLoc(), i));
+      fn->argNames.push_back(argumentName(func, i));
     }
     std::string name = fn->name;
     impl.functions[name] = std::make_unique<Function>(std::move(fn));

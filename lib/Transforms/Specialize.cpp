@@ -7,6 +7,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/IR/Verifier.h"
 
 namespace fuse {
 #define GEN_PASS_DEF_FUSESPECIALIZE
@@ -131,6 +132,28 @@ LogicalResult fuse::specializeFunction(func::FuncOp func, TypeRange argTypes) {
   func.setType(FunctionType::get(func.getContext(), argTypes,
                                  entry.getTerminator()->getOperandTypes()));
   return success();
+}
+
+FailureOr<func::FuncOp> fuse::isolateAndSpecialize(ModuleOp module,
+                                                   StringRef name,
+                                                   TypeRange argTypes,
+                                                   StringRef symbol) {
+  func::FuncOp entry;
+  for (func::FuncOp f :
+       llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
+    if (f.getSymName() == name)
+      entry = f;
+    else
+      f.erase();
+  }
+  if (!entry)
+    return module.emitError("no function named '") << name << "'";
+  if (!symbol.empty())
+    entry.setSymName(symbol);
+  entry.setPublic();
+  if (failed(specializeFunction(entry, argTypes)) || failed(verify(module)))
+    return failure();
+  return entry;
 }
 
 namespace {

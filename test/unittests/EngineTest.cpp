@@ -2,7 +2,13 @@
 
 #include "TestUtils.h"
 
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+
 #include <gtest/gtest.h>
+
+#include <thread>
 
 using namespace fuse;
 using namespace fuse::testing;
@@ -36,6 +42,300 @@ TEST(Engine, CallsAndChecksNumbers) {
         expected += x.at<float>({i, k}) * w.at<float>({k, j});
       EXPECT_NEAR(results[0].at<float>({i, j}), expected, 1e-5f);
     }
+}
+
+TEST(Engine, CacheHitsCompileNothing) {
+  auto engine = makeEngine(kAffine);
+  Function &f = unwrap(engine->lookup("affine"));
+  Tensor w = randomTensor({4, 3}, 2), b = randomTensor({3}, 3);
+  unwrap(f.call({randomTensor({5, 4}, 1), w, b}));
+  FunctionStats first = f.stats();
+  EXPECT_EQ(first.signatures, 1u);
+  EXPECT_EQ(first.misses, 1u);
+  EXPECT_EQ(first.hits, 0u);
+  EXPECT_GT(first.compileMillis, 0.0);
+  for (int i = 0; i < 10; ++i)
+    unwrap(f.call({randomTensor({5, 4}, i), w, b}));
+  FunctionStats later = f.stats();
+  EXPECT_EQ(later.signatures, 1u);
+  EXPECT_EQ(later.misses, 1u);
+  EXPECT_EQ(later.hits, 10u);
+  EXPECT_EQ(later.compileMillis, first.compileMillis);
+  // A new batch size is a new signature.
+  unwrap(f.call({randomTensor({7, 4}, 1), w, b}));
+  EXPECT_EQ(f.stats().signatures, 2u);
+  // And the first one is still cached.
+  unwrap(f.call({randomTensor({5, 4}, 1), w, b}));
+  EXPECT_EQ(f.stats().signatures, 2u);
+  EXPECT_EQ(f.stats().hits, 11u);
+}
+
+TEST(Engine, RetraceWarningNamesTheChangingDims) {
+  std::string warnings;
+  llvm::raw_string_ostream os(warnings);
+  EngineOptions options;
+  options.diskCache = false;
+  options.retraceWarningThreshold = 2;
+  options.warnings = &os;
+  auto engine = unwrap(Engine::create(options));
+  ASSERT_FALSE(engine->loadString(kAffine));
+  Function &f = unwrap(engine->lookup("affine"));
+  Tensor w = randomTensor({4, 3}, 2), b = randomTensor({3}, 3);
+  for (int64_t batch : {1, 2, 3, 4, 5})
+    unwrap(f.call({randomTensor({batch, 4}, 1), w, b}));
+  EXPECT_EQ(f.stats().signatures, 5u);
+  EXPECT_NE(warnings.find("'affine' has been specialized for 3 signatures"),
+            std::string::npos)
+      << warnings;
+  EXPECT_NE(warnings.find("Changing: x[0]."), std::string::npos) << warnings;
+  // Once only.
+  EXPECT_EQ(warnings.find("fuse: warning", 1), std::string::npos) << warnings;
+}
+
+/// A fresh directory for a disk cache, removed at the end.
+struct TempDir {
+  llvm::SmallString<128> path;
+  TempDir() {
+    if (llvm::sys::fs::createUniqueDirectory("fuse-test-cache", path))
+      std::abort();
+  }
+  ~TempDir() { llvm::sys::fs::remove_directories(path); }
+  std::vector<std::string> files() const {
+    std::vector<std::string> out;
+    std::error_code ec;
+    for (llvm::sys::fs::directory_iterator it(path, ec), end; it != end && !ec;
+         it.increment(ec))
+      out.push_back(it->path());
+    return out;
+  }
+};
+
+void truncateFile(const std::string &file, uint64_t size) {
+  auto buffer = llvm::MemoryBuffer::getFile(file);
+  ASSERT_TRUE(bool(buffer));
+  std::string bytes = (*buffer)->getBuffer().take_front(size).str();
+  std::error_code ec;
+  llvm::raw_fd_ostream os(file, ec);
+  os << bytes;
+}
+
+std::unique_ptr<Engine> makeCachedEngine(llvm::StringRef dir) {
+  EngineOptions options;
+  options.cacheDir = dir.str();
+  auto engine = unwrap(Engine::create(options));
+  if (llvm::Error e = engine->loadString(kAffine)) {
+    ADD_FAILURE() << llvm::toString(std::move(e));
+    std::abort();
+  }
+  return engine;
+}
+
+TEST(Engine, DiskCacheSkipsCodegenInANewEngine) {
+  TempDir dir;
+  Tensor x = randomTensor({5, 4}, 1), w = randomTensor({4, 3}, 2),
+         b = randomTensor({3}, 3);
+  std::vector<Tensor> expected;
+  {
+    auto engine = makeCachedEngine(dir.path);
+    Function &f = unwrap(engine->lookup("affine"));
+    expected = unwrap(f.call({x, w, b}));
+    EXPECT_EQ(f.stats().diskHits, 0u);
+  }
+  ASSERT_EQ(dir.files().size(), 1u);
+  auto engine = makeCachedEngine(dir.path);
+  Function &f = unwrap(engine->lookup("affine"));
+  std::vector<Tensor> results = unwrap(f.call({x, w, b}));
+  EXPECT_EQ(f.stats().diskHits, 1u);
+  ASSERT_EQ(results[0].shape(), expected[0].shape());
+  for (int64_t i = 0; i < results[0].numElements(); ++i)
+    EXPECT_EQ(results[0].data<float>()[i], expected[0].data<float>()[i]);
+}
+
+TEST(Engine, CorruptCacheEntryIsRecompiled) {
+  TempDir dir;
+  Tensor x = randomTensor({5, 4}, 1), w = randomTensor({4, 3}, 2),
+         b = randomTensor({3}, 3);
+  std::vector<Tensor> expected;
+  {
+    auto engine = makeCachedEngine(dir.path);
+    expected = unwrap(unwrap(engine->lookup("affine")).call({x, w, b}));
+  }
+  ASSERT_EQ(dir.files().size(), 1u);
+  std::string file = dir.files().front();
+  uint64_t size;
+  ASSERT_FALSE(llvm::sys::fs::file_size(file, size));
+  for (uint64_t keep : {size / 2, uint64_t(4)}) {
+    // Truncate the entry.
+    truncateFile(file, keep);
+    auto engine = makeCachedEngine(dir.path);
+    Function &f = unwrap(engine->lookup("affine"));
+    std::vector<Tensor> results = unwrap(f.call({x, w, b}));
+    EXPECT_EQ(f.stats().diskHits, 0u);
+    EXPECT_EQ(results[0].data<float>()[0], expected[0].data<float>()[0]);
+  }
+  {
+    // Flip one byte of the object: the checksum catches it.
+    auto buffer = llvm::MemoryBuffer::getFile(file);
+    ASSERT_TRUE(bool(buffer));
+    std::string bytes = (*buffer)->getBuffer().str();
+    bytes[bytes.size() - 7] ^= 0x5a;
+    std::error_code ec;
+    llvm::raw_fd_ostream os(file, ec);
+    os << bytes;
+  }
+  auto engine = makeCachedEngine(dir.path);
+  Function &f = unwrap(engine->lookup("affine"));
+  std::vector<Tensor> results = unwrap(f.call({x, w, b}));
+  EXPECT_EQ(f.stats().diskHits, 0u);
+  EXPECT_EQ(results[0].data<float>()[0], expected[0].data<float>()[0]);
+}
+
+TEST(Engine, TwoThreadsCompileOneSignatureOnce) {
+  auto engine = makeEngine(kAffine);
+  Function &f = unwrap(engine->lookup("affine"));
+  Tensor w = randomTensor({4, 3}, 2), b = randomTensor({3}, 3);
+  std::vector<std::vector<Tensor>> results(4);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 20; ++i)
+        results[t] = unwrap(f.call({randomTensor({6, 4}, 9), w, b}));
+    });
+  for (std::thread &t : threads)
+    t.join();
+  EXPECT_EQ(f.stats().signatures, 1u);
+  EXPECT_EQ(f.stats().misses, 1u);
+  EXPECT_EQ(f.stats().hits, 79u);
+  for (int t = 1; t < 4; ++t)
+    for (int64_t i = 0; i < 18; ++i)
+      EXPECT_EQ(results[t][0].data<float>()[i], results[0][0].data<float>()[i]);
+}
+
+TEST(Engine, ThreadsCallDifferentFunctions) {
+  auto engine = makeEngine(std::string(kAffine) + R"mlir(
+func.func @double(%x: tensor<?xf32>) -> tensor<?xf32> {
+  %y = fuse.add %x, %x : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+  return %y : tensor<?xf32>
+}
+)mlir");
+  Function &affine = unwrap(engine->lookup("affine"));
+  Function &twice = unwrap(engine->lookup("double"));
+  std::thread a([&] {
+    for (int64_t n = 1; n <= 4; ++n)
+      unwrap(affine.call({randomTensor({n, 4}, 1), randomTensor({4, 3}, 2),
+                          randomTensor({3}, 3)}));
+  });
+  std::thread b([&] {
+    for (int64_t n = 1; n <= 4; ++n) {
+      Tensor x = randomTensor({n}, 4);
+      Tensor y = unwrap(twice.call({x}))[0];
+      for (int64_t i = 0; i < n; ++i)
+        EXPECT_EQ(y.data<float>()[i], 2 * x.data<float>()[i]);
+    }
+  });
+  a.join();
+  b.join();
+  EXPECT_EQ(affine.stats().signatures, 4u);
+  EXPECT_EQ(twice.stats().signatures, 4u);
+}
+
+TEST(Engine, NonContiguousArgumentsAreCopied) {
+  auto engine = makeEngine(kAffine);
+  Function &f = unwrap(engine->lookup("affine"));
+  // x is the transpose of a 4x5 buffer: a strided 5x4 view.
+  Tensor buffer = randomTensor({4, 5}, 1);
+  Tensor x = Tensor::view(buffer.data(), DType::F32, {5, 4}, {1, 5});
+  ASSERT_FALSE(x.isContiguous());
+  Tensor w = randomTensor({4, 3}, 2), b = randomTensor({3}, 3);
+  Tensor y = unwrap(f.call({x, w, b}))[0];
+  Tensor reference = unwrap(f.call({x.contiguousCopy(), w, b}))[0];
+  for (int64_t i = 0; i < 15; ++i)
+    EXPECT_EQ(y.data<float>()[i], reference.data<float>()[i]);
+}
+
+TEST(Engine, CallIntoWritesCallerBuffers) {
+  auto engine = makeEngine(kAffine);
+  Function &f = unwrap(engine->lookup("affine"));
+  Tensor x = randomTensor({5, 4}, 1), w = randomTensor({4, 3}, 2),
+         b = randomTensor({3}, 3);
+  std::vector<Tensor> out = unwrap(f.allocateResults({x, w, b}));
+  ASSERT_FALSE(f.callInto({x, w, b}, out));
+  Tensor reference = unwrap(f.call({x, w, b}))[0];
+  for (int64_t i = 0; i < 15; ++i)
+    EXPECT_EQ(out[0].data<float>()[i], reference.data<float>()[i]);
+  Tensor wrong = Tensor::zeros(DType::F32, {3, 5});
+  EXPECT_EQ(errorOf(f.callInto({x, w, b}, {wrong})),
+            "result #0 of 'affine': expected tensor<5x3xf32>, got "
+            "tensor<3x5xf32>");
+  EXPECT_EQ(errorOf(f.callInto({x, w, b}, {})),
+            "function 'affine' returns 1 results, got 0 result tensors");
+}
+
+TEST(Engine, ErrorsNameTheArgument) {
+  auto engine = makeEngine(kAffine);
+  EXPECT_EQ(errorOf(engine->lookup("nope")),
+            "no function named 'nope' is loaded");
+  Function &f = unwrap(engine->lookup("affine"));
+  Tensor x = randomTensor({5, 4}, 1), w = randomTensor({4, 3}, 2),
+         b = randomTensor({3}, 3);
+  EXPECT_EQ(errorOf(f.call({x, w})),
+            "function 'affine' takes 3 arguments, got 2");
+  EXPECT_EQ(errorOf(f.call({x, Tensor::zeros(DType::I32, {4, 3}), b})),
+            "argument 'w' (#1) of 'affine': expected tensor<4x3xf32>, got "
+            "dtype i32");
+  EXPECT_EQ(errorOf(f.call({randomTensor({5, 4, 1}, 1), w, b})),
+            "argument 'x' (#0) of 'affine': expected tensor<?x4xf32> of rank "
+            "2, got rank 3 (tensor<5x4x1xf32>)");
+  EXPECT_EQ(errorOf(f.call({randomTensor({5, 3}, 1), w, b})),
+            "argument 'x' (#0) of 'affine': dim 1 is 3, expected 4 "
+            "(tensor<?x4xf32>)");
+  EXPECT_EQ(errorOf(f.call({Tensor::view(nullptr, DType::F32, {5, 4}), w, b})),
+            "argument 'x' (#0) of 'affine' has no data (null pointer)");
+  EXPECT_EQ(
+      errorOf(f.call({Tensor::view(x.data(), DType::F32, {-1, 4}), w, b})),
+      "argument 'x' (#0) of 'affine': dim 0 is negative (-1)");
+  // Errors are not cached as signatures.
+  EXPECT_EQ(f.stats().signatures, 0u);
+  // A zero-sized tensor needs no data.
+  std::vector<Tensor> empty =
+      unwrap(f.call({Tensor::view(nullptr, DType::F32, {0, 4}), w, b}));
+  EXPECT_EQ(empty[0].shape(), llvm::ArrayRef<int64_t>({0, 3}));
+}
+
+TEST(Engine, ShapeConflictAtCallTimeIsALocatedError) {
+  auto engine = makeEngine(R"mlir(
+func.func @loss(%logits: tensor<?x10xf32>, %labels: tensor<?xi32>)
+    -> tensor<f32> {
+  %l = fuse.softmax_cross_entropy %logits, %labels
+      : (tensor<?x10xf32>, tensor<?xi32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+)mlir");
+  Function &f = unwrap(engine->lookup("loss"));
+  std::string error = errorOf(
+      f.call({randomTensor({4, 10}, 1), Tensor::zeros(DType::I32, {5})}));
+  EXPECT_NE(error.find("cannot specialize 'loss' for (tensor<4x10xf32>, "
+                       "tensor<5xi32>)"),
+            std::string::npos)
+      << error;
+  EXPECT_NE(error.find("<string>:4:8: error: batch size of labels (5) does "
+                       "not match the logits' (4)"),
+            std::string::npos)
+      << error;
+}
+
+TEST(Engine, LoadErrors) {
+  auto engine = unwrap(Engine::create());
+  EXPECT_EQ(errorOf(engine->loadFile("/no/such/file.mlir")),
+            "cannot open '/no/such/file.mlir': No such file or directory");
+  std::string error = errorOf(engine->loadString(
+      "func.func @f(%x: tensor<4xf32>) {\n  %0 = fuse.bogus %x\n}", "m.mlir"));
+  EXPECT_NE(error.find("m.mlir:2:8: error: custom op 'fuse.bogus' is unknown"),
+            std::string::npos)
+      << error;
+  ASSERT_FALSE(engine->loadString(kAffine));
+  EXPECT_EQ(errorOf(engine->loadString(kAffine)),
+            "function 'affine' is already loaded");
 }
 
 } // namespace

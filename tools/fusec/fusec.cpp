@@ -1,13 +1,20 @@
 //===- fusec.cpp - The Fuse compiler driver -------------------------------===//
 //
-// Parses and verifies a .mlir file in the fuse dialect, runs the Fuse
-// pipeline and prints the result.
+// `fusec FILE.mlir` parses and verifies a module in the fuse dialect, runs
+// the Fuse pipeline up to the level `--emit` names and writes the result.
+// `fusec run` JIT-compiles and calls a function (RunCommand.cpp).
 //
 //===----------------------------------------------------------------------===//
 
+#include "Commands.h"
+
+#include "fuse/Codegen.h"
+#include "fuse/Passes.h"
 #include "fuse/Pipeline.h"
+#include "fuse/SourceNames.h"
 #include "fuse/Version.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -17,26 +24,45 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
 #include "llvm/Config/llvm-config.h"
-#include "llvm/Support/CommandLine.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Target/TargetMachine.h"
 
 using namespace mlir;
 namespace cl = llvm::cl;
 
 namespace {
-enum class Emit { Fuse };
+enum class Emit { Fuse, Linalg, LLVMMLIR, LLVMIR, Asm, Obj };
 
 cl::opt<std::string> inputFilename(cl::Positional,
                                    cl::desc("<input .mlir file>"),
-                                   cl::init("-"));
+                                   cl::init("-"),
+                                   cl::sub(cl::SubCommand::getTopLevel()));
 cl::opt<std::string> outputFilename("o", cl::desc("Output file"),
-                                    cl::value_desc("filename"), cl::init("-"));
-cl::opt<Emit> emit("emit", cl::desc("What to emit"),
-                   cl::values(clEnumValN(Emit::Fuse, "fuse",
-                                         "the verified, simplified fuse IR")),
-                   cl::init(Emit::Fuse));
+                                    cl::value_desc("filename"), cl::init("-"),
+                                    cl::sub(cl::SubCommand::getTopLevel()));
+cl::opt<Emit>
+    emit("emit", cl::desc("What to emit"), cl::init(Emit::Fuse),
+         cl::sub(cl::SubCommand::getTopLevel()),
+         cl::values(
+             clEnumValN(Emit::Fuse, "fuse", "the verified, simplified fuse IR"),
+             clEnumValN(Emit::Linalg, "linalg", "tensor-level linalg"),
+             clEnumValN(Emit::LLVMMLIR, "llvm-mlir", "the MLIR LLVM dialect"),
+             clEnumValN(Emit::LLVMIR, "llvm-ir", "LLVM IR, optimized at O3"),
+             clEnumValN(Emit::Asm, "asm", "assembly for the host CPU"),
+             clEnumValN(Emit::Obj, "obj", "an object file for the host CPU")));
+cl::opt<std::string>
+    entry("entry", cl::desc("The function to compile (default: the only one)"),
+          cl::sub(cl::SubCommand::getTopLevel()));
+cl::list<std::string>
+    shapes("shape",
+           cl::desc("Concrete shape of an argument: NAME=DIMS or INDEX=DIMS, "
+                    "e.g. --shape=x=64x28x28"),
+           cl::sub(cl::SubCommand::getTopLevel()));
 } // namespace
 
 static void printVersion(llvm::raw_ostream &os) {
@@ -44,11 +70,114 @@ static void printVersion(llvm::raw_ostream &os) {
      << LLVM_VERSION_STRING << "\n";
 }
 
+/// The entry function: --entry, or the module's only function.
+static FailureOr<func::FuncOp> findEntry(ModuleOp module) {
+  SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
+  if (!entry.empty()) {
+    for (func::FuncOp f : funcs)
+      if (f.getSymName() == entry)
+        return f;
+    return module.emitError("no function named '") << entry << "'";
+  }
+  if (funcs.size() != 1)
+    return module.emitError("the module has ")
+           << funcs.size() << " functions; choose one with --entry";
+  return funcs.front();
+}
+
+/// The argument types with --shape applied.
+static FailureOr<SmallVector<Type>> specializedTypes(func::FuncOp func) {
+  SmallVector<Type> types(func.getArgumentTypes());
+  for (StringRef spec : shapes) {
+    auto [key, dims] = spec.split('=');
+    std::optional<unsigned> index;
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      if (fuse::argumentName(func, i) == key || std::to_string(i) == key)
+        index = i;
+    if (!index)
+      return func.emitError("--shape=")
+             << spec << ": no argument '" << key << "'";
+    SmallVector<int64_t> shape;
+    SmallVector<StringRef> parts;
+    if (!dims.empty())
+      dims.split(parts, 'x');
+    for (StringRef part : parts) {
+      int64_t d;
+      if (part.getAsInteger(10, d) || d < 0)
+        return func.emitError("--shape=")
+               << spec << ": bad dim '" << part << "'";
+      shape.push_back(d);
+    }
+    auto declared = dyn_cast<RankedTensorType>(types[*index]);
+    if (!declared)
+      return func.emitError("--shape=") << spec << ": not a tensor argument";
+    types[*index] = RankedTensorType::get(shape, declared.getElementType());
+  }
+  for (auto [i, type] : llvm::enumerate(types))
+    if (auto tensor = dyn_cast<RankedTensorType>(type);
+        tensor && !tensor.hasStaticShape())
+      return func.emitError("argument '")
+             << fuse::argumentName(func, i) << "' has dynamic dims " << type
+             << "; give its shape with --shape=" << fuse::argumentName(func, i)
+             << "=DIMS";
+  return types;
+}
+
+/// Translates, optimizes and emits LLVM IR, assembly or an object.
+static LogicalResult emitNative(ModuleOp module, llvm::raw_ostream &os) {
+  llvm::LLVMContext llvmContext;
+  auto fail = [&](llvm::Error e) {
+    llvm::errs() << "fusec: error: " << llvm::toString(std::move(e)) << "\n";
+    return failure();
+  };
+  llvm::Expected<std::unique_ptr<llvm::Module>> llvmModule =
+      fuse::translateToLLVMIR(module, llvmContext);
+  if (!llvmModule)
+    return fail(llvmModule.takeError());
+  llvm::Expected<llvm::orc::JITTargetMachineBuilder> builder =
+      fuse::hostMachineBuilder();
+  if (!builder)
+    return fail(builder.takeError());
+  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> machine =
+      builder->createTargetMachine();
+  if (!machine)
+    return fail(machine.takeError());
+  if (llvm::Error e = fuse::optimizeModule(**llvmModule, **machine))
+    return fail(std::move(e));
+  if (emit == Emit::LLVMIR) {
+    (*llvmModule)->print(os, nullptr);
+    return success();
+  }
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> code =
+      fuse::emitMachineCode(**llvmModule, **machine,
+                            emit == Emit::Asm ? fuse::EmitKind::Assembly
+                                              : fuse::EmitKind::Object);
+  if (!code)
+    return fail(code.takeError());
+  os << (*code)->getBuffer();
+  return success();
+}
+
 static LogicalResult compile(MLIRContext &context, llvm::SourceMgr &sourceMgr,
                              llvm::raw_ostream &os) {
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return failure();
+  fuse::nameArguments(*module, sourceMgr);
+
+  // Lowering compiles one specialized entry; printing fuse IR keeps the
+  // whole module unless an entry or shapes are asked for.
+  if (emit != Emit::Fuse || !entry.empty() || !shapes.empty()) {
+    FailureOr<func::FuncOp> func = findEntry(*module);
+    if (failed(func))
+      return failure();
+    FailureOr<SmallVector<Type>> types = specializedTypes(*func);
+    if (failed(types))
+      return failure();
+    std::string name = func->getSymName().str();
+    if (failed(fuse::isolateAndSpecialize(*module, name, *types)))
+      return failure();
+  }
 
   PassManager pm(&context);
   if (failed(applyPassManagerCLOptions(pm)))
@@ -57,26 +186,22 @@ static LogicalResult compile(MLIRContext &context, llvm::SourceMgr &sourceMgr,
   applyDefaultTimingManagerCLOptions(*timing);
   if (timing->isEnabled())
     pm.enableTiming(std::move(timing));
-  switch (emit) {
-  case Emit::Fuse:
-    fuse::buildSimplifyPipeline(pm);
-    break;
-  }
+  fuse::buildSimplifyPipeline(pm);
+  if (emit != Emit::Fuse)
+    fuse::buildLowerToLinalgPipeline(pm);
+  if (emit != Emit::Fuse && emit != Emit::Linalg)
+    fuse::buildLowerToLLVMPipeline(pm);
   if (failed(pm.run(*module)))
     return failure();
-  module->print(os);
-  return success();
+
+  if (emit == Emit::Fuse || emit == Emit::Linalg || emit == Emit::LLVMMLIR) {
+    module->print(os);
+    return success();
+  }
+  return emitNative(*module, os);
 }
 
-int main(int argc, char **argv) {
-  llvm::InitLLVM init(argc, argv);
-  registerAsmPrinterCLOptions();
-  registerMLIRContextCLOptions();
-  registerPassManagerCLOptions();
-  registerDefaultTimingManagerCLOptions();
-  cl::SetVersionPrinter(printVersion);
-  cl::ParseCommandLineOptions(argc, argv, "fusec: the Fuse compiler\n");
-
+int fusec::compileMain() {
   DialectRegistry registry;
   fuse::registerDialects(registry);
   MLIRContext context(registry);
@@ -102,4 +227,22 @@ int main(int argc, char **argv) {
     return 1;
   output->keep();
   return 0;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  registerAsmPrinterCLOptions();
+  registerMLIRContextCLOptions();
+  registerPassManagerCLOptions();
+  registerDefaultTimingManagerCLOptions();
+  cl::SetVersionPrinter(printVersion);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "fusec: the Fuse compiler\n\n"
+      "  fusec FILE.mlir [--emit=KIND] [--entry=F] [--shape=ARG=DIMS]... "
+      "[-o OUT]\n"
+      "  fusec run FILE.mlir --entry=F --arg=SPEC...\n");
+  if (fusec::runCommand)
+    return fusec::runMain();
+  return fusec::compileMain();
 }
