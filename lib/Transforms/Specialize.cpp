@@ -2,6 +2,7 @@
 
 #include "Fuse/IR/FuseOps.h"
 #include "fuse/Passes.h"
+#include "fuse/SourceNames.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -117,9 +118,9 @@ LogicalResult fuse::specializeFunction(func::FuncOp func, TypeRange argTypes) {
            << type.getNumInputs() << " argument types, got " << argTypes.size();
   for (auto [i, declared, given] : llvm::enumerate(type.getInputs(), argTypes))
     if (!refines(declared, given))
-      return func.emitError("argument ")
-             << i << " of type " << given << " does not fit the declared "
-             << declared;
+      return func.emitError("argument '")
+             << fuse::argumentName(func, i) << "' (#" << i << ") of type "
+             << given << " does not fit the declared " << declared;
   if (!func.getBody().hasOneBlock())
     return func.emitError("can only specialize single-block functions");
 

@@ -36,6 +36,9 @@ cl::opt<unsigned> printLimit("print-limit",
                              cl::desc("Print at most this many elements of "
                                       "each result"),
                              cl::init(32), cl::sub(fusec::runCommand));
+cl::opt<bool> stats("stats",
+                    cl::desc("Print the function's compile statistics"),
+                    cl::sub(fusec::runCommand));
 } // namespace
 
 static llvm::Error specError(llvm::StringRef spec, const llvm::Twine &why) {
@@ -206,6 +209,12 @@ int fusec::runMain() {
     if (!npyOut.empty())
       if (llvm::Error e = writeNpy(npyOut + std::to_string(i) + ".npy", result))
         return fail(std::move(e));
+  }
+  if (stats) {
+    FunctionStats s = function->stats();
+    llvm::outs() << "stats: signatures " << s.signatures << ", misses "
+                 << s.misses << ", disk hits " << s.diskHits << ", compile "
+                 << llvm::format("%.1f", s.compileMillis) << " ms\n";
   }
   return 0;
 }
