@@ -58,6 +58,66 @@ def FuseElementwiseFusion
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def FuseTileAndVectorize
+    : Pass<"fuse-tile-and-vectorize", "::mlir::func::FuncOp"> {
+  let summary = "Tile linalg ops for the host's vector width and vectorize";
+  let description = [{
+    The code-generation strategy for the CPU, in one place. Each linalg op on
+    tensors is tiled with `scf.for` loops and its tile vectorized:
+
+    - matmul / batch_matmul: an 8 x (2 vectors) accumulator tile per step of
+      the reduction, a vector.contract that later becomes FMAs on registers;
+    - conv2d and pools: tiles of (8 output columns x 2 vectors of channels)
+      whose size-1 window dims are decomposed to 1-D ops, then vectorized;
+    - everything else (element-wise, reductions, fills, transposes): vectors
+      of up to 4 registers along the innermost loop.
+
+    Partial tiles at the edges are vectorized with masks. `vector-bits` is
+    the register width; 0 asks the host CPU (512 with AVX-512).
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "unsigned", /*default=*/"0",
+           "Vector register width in bits (0: the host's)">
+  ];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+def FuseLowerVectors : Pass<"fuse-lower-vectors", "::mlir::func::FuncOp"> {
+  let summary = "Lower vector ops on buffers to loads, stores and FMAs";
+  let description = [{
+    Runs after bufferization: hoists loop-invariant vector transfers (the
+    accumulator tile of a matmul stays in registers across the reduction
+    loop), lowers vector.contract to outer products (FMAs),
+    multi-dimensional and permuted transfers to 1-D loads and stores, masks,
+    multi-reductions, broadcasts and transposes, leaving what
+    `convert-vector-to-llvm` handles.
+  }];
+  let dependentDialects = [
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+def FuseDistinctResults
+    : Pass<"fuse-distinct-results", "::mlir::func::FuncOp"> {
+  let summary = "Make every function result a distinct, computed tensor";
+  let description = [{
+    Each result of a compiled function is written straight into its own
+    caller-owned out-parameter (`buffer-results-to-out-params` with hoisted
+    allocations), which needs every result to be computed by a linalg op into
+    a buffer of its own. A value returned twice (common after CSE), a
+    function argument, a constant or a view (reshape) of one of them is
+    returned through a `linalg.copy`.
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def FuseApproximateMath : Pass<"fuse-approximate-math"> {
   let summary = "Replace f32 transcendental math by polynomial approximations";
   let description = [{

@@ -31,12 +31,22 @@ void fuse::buildLowerToLinalgPipeline(OpPassManager &pm) {
 }
 
 void fuse::buildLowerToLLVMPipeline(OpPassManager &pm) {
+  {
+    OpPassManager &func = pm.nest<func::FuncOp>();
+    func.addPass(createFuseDistinctResults());
+    func.addPass(createFuseTileAndVectorize());
+    func.addPass(createCanonicalizerPass());
+    func.addPass(createCSEPass());
+  }
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  // Results are written straight into buffers the caller passes.
+  // Fold loop-carried buffers, so each result is visibly its allocation...
+  pm.addPass(createCanonicalizerPass());
+  // ... which then becomes the caller's out-parameter: results are written
+  // straight into buffers the caller passes.
   bufferization::BufferResultsToOutParamsPassOptions outParams;
   outParams.hoistStaticAllocs = true;
   outParams.modifyPublicFunctions = true;
@@ -44,6 +54,7 @@ void fuse::buildLowerToLLVMPipeline(OpPassManager &pm) {
   bufferization::buildBufferDeallocationPipeline(pm);
 
   OpPassManager &func = pm.nest<func::FuncOp>();
+  func.addPass(createFuseLowerVectors());
   func.addPass(createConvertLinalgToLoopsPass());
   func.addPass(createFuseApproximateMath());
   func.addPass(createLoopInvariantCodeMotionPass());
@@ -52,6 +63,9 @@ void fuse::buildLowerToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
+  ConvertVectorToLLVMPassOptions vectorToLLVM;
+  vectorToLLVM.reassociateFPReductions = true;
+  pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertIndexToLLVMPass());

@@ -20,12 +20,16 @@ struct FuseElementwiseFusionPass
   void runOnOperation() override {
     MLIRContext *context = &getContext();
     RewritePatternSet patterns(context);
-    // Fusing a producer with several users would recompute it in each.
-    linalg::ControlFusionFn singleUse = [](OpOperand *fused) {
+    // Fuse only what is computed once either way: a producer with one user,
+    // read through a permutation (a producer read through a broadcast would
+    // be recomputed for every element it is broadcast to).
+    linalg::ControlFusionFn computedOnce = [](OpOperand *fused) {
       Operation *producer = fused->get().getDefiningOp();
-      return producer && producer->hasOneUse();
+      auto consumer = dyn_cast<linalg::LinalgOp>(fused->getOwner());
+      return producer && producer->hasOneUse() && consumer &&
+             consumer.getMatchingIndexingMap(fused).isPermutation();
     };
-    linalg::populateElementwiseOpsFusionPatterns(patterns, singleUse);
+    linalg::populateElementwiseOpsFusionPatterns(patterns, computedOnce);
     linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
     linalg::GenericOp::getCanonicalizationPatterns(patterns, context);
     tensor::EmptyOp::getCanonicalizationPatterns(patterns, context);

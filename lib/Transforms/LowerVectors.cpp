@@ -1,0 +1,51 @@
+//===- LowerVectors.cpp - The fuse-lower-vectors pass ---------------------===//
+
+#include "fuse/Passes.h"
+
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Transforms/Hoisting.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace fuse {
+#define GEN_PASS_DEF_FUSELOWERVECTORS
+#include "fuse/Passes.h.inc"
+} // namespace fuse
+
+using namespace mlir;
+
+namespace {
+struct FuseLowerVectorsPass
+    : fuse::impl::FuseLowerVectorsBase<FuseLowerVectorsPass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    MLIRContext *context = &getContext();
+    // Keep accumulators in registers across reduction loops.
+    linalg::hoistRedundantVectorTransfers(func);
+
+    RewritePatternSet patterns(context);
+    vector::populateVectorContractLoweringPatterns(
+        patterns, vector::VectorContractLowering::OuterProduct);
+    vector::populateVectorOuterProductLoweringPatterns(patterns);
+    vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+    vector::populateVectorMultiReductionLoweringPatterns(
+        patterns, vector::VectorMultiReductionLowering::InnerParallel);
+    vector::populateVectorMaskOpLoweringPatterns(patterns);
+    vector::populateVectorShapeCastLoweringPatterns(patterns);
+    vector::populateVectorBroadcastLoweringPatterns(patterns);
+    vector::populateVectorTransposeLoweringPatterns(
+        patterns, vector::VectorTransposeLowering::EltWise);
+    vector::populateVectorTransferLoweringPatterns(patterns,
+                                                   /*maxTransferRank=*/1);
+    populateVectorToSCFConversionPatterns(
+        patterns, VectorTransferToSCFOptions().enableFullUnroll());
+    if (failed(applyPatternsGreedily(func, std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace

@@ -1,0 +1,196 @@
+//===- TileAndVectorize.cpp - The fuse-tile-and-vectorize pass ------------===//
+//
+// The CPU code-generation strategy: tile sizes per op kind, chosen from the
+// vector width, then vectorization of every tile.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fuse/Passes.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/TargetParser/Host.h"
+
+namespace fuse {
+#define GEN_PASS_DEF_FUSETILEANDVECTORIZE
+#include "fuse/Passes.h.inc"
+} // namespace fuse
+
+using namespace mlir;
+
+namespace {
+
+constexpr llvm::StringLiteral kVectorSizes = "fuse.vector_sizes";
+
+/// The widest vector register of the host, in bits.
+unsigned hostVectorBits() {
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  if (features.lookup("avx512f"))
+    return 512;
+  if (features.lookup("avx") || features.lookup("avx2"))
+    return 256;
+  return 128;
+}
+
+int64_t largestDivisorAtMost(int64_t n, int64_t cap) {
+  for (int64_t d = std::min(n, cap); d > 1; --d)
+    if (n % d == 0)
+      return d;
+  return 1;
+}
+
+/// Whether `op` reads or writes i1 buffers: LLVM packs vectors of i1 into
+/// bits in memory, while tensors of i1 use one byte per element, so such ops
+/// stay scalar (an i1 value between fused ops never reaches memory).
+bool touchesBooleanMemory(linalg::LinalgOp op) {
+  return llvm::any_of(op->getOperandTypes(), [](Type type) {
+    return getElementTypeOrSelf(type).isInteger(1);
+  });
+}
+
+/// Tile sizes for `op`: one per loop, each at most the loop's range.
+SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, unsigned vectorBits) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  Type elementType = getElementTypeOrSelf(op.getDpsInits()[0].getType());
+  int64_t lanes = std::max<int64_t>(
+      1,
+      vectorBits / std::max<unsigned>(8, elementType.getIntOrFloatBitWidth()));
+  auto clamp = [&](SmallVector<int64_t> sizes) {
+    for (auto [size, range] : llvm::zip(sizes, ranges))
+      size = std::max<int64_t>(1, std::min(size, range));
+    return sizes;
+  };
+  // Contractions, convolutions and pools get tiles that divide their
+  // iteration space exactly: their tiles are static, need no masks, and the
+  // 1-D decomposition of convolutions sees static shapes.
+  if (isa<linalg::MatmulOp>(op)) // m, n, k
+    return {largestDivisorAtMost(ranges[0], 8),
+            largestDivisorAtMost(ranges[1], 2 * lanes), 1};
+  if (isa<linalg::BatchMatmulOp>(op)) // b, m, n, k
+    return {1, largestDivisorAtMost(ranges[1], 8),
+            largestDivisorAtMost(ranges[2], 2 * lanes), 1};
+  if (isa<linalg::Conv2DNhwcHwcfOp>(op)) // n, oh, ow, f, kh, kw, c
+    return {1,
+            1,
+            largestDivisorAtMost(ranges[2], 8),
+            largestDivisorAtMost(ranges[3], 2 * lanes),
+            1,
+            1,
+            1};
+  if (isa<linalg::PoolingNhwcMaxOp, linalg::PoolingNhwcSumOp>(op))
+    return {1,
+            1,
+            largestDivisorAtMost(ranges[2], 8),
+            largestDivisorAtMost(ranges[3], 2 * lanes),
+            1,
+            1};
+  // Element-wise ops, reductions, fills, transposes: up to four vectors along
+  // the innermost loop.
+  SmallVector<int64_t> sizes(ranges.size(), 1);
+  if (!sizes.empty())
+    sizes.back() = 4 * lanes;
+  return clamp(sizes);
+}
+
+struct FuseTileAndVectorizePass
+    : fuse::impl::FuseTileAndVectorizeBase<FuseTileAndVectorizePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    MLIRContext *context = &getContext();
+    unsigned bits = vectorBits ? unsigned(vectorBits) : hostVectorBits();
+    IRRewriter rewriter(context);
+
+    // 1. Tile, and record the vector sizes of each tile.
+    SmallVector<linalg::LinalgOp> ops;
+    func.walk([&](linalg::LinalgOp op) {
+      if (op.hasPureTensorSemantics() && op.getNumLoops() > 0)
+        ops.push_back(op);
+    });
+    for (linalg::LinalgOp op : ops) {
+      if (op.hasDynamicShape())
+        continue;
+      SmallVector<int64_t> sizes = chooseTileSizes(op, bits);
+      scf::SCFTilingOptions options;
+      options.setTileSizes(getAsIndexOpFoldResult(context, sizes));
+      options.setLoopType(scf::SCFTilingOptions::LoopType::ForOp);
+      rewriter.setInsertionPoint(op);
+      FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+          rewriter, cast<TilingInterface>(op.getOperation()), options);
+      if (failed(tiled))
+        continue;
+      for (Operation *tile : tiled->tiledOps)
+        tile->setAttr(kVectorSizes, rewriter.getDenseI64ArrayAttr(sizes));
+      rewriter.replaceOp(op, tiled->replacements);
+    }
+
+    // 2. Decompose size-1 windows of conv/pool tiles into 1-D ops, and fold
+    //    the tiles' static sizes.
+    {
+      RewritePatternSet patterns(context);
+      linalg::populateDecomposeConvolutionPatterns(patterns);
+      affine::AffineMinOp::getCanonicalizationPatterns(patterns, context);
+      tensor::ExtractSliceOp::getCanonicalizationPatterns(patterns, context);
+      if (failed(applyPatternsGreedily(func, std::move(patterns))))
+        return signalPassFailure();
+    }
+
+    // 3. Vectorize every tile: exactly when its shape is static, with masks
+    //    of the recorded sizes when it is a partial tile.
+    SmallVector<linalg::LinalgOp> tiles;
+    func.walk([&](linalg::LinalgOp op) {
+      if (op.hasPureTensorSemantics())
+        tiles.push_back(op);
+    });
+    for (linalg::LinalgOp op : tiles) {
+      SmallVector<int64_t> sizes;
+      if (op.hasDynamicShape()) {
+        auto recorded = op->getAttrOfType<DenseI64ArrayAttr>(kVectorSizes);
+        if (!recorded)
+          continue;
+        sizes.assign(recorded.asArrayRef().begin(),
+                     recorded.asArrayRef().end());
+      }
+      op->removeAttr(kVectorSizes);
+      SmallVector<bool> scalable(sizes.size(), false);
+      if (touchesBooleanMemory(op) ||
+          failed(linalg::vectorizeOpPrecondition(op, sizes, scalable)))
+        continue;
+      rewriter.setInsertionPoint(op);
+      FailureOr<linalg::VectorizationResult> vectorized =
+          linalg::vectorize(rewriter, op, sizes, scalable);
+      if (succeeded(vectorized))
+        rewriter.replaceOp(op, vectorized->replacements);
+    }
+    func.walk([](Operation *op) { op->removeAttr(kVectorSizes); });
+
+    // 4. Fold the tensor slices into the vector transfers, and masks into
+    //    the masked transfers.
+    RewritePatternSet patterns(context);
+    vector::populateVectorMaskLoweringPatternsForSideEffectingOps(patterns);
+    // Tiles of [1, ..., 1, n] become 1-D vectors, which every lowering takes.
+    vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
+    tensor::populateFoldTensorSubsetIntoVectorTransferPatterns(patterns);
+    vector::populateVectorTransferDropUnitDimsPatterns(patterns);
+    vector::TransferReadOp::getCanonicalizationPatterns(patterns, context);
+    vector::TransferWriteOp::getCanonicalizationPatterns(patterns, context);
+    scf::ForOp::getCanonicalizationPatterns(patterns, context);
+    if (failed(applyPatternsGreedily(func, std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace

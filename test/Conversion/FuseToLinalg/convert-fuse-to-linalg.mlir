@@ -1,0 +1,764 @@
+// RUN: fuse-opt %s --convert-fuse-to-linalg --split-input-file | FileCheck %s
+
+// Every fuse op lowers to tensor-level linalg / tensor / arith / math.
+// Broadcasting is an indexing map (a dropped leading dim, or the constant 0
+// for a stretched size-1 dim), never a materialized copy: the broadcast
+// operand is always a direct input of the consuming linalg.generic.
+
+// CHECK-LABEL: func @constant
+func.func @constant() -> (tensor<2xf32>, tensor<3xi32>) {
+  // CHECK-DAG: arith.constant dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>
+  // CHECK-DAG: arith.constant dense<7> : tensor<3xi32>
+  // CHECK-NOT: fuse.constant
+  %0 = fuse.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %1 = fuse.constant dense<7> : tensor<3xi32>
+  return %0, %1 : tensor<2xf32>, tensor<3xi32>
+}
+
+// -----
+
+// CHECK-DAG: #[[$ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func @unary_float
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<2x4xf32>)
+func.func @unary_float(%x: tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) {
+  // CHECK: %[[E0:.*]] = tensor.empty() : tensor<2x4xf32>
+  // CHECK: %[[NEG:.*]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$ID]]], iterator_types = ["parallel", "parallel"]}
+  // CHECK-SAME: ins(%[[X]] : tensor<2x4xf32>) outs(%[[E0]] : tensor<2x4xf32>)
+  // CHECK: ^bb0(%[[IN:.*]]: f32, %{{.*}}: f32):
+  // CHECK-NEXT: %[[R:.*]] = arith.negf %[[IN]] : f32
+  // CHECK-NEXT: linalg.yield %[[R]] : f32
+  // CHECK-NEXT: } -> tensor<2x4xf32>
+  %0 = fuse.neg %x : tensor<2x4xf32>
+  // CHECK: %[[ABS:.*]] = linalg.generic
+  // CHECK: math.absf
+  %1 = fuse.abs %x : tensor<2x4xf32>
+  // CHECK: %[[SQUARE:.*]] = linalg.generic
+  // CHECK: ^bb0(%[[IN:.*]]: f32, %{{.*}}: f32):
+  // CHECK-NEXT: arith.mulf %[[IN]], %[[IN]] : f32
+  %2 = fuse.square %x : tensor<2x4xf32>
+  // CHECK: %[[RELU:.*]] = linalg.generic
+  // CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+  // CHECK-NEXT: arith.maximumf %{{.*}}, %[[ZERO]] : f32
+  %3 = fuse.relu %x : tensor<2x4xf32>
+  // CHECK: %[[EXP:.*]] = linalg.generic
+  // CHECK: math.exp
+  %4 = fuse.exp %x : tensor<2x4xf32>
+  // CHECK: %[[LOG:.*]] = linalg.generic
+  // CHECK: math.log
+  %5 = fuse.log %x : tensor<2x4xf32>
+  // CHECK: %[[SQRT:.*]] = linalg.generic
+  // CHECK: math.sqrt
+  %6 = fuse.sqrt %x : tensor<2x4xf32>
+  // CHECK: %[[RSQRT:.*]] = linalg.generic
+  // CHECK: math.rsqrt
+  %7 = fuse.rsqrt %x : tensor<2x4xf32>
+  // CHECK: %[[TANH:.*]] = linalg.generic
+  // CHECK: math.tanh
+  %8 = fuse.tanh %x : tensor<2x4xf32>
+  // sigmoid(x) = 1 / (1 + exp(-x))
+  // CHECK: %[[SIGMOID:.*]] = linalg.generic
+  // CHECK: ^bb0(%[[IN:.*]]: f32, %{{.*}}: f32):
+  // CHECK-NEXT: %[[N:.*]] = arith.negf %[[IN]] : f32
+  // CHECK-NEXT: %[[E:.*]] = math.exp %[[N]] : f32
+  // CHECK-NEXT: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+  // CHECK-NEXT: %[[D:.*]] = arith.addf %[[ONE]], %[[E]] : f32
+  // CHECK-NEXT: %[[S:.*]] = arith.divf %[[ONE]], %[[D]] : f32
+  // CHECK-NEXT: linalg.yield %[[S]] : f32
+  %9 = fuse.sigmoid %x : tensor<2x4xf32>
+  // CHECK: return %[[NEG]], %[[ABS]], %[[SQUARE]], %[[RELU]], %[[EXP]], %[[LOG]], %[[SQRT]], %[[RSQRT]], %[[TANH]], %[[SIGMOID]]
+  // CHECK-NOT: fuse.
+  return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9 : tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>
+}
+
+// -----
+
+// Integer unary ops use integer arithmetic.
+// CHECK-LABEL: func @unary_int
+func.func @unary_int(%i: tensor<4xi32>) -> (tensor<4xi32>, tensor<4xi32>, tensor<4xi32>, tensor<4xi32>) {
+  // CHECK: linalg.generic
+  // CHECK: ^bb0(%[[IN:.*]]: i32, %{{.*}}: i32):
+  // CHECK-NEXT: %[[Z:.*]] = arith.constant 0 : i32
+  // CHECK-NEXT: arith.subi %[[Z]], %[[IN]] : i32
+  %0 = fuse.neg %i : tensor<4xi32>
+  // CHECK: linalg.generic
+  // CHECK: math.absi %{{.*}} : i32
+  %1 = fuse.abs %i : tensor<4xi32>
+  // CHECK: linalg.generic
+  // CHECK: arith.muli %{{.*}}, %{{.*}} : i32
+  %2 = fuse.square %i : tensor<4xi32>
+  // CHECK: linalg.generic
+  // CHECK: %[[Z:.*]] = arith.constant 0 : i32
+  // CHECK-NEXT: arith.maxsi %{{.*}}, %[[Z]] : i32
+  %3 = fuse.relu %i : tensor<4xi32>
+  // CHECK-NOT: arith.negf
+  // CHECK-NOT: math.absf
+  // CHECK-NOT: arith.maximumf
+  return %0, %1, %2, %3 : tensor<4xi32>, tensor<4xi32>, tensor<4xi32>, tensor<4xi32>
+}
+
+// -----
+
+// CHECK-DAG: #[[$ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[$ROW:.*]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-DAG: #[[$COL:.*]] = affine_map<(d0, d1) -> (d0, 0)>
+// CHECK-DAG: #[[$SCALAR:.*]] = affine_map<(d0, d1) -> ()>
+// CHECK-LABEL: func @binary_float
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<3x4xf32>, %[[B:[^:]*]]: tensor<4xf32>, %[[C:[^:]*]]: tensor<3x1xf32>, %[[S:[^:]*]]: tensor<f32>)
+func.func @binary_float(%x: tensor<3x4xf32>, %b: tensor<4xf32>, %c: tensor<3x1xf32>, %s: tensor<f32>) -> (tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>) {
+  // A missing leading dim: the row vector is read at (d1).
+  // CHECK: linalg.generic {indexing_maps = [#[[$ID]], #[[$ROW]], #[[$ID]]], iterator_types = ["parallel", "parallel"]}
+  // CHECK-SAME: ins(%[[X]], %[[B]] : tensor<3x4xf32>, tensor<4xf32>)
+  // CHECK: ^bb0(%[[L:.*]]: f32, %[[R:.*]]: f32, %{{.*}}: f32):
+  // CHECK-NEXT: arith.addf %[[L]], %[[R]] : f32
+  %0 = fuse.add %x, %b : (tensor<3x4xf32>, tensor<4xf32>) -> tensor<3x4xf32>
+  // A stretched size-1 dim: the column is read at (d0, 0).
+  // CHECK: linalg.generic {indexing_maps = [#[[$COL]], #[[$ID]], #[[$ID]]]
+  // CHECK-SAME: ins(%[[C]], %[[X]] : tensor<3x1xf32>, tensor<3x4xf32>)
+  // CHECK: ^bb0(%[[L:.*]]: f32, %[[R:.*]]: f32, %{{.*}}: f32):
+  // CHECK-NEXT: arith.subf %[[L]], %[[R]] : f32
+  %1 = fuse.sub %c, %x : (tensor<3x1xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+  // A 0-d operand is read at ().
+  // CHECK: linalg.generic {indexing_maps = [#[[$ID]], #[[$SCALAR]], #[[$ID]]]
+  // CHECK-SAME: ins(%[[X]], %[[S]] : tensor<3x4xf32>, tensor<f32>)
+  // CHECK: arith.mulf
+  %2 = fuse.mul %x, %s : (tensor<3x4xf32>, tensor<f32>) -> tensor<3x4xf32>
+  // CHECK: linalg.generic {indexing_maps = [#[[$ID]], #[[$ID]], #[[$ID]]]
+  // CHECK: arith.divf
+  %3 = fuse.div %x, %x : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+  // max/min propagate NaN: maximumf/minimumf, not maxnumf/minnumf.
+  // CHECK: linalg.generic {indexing_maps = [#[[$ID]], #[[$ROW]], #[[$ID]]]
+  // CHECK: arith.maximumf
+  %4 = fuse.max %x, %b : (tensor<3x4xf32>, tensor<4xf32>) -> tensor<3x4xf32>
+  // CHECK: linalg.generic {indexing_maps = [#[[$ID]], #[[$ROW]], #[[$ID]]]
+  // CHECK: arith.minimumf
+  %5 = fuse.min %x, %b : (tensor<3x4xf32>, tensor<4xf32>) -> tensor<3x4xf32>
+  // CHECK: linalg.generic {indexing_maps = [#[[$ID]], #[[$SCALAR]], #[[$ID]]]
+  // CHECK: math.powf
+  %6 = fuse.pow %x, %s : (tensor<3x4xf32>, tensor<f32>) -> tensor<3x4xf32>
+  // CHECK-NOT: linalg.broadcast
+  // CHECK-NOT: tensor.insert_slice
+  // CHECK-NOT: linalg.copy
+  // CHECK: return
+  return %0, %1, %2, %3, %4, %5, %6 : tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>
+}
+
+// -----
+
+// Both operands broadcast: an outer product of a column and a row.
+// CHECK-DAG: #[[$COL:.*]] = affine_map<(d0, d1) -> (d0, 0)>
+// CHECK-DAG: #[[$ROW:.*]] = affine_map<(d0, d1) -> (0, d1)>
+// CHECK-DAG: #[[$ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func @outer_product
+// CHECK-SAME: (%[[C:[^:]*]]: tensor<5x1xf32>, %[[R:[^:]*]]: tensor<1x4xf32>)
+func.func @outer_product(%c: tensor<5x1xf32>, %r: tensor<1x4xf32>) -> tensor<5x4xf32> {
+  // CHECK-NOT: linalg.broadcast
+  // CHECK: %[[E:.*]] = tensor.empty() : tensor<5x4xf32>
+  // CHECK: linalg.generic {indexing_maps = [#[[$COL]], #[[$ROW]], #[[$ID]]], iterator_types = ["parallel", "parallel"]}
+  // CHECK-SAME: ins(%[[C]], %[[R]] : tensor<5x1xf32>, tensor<1x4xf32>) outs(%[[E]] : tensor<5x4xf32>)
+  // CHECK: arith.mulf
+  %0 = fuse.mul %c, %r : (tensor<5x1xf32>, tensor<1x4xf32>) -> tensor<5x4xf32>
+  return %0 : tensor<5x4xf32>
+}
+
+// -----
+
+// Integer binary ops: addi/subi/muli, signed division and signed max/min.
+// CHECK-DAG: #[[$COL:.*]] = affine_map<(d0, d1) -> (d0, 0)>
+// CHECK-DAG: #[[$ROW:.*]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func @binary_int
+func.func @binary_int(%c: tensor<3x1xi32>, %r: tensor<5xi32>) -> (tensor<3x5xi32>, tensor<3x5xi32>, tensor<3x5xi32>, tensor<3x5xi32>, tensor<3x5xi32>, tensor<3x5xi32>) {
+  // CHECK: linalg.generic {indexing_maps = [#[[$COL]], #[[$ROW]], #{{.*}}]
+  // CHECK-SAME: ins(%{{.*}}, %{{.*}} : tensor<3x1xi32>, tensor<5xi32>) outs(%{{.*}} : tensor<3x5xi32>)
+  // CHECK: arith.addi %{{.*}}, %{{.*}} : i32
+  %0 = fuse.add %c, %r : (tensor<3x1xi32>, tensor<5xi32>) -> tensor<3x5xi32>
+  // CHECK: arith.subi %{{.*}}, %{{.*}} : i32
+  %1 = fuse.sub %c, %r : (tensor<3x1xi32>, tensor<5xi32>) -> tensor<3x5xi32>
+  // CHECK: arith.muli %{{.*}}, %{{.*}} : i32
+  %2 = fuse.mul %c, %r : (tensor<3x1xi32>, tensor<5xi32>) -> tensor<3x5xi32>
+  // CHECK: arith.divsi %{{.*}}, %{{.*}} : i32
+  %3 = fuse.div %c, %r : (tensor<3x1xi32>, tensor<5xi32>) -> tensor<3x5xi32>
+  // CHECK: arith.maxsi %{{.*}}, %{{.*}} : i32
+  %4 = fuse.max %c, %r : (tensor<3x1xi32>, tensor<5xi32>) -> tensor<3x5xi32>
+  // CHECK: arith.minsi %{{.*}}, %{{.*}} : i32
+  %5 = fuse.min %c, %r : (tensor<3x1xi32>, tensor<5xi32>) -> tensor<3x5xi32>
+  // CHECK-NOT: arith.addf
+  // CHECK-NOT: arith.divf
+  // CHECK-NOT: arith.divui
+  // CHECK-NOT: arith.maximumf
+  return %0, %1, %2, %3, %4, %5 : tensor<3x5xi32>, tensor<3x5xi32>, tensor<3x5xi32>, tensor<3x5xi32>, tensor<3x5xi32>, tensor<3x5xi32>
+}
+
+// -----
+
+// CHECK-DAG: #[[$ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[$SCALAR:.*]] = affine_map<(d0, d1) -> ()>
+// CHECK-DAG: #[[$ROW:.*]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func @compare_select
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<3x4xf32>, %[[S:[^:]*]]: tensor<f32>, %[[C:[^:]*]]: tensor<4xi1>)
+func.func @compare_select(%x: tensor<3x4xf32>, %s: tensor<f32>, %c: tensor<4xi1>) -> (tensor<3x4xi1>, tensor<3x4xf32>, tensor<3x4xf32>) {
+  // CHECK: %[[E:.*]] = tensor.empty() : tensor<3x4xi1>
+  // CHECK: %[[M:.*]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$SCALAR]], #[[$ID]]]
+  // CHECK-SAME: ins(%[[X]], %[[S]] : tensor<3x4xf32>, tensor<f32>) outs(%[[E]] : tensor<3x4xi1>)
+  // CHECK: ^bb0(%{{.*}}: f32, %{{.*}}: f32, %{{.*}}: i1):
+  // CHECK-NEXT: %[[P:.*]] = arith.cmpf ogt, %{{.*}}, %{{.*}} : f32
+  // CHECK-NEXT: linalg.yield %[[P]] : i1
+  // CHECK-NEXT: } -> tensor<3x4xi1>
+  %m = fuse.compare gt, %x, %s : (tensor<3x4xf32>, tensor<f32>) -> tensor<3x4xi1>
+  // CHECK: linalg.generic {indexing_maps = [#[[$ID]], #[[$ID]], #[[$SCALAR]], #[[$ID]]]
+  // CHECK-SAME: ins(%[[M]], %[[X]], %[[S]] : tensor<3x4xi1>, tensor<3x4xf32>, tensor<f32>)
+  // CHECK: ^bb0(%[[P:.*]]: i1, %[[T:.*]]: f32, %[[F:.*]]: f32, %{{.*}}: f32):
+  // CHECK-NEXT: arith.select %[[P]], %[[T]], %[[F]] : f32
+  %0 = fuse.select %m, %x, %s : (tensor<3x4xi1>, tensor<3x4xf32>, tensor<f32>) -> tensor<3x4xf32>
+  // A broadcast condition.
+  // CHECK: linalg.generic {indexing_maps = [#[[$ROW]], #[[$ID]], #[[$SCALAR]], #[[$ID]]]
+  // CHECK-SAME: ins(%[[C]], %[[X]], %[[S]] : tensor<4xi1>, tensor<3x4xf32>, tensor<f32>)
+  // CHECK: arith.select
+  %1 = fuse.select %c, %x, %s : (tensor<4xi1>, tensor<3x4xf32>, tensor<f32>) -> tensor<3x4xf32>
+  return %m, %0, %1 : tensor<3x4xi1>, tensor<3x4xf32>, tensor<3x4xf32>
+}
+
+// -----
+
+// Float predicates are ordered except `ne`; integer ones are signed.
+// CHECK-LABEL: func @compare_predicates
+func.func @compare_predicates(%a: tensor<4xf32>, %b: tensor<4xf32>, %i: tensor<4xi32>, %j: tensor<4xi32>) -> (tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>) {
+  // CHECK: arith.cmpf oeq
+  // CHECK: arith.cmpf une
+  // CHECK: arith.cmpf olt
+  // CHECK: arith.cmpf ole
+  // CHECK: arith.cmpf ogt
+  // CHECK: arith.cmpf oge
+  // CHECK: arith.cmpi eq
+  // CHECK: arith.cmpi ne
+  // CHECK: arith.cmpi slt
+  // CHECK: arith.cmpi sle
+  // CHECK: arith.cmpi sgt
+  // CHECK: arith.cmpi sge
+  %0 = fuse.compare eq, %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+  %1 = fuse.compare ne, %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+  %2 = fuse.compare lt, %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+  %3 = fuse.compare le, %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+  %4 = fuse.compare gt, %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+  %5 = fuse.compare ge, %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+  %6 = fuse.compare eq, %i, %j : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
+  %7 = fuse.compare ne, %i, %j : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
+  %8 = fuse.compare lt, %i, %j : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
+  %9 = fuse.compare le, %i, %j : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
+  %10 = fuse.compare gt, %i, %j : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
+  %11 = fuse.compare ge, %i, %j : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
+  return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11 : tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>
+}
+
+// -----
+
+// Reshapes are metadata only: collapse/expand_shape, no linalg op.
+// CHECK-LABEL: func @reshape
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<2x28x28xf32>, %[[V:[^:]*]]: tensor<12xf32>, %[[S:[^:]*]]: tensor<f32>, %[[O:[^:]*]]: tensor<1x1xf32>)
+func.func @reshape(%x: tensor<2x28x28xf32>, %v: tensor<12xf32>, %s: tensor<f32>, %o: tensor<1x1xf32>) -> (tensor<2x784xf32>, tensor<3x4xf32>, tensor<1x1xf32>, tensor<f32>, tensor<12xf32>) {
+  // CHECK-NOT: linalg.
+  // CHECK: %[[FLAT:.*]] = tensor.collapse_shape %[[X]] {{\[}}[0, 1, 2]] : tensor<2x28x28xf32> into tensor<1568xf32>
+  // CHECK: %[[R0:.*]] = tensor.expand_shape %[[FLAT]] {{\[}}[0, 1]] output_shape [2, 784] : tensor<1568xf32> into tensor<2x784xf32>
+  %0 = fuse.reshape %x : (tensor<2x28x28xf32>) -> tensor<2x784xf32>
+  // CHECK: %[[R1:.*]] = tensor.expand_shape %[[V]] {{\[}}[0, 1]] output_shape [3, 4] : tensor<12xf32> into tensor<3x4xf32>
+  %1 = fuse.reshape %v : (tensor<12xf32>) -> tensor<3x4xf32>
+  // Rank 0 to rank 2 and back.
+  // CHECK: %[[S1:.*]] = tensor.expand_shape %[[S]] [] output_shape [1] : tensor<f32> into tensor<1xf32>
+  // CHECK: %[[R2:.*]] = tensor.expand_shape %[[S1]] {{\[}}[0, 1]] output_shape [1, 1] : tensor<1xf32> into tensor<1x1xf32>
+  %2 = fuse.reshape %s : (tensor<f32>) -> tensor<1x1xf32>
+  // CHECK: %[[O1:.*]] = tensor.collapse_shape %[[O]] {{\[}}[0, 1]] : tensor<1x1xf32> into tensor<1xf32>
+  // CHECK: %[[R3:.*]] = tensor.collapse_shape %[[O1]] [] : tensor<1xf32> into tensor<f32>
+  %3 = fuse.reshape %o : (tensor<1x1xf32>) -> tensor<f32>
+  // Same type: no op at all.
+  %4 = fuse.reshape %v : (tensor<12xf32>) -> tensor<12xf32>
+  // CHECK-NOT: linalg.
+  // CHECK: return %[[R0]], %[[R1]], %[[R2]], %[[R3]], %[[V]]
+  return %0, %1, %2, %3, %4 : tensor<2x784xf32>, tensor<3x4xf32>, tensor<1x1xf32>, tensor<f32>, tensor<12xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @transpose
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<2x3x4xf32>)
+func.func @transpose(%x: tensor<2x3x4xf32>) -> tensor<4x2x3xf32> {
+  // CHECK: %[[E:.*]] = tensor.empty() : tensor<4x2x3xf32>
+  // CHECK: %[[T:.*]] = linalg.transpose ins(%[[X]] : tensor<2x3x4xf32>) outs(%[[E]] : tensor<4x2x3xf32>) permutation = [2, 0, 1]
+  // CHECK: return %[[T]]
+  %0 = fuse.transpose %x {permutation = array<i64: 2, 0, 1>} : (tensor<2x3x4xf32>) -> tensor<4x2x3xf32>
+  return %0 : tensor<4x2x3xf32>
+}
+
+// -----
+
+// broadcast_to is a generic that yields its input through a broadcasting map.
+// CHECK-DAG: #[[$IN:.*]] = affine_map<(d0, d1, d2) -> (0, d2)>
+// CHECK-DAG: #[[$OUT:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG: #[[$SIN:.*]] = affine_map<(d0) -> ()>
+// CHECK-DAG: #[[$SOUT:.*]] = affine_map<(d0) -> (d0)>
+// CHECK-LABEL: func @broadcast_to
+// CHECK-SAME: (%[[Z:[^:]*]]: tensor<1x4xf32>, %[[S:[^:]*]]: tensor<f32>)
+func.func @broadcast_to(%z: tensor<1x4xf32>, %s: tensor<f32>) -> (tensor<2x3x4xf32>, tensor<4xf32>) {
+  // CHECK: linalg.generic {indexing_maps = [#[[$IN]], #[[$OUT]]], iterator_types = ["parallel", "parallel", "parallel"]}
+  // CHECK-SAME: ins(%[[Z]] : tensor<1x4xf32>) outs(%{{.*}} : tensor<2x3x4xf32>)
+  // CHECK: ^bb0(%[[IN:.*]]: f32, %{{.*}}: f32):
+  // CHECK-NEXT: linalg.yield %[[IN]] : f32
+  %0 = fuse.broadcast_to %z : (tensor<1x4xf32>) -> tensor<2x3x4xf32>
+  // CHECK: linalg.generic {indexing_maps = [#[[$SIN]], #[[$SOUT]]], iterator_types = ["parallel"]}
+  // CHECK-SAME: ins(%[[S]] : tensor<f32>) outs(%{{.*}} : tensor<4xf32>)
+  %1 = fuse.broadcast_to %s : (tensor<f32>) -> tensor<4xf32>
+  // CHECK-NOT: linalg.broadcast
+  return %0, %1 : tensor<2x3x4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// A plain matmul is linalg.matmul on a zero-filled accumulator.
+// CHECK-LABEL: func @matmul
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<8x784xf32>, %[[W:[^:]*]]: tensor<784x128xf32>)
+func.func @matmul(%x: tensor<8x784xf32>, %w: tensor<784x128xf32>) -> tensor<8x128xf32> {
+  // CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+  // CHECK: %[[E:.*]] = tensor.empty() : tensor<8x128xf32>
+  // CHECK: %[[ACC:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%[[E]] : tensor<8x128xf32>) -> tensor<8x128xf32>
+  // CHECK: %[[MM:.*]] = linalg.matmul ins(%[[X]], %[[W]] : tensor<8x784xf32>, tensor<784x128xf32>) outs(%[[ACC]] : tensor<8x128xf32>) -> tensor<8x128xf32>
+  // CHECK: return %[[MM]]
+  %0 = fuse.matmul %x, %w : (tensor<8x784xf32>, tensor<784x128xf32>) -> tensor<8x128xf32>
+  return %0 : tensor<8x128xf32>
+}
+
+// -----
+
+// Transposed operands become indexing maps of linalg.matmul, not copies.
+// CHECK-DAG: #[[$LHS_T:.*]] = affine_map<(d0, d1, d2) -> (d2, d0)>
+// CHECK-DAG: #[[$RHS:.*]] = affine_map<(d0, d1, d2) -> (d2, d1)>
+// CHECK-DAG: #[[$OUT:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func @matmul_transpose_lhs
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<8x784xf32>, %[[DY:[^:]*]]: tensor<8x128xf32>)
+func.func @matmul_transpose_lhs(%x: tensor<8x784xf32>, %dy: tensor<8x128xf32>) -> tensor<784x128xf32> {
+  // CHECK-NOT: linalg.transpose
+  // CHECK: linalg.matmul indexing_maps = [#[[$LHS_T]], #[[$RHS]], #[[$OUT]]]
+  // CHECK-SAME: ins(%[[X]], %[[DY]] : tensor<8x784xf32>, tensor<8x128xf32>)
+  // CHECK-SAME: -> tensor<784x128xf32>
+  %0 = fuse.matmul %x, %dy {transpose_lhs} : (tensor<8x784xf32>, tensor<8x128xf32>) -> tensor<784x128xf32>
+  return %0 : tensor<784x128xf32>
+}
+
+// -----
+
+// CHECK-DAG: #[[$LHS:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[$RHS_T:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-DAG: #[[$OUT:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func @matmul_transpose_rhs
+// CHECK-SAME: (%[[DY:[^:]*]]: tensor<8x128xf32>, %[[W:[^:]*]]: tensor<784x128xf32>)
+func.func @matmul_transpose_rhs(%dy: tensor<8x128xf32>, %w: tensor<784x128xf32>) -> tensor<8x784xf32> {
+  // CHECK-NOT: linalg.transpose
+  // CHECK: linalg.matmul indexing_maps = [#[[$LHS]], #[[$RHS_T]], #[[$OUT]]]
+  // CHECK-SAME: ins(%[[DY]], %[[W]] : tensor<8x128xf32>, tensor<784x128xf32>)
+  // CHECK-SAME: -> tensor<8x784xf32>
+  %0 = fuse.matmul %dy, %w {transpose_rhs} : (tensor<8x128xf32>, tensor<784x128xf32>) -> tensor<8x784xf32>
+  return %0 : tensor<8x784xf32>
+}
+
+// -----
+
+// Integer matmul: an integer zero accumulator.
+// CHECK-LABEL: func @matmul_int
+func.func @matmul_int(%a: tensor<2x3xi32>, %b: tensor<3x4xi32>) -> tensor<2x4xi32> {
+  // CHECK: %[[ZERO:.*]] = arith.constant 0 : i32
+  // CHECK: %[[ACC:.*]] = linalg.fill ins(%[[ZERO]] : i32)
+  // CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<2x3xi32>, tensor<3x4xi32>) outs(%[[ACC]] : tensor<2x4xi32>)
+  %0 = fuse.matmul %a, %b : (tensor<2x3xi32>, tensor<3x4xi32>) -> tensor<2x4xi32>
+  return %0 : tensor<2x4xi32>
+}
+
+// -----
+
+// CHECK-DAG: #[[$LHS:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+// CHECK-DAG: #[[$RHS_T:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
+// CHECK-DAG: #[[$LHS_T:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d1)>
+// CHECK-DAG: #[[$OUT:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-LABEL: func @batch_matmul
+// CHECK-SAME: (%[[A:[^:]*]]: tensor<4x3x5xf32>, %[[B:[^:]*]]: tensor<4x5x7xf32>, %[[BT:[^:]*]]: tensor<4x7x5xf32>, %[[AT:[^:]*]]: tensor<4x5x3xf32>)
+func.func @batch_matmul(%a: tensor<4x3x5xf32>, %b: tensor<4x5x7xf32>, %bt: tensor<4x7x5xf32>, %at: tensor<4x5x3xf32>) -> (tensor<4x3x7xf32>, tensor<4x3x7xf32>, tensor<4x3x7xf32>) {
+  // CHECK: linalg.fill
+  // CHECK: linalg.batch_matmul ins(%[[A]], %[[B]] : tensor<4x3x5xf32>, tensor<4x5x7xf32>) outs(%{{.*}} : tensor<4x3x7xf32>)
+  %0 = fuse.batch_matmul %a, %b : (tensor<4x3x5xf32>, tensor<4x5x7xf32>) -> tensor<4x3x7xf32>
+  // CHECK: linalg.fill
+  // CHECK: linalg.batch_matmul indexing_maps = [#[[$LHS]], #[[$RHS_T]], #[[$OUT]]]
+  // CHECK-SAME: ins(%[[A]], %[[BT]] : tensor<4x3x5xf32>, tensor<4x7x5xf32>)
+  %1 = fuse.batch_matmul %a, %bt {transpose_rhs} : (tensor<4x3x5xf32>, tensor<4x7x5xf32>) -> tensor<4x3x7xf32>
+  // CHECK: linalg.fill
+  // CHECK: linalg.batch_matmul indexing_maps = [#[[$LHS_T]], #[[$RHS_T]], #[[$OUT]]]
+  // CHECK-SAME: ins(%[[AT]], %[[BT]] : tensor<4x5x3xf32>, tensor<4x7x5xf32>)
+  %2 = fuse.batch_matmul %at, %bt {transpose_lhs, transpose_rhs} : (tensor<4x5x3xf32>, tensor<4x7x5xf32>) -> tensor<4x3x7xf32>
+  // CHECK-NOT: linalg.transpose
+  return %0, %1, %2 : tensor<4x3x7xf32>, tensor<4x3x7xf32>, tensor<4x3x7xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @conv2d
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<2x8x8x3xf32>, %[[K:[^:]*]]: tensor<3x3x3x4xf32>)
+func.func @conv2d(%x: tensor<2x8x8x3xf32>, %k: tensor<3x3x3x4xf32>) -> tensor<2x6x6x4xf32> {
+  // CHECK-NOT: tensor.pad
+  // CHECK: %[[ACC:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<2x6x6x4xf32>)
+  // CHECK: linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+  // CHECK-SAME: ins(%[[X]], %[[K]] : tensor<2x8x8x3xf32>, tensor<3x3x3x4xf32>) outs(%[[ACC]] : tensor<2x6x6x4xf32>)
+  %0 = fuse.conv2d %x, %k : (tensor<2x8x8x3xf32>, tensor<3x3x3x4xf32>) -> tensor<2x6x6x4xf32>
+  return %0 : tensor<2x6x6x4xf32>
+}
+
+// -----
+
+// Padding is a zero tensor.pad of H and W; strides and dilations carry over.
+// CHECK-LABEL: func @conv2d_padding_strides
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<2x8x8x3xf32>, %[[K:[^:]*]]: tensor<3x3x3x4xf32>)
+func.func @conv2d_padding_strides(%x: tensor<2x8x8x3xf32>, %k: tensor<3x3x3x4xf32>) -> tensor<2x4x4x4xf32> {
+  // CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+  // CHECK: %[[P:.*]] = tensor.pad %[[X]] low[0, 1, 1, 0] high[0, 1, 1, 0]
+  // CHECK: tensor.yield %[[ZERO]] : f32
+  // CHECK: } : tensor<2x8x8x3xf32> to tensor<2x10x10x3xf32>
+  // CHECK: linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>}
+  // CHECK-SAME: ins(%[[P]], %[[K]] : tensor<2x10x10x3xf32>, tensor<3x3x3x4xf32>)
+  // CHECK-SAME: -> tensor<2x4x4x4xf32>
+  %0 = fuse.conv2d %x, %k {padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<2x8x8x3xf32>, tensor<3x3x3x4xf32>) -> tensor<2x4x4x4xf32>
+  return %0 : tensor<2x4x4x4xf32>
+}
+
+// -----
+
+// padding = [top, bottom, left, right].
+// CHECK-LABEL: func @conv2d_asymmetric_padding
+func.func @conv2d_asymmetric_padding(%x: tensor<1x5x5x1xf32>, %k: tensor<2x2x1x1xf32>) -> tensor<1x5x7x1xf32> {
+  // CHECK: %[[P:.*]] = tensor.pad %{{.*}} low[0, 0, 2, 0] high[0, 1, 1, 0]
+  // CHECK: } : tensor<1x5x5x1xf32> to tensor<1x6x8x1xf32>
+  // CHECK: linalg.conv_2d_nhwc_hwcf
+  // CHECK-SAME: ins(%[[P]], %{{.*}} : tensor<1x6x8x1xf32>, tensor<2x2x1x1xf32>)
+  %0 = fuse.conv2d %x, %k {padding = array<i64: 0, 1, 2, 1>} : (tensor<1x5x5x1xf32>, tensor<2x2x1x1xf32>) -> tensor<1x5x7x1xf32>
+  return %0 : tensor<1x5x7x1xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @conv2d_dilations
+func.func @conv2d_dilations(%x: tensor<2x8x8x3xf32>, %k: tensor<3x3x3x4xf32>) -> tensor<2x4x4x4xf32> {
+  // CHECK-NOT: tensor.pad
+  // CHECK: linalg.conv_2d_nhwc_hwcf {dilations = dense<2> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+  // CHECK-SAME: -> tensor<2x4x4x4xf32>
+  %0 = fuse.conv2d %x, %k {dilations = array<i64: 2, 2>} : (tensor<2x8x8x3xf32>, tensor<3x3x3x4xf32>) -> tensor<2x4x4x4xf32>
+  return %0 : tensor<2x4x4x4xf32>
+}
+
+// -----
+
+// Max pooling starts from -inf and pads with -inf; strides default to the window.
+// CHECK-LABEL: func @max_pool2d
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<1x4x4x2xf32>)
+func.func @max_pool2d(%x: tensor<1x4x4x2xf32>) -> (tensor<1x2x2x2xf32>, tensor<1x4x4x2xf32>) {
+  // CHECK: %[[W:.*]] = tensor.empty() : tensor<2x2xf32>
+  // CHECK: %[[NEG_INF:.*]] = arith.constant 0xFF800000 : f32
+  // CHECK: %[[ACC:.*]] = linalg.fill ins(%[[NEG_INF]] : f32) outs(%{{.*}} : tensor<1x2x2x2xf32>)
+  // CHECK: linalg.pooling_nhwc_max {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>}
+  // CHECK-SAME: ins(%[[X]], %[[W]] : tensor<1x4x4x2xf32>, tensor<2x2xf32>) outs(%[[ACC]] : tensor<1x2x2x2xf32>)
+  %0 = fuse.max_pool2d %x {window = array<i64: 2, 2>} : (tensor<1x4x4x2xf32>) -> tensor<1x2x2x2xf32>
+  // CHECK: %[[PAD_VALUE:.*]] = arith.constant 0xFF800000 : f32
+  // CHECK: %[[P:.*]] = tensor.pad %[[X]] low[0, 1, 1, 0] high[0, 1, 1, 0]
+  // CHECK: tensor.yield %[[PAD_VALUE]] : f32
+  // CHECK: } : tensor<1x4x4x2xf32> to tensor<1x6x6x2xf32>
+  // CHECK: %[[W3:.*]] = tensor.empty() : tensor<3x3xf32>
+  // CHECK: linalg.pooling_nhwc_max {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+  // CHECK-SAME: ins(%[[P]], %[[W3]] : tensor<1x6x6x2xf32>, tensor<3x3xf32>)
+  %1 = fuse.max_pool2d %x {window = array<i64: 3, 3>, strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32>
+  return %0, %1 : tensor<1x2x2x2xf32>, tensor<1x4x4x2xf32>
+}
+
+// -----
+
+// Average pooling sums windows, then divides by a constant (H, W) tensor of
+// counts read through the map (n, h, w, c) -> (h, w).
+// CHECK-DAG: #[[$ID:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-DAG: #[[$HW:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, d2)>
+// CHECK-LABEL: func @avg_pool2d
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<1x4x4x2xf32>)
+func.func @avg_pool2d(%x: tensor<1x4x4x2xf32>) -> tensor<1x2x2x2xf32> {
+  // CHECK-NOT: tensor.pad
+  // CHECK: %[[SUM:.*]] = linalg.pooling_nhwc_sum {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>}
+  // CHECK-SAME: ins(%[[X]], %{{.*}} : tensor<1x4x4x2xf32>, tensor<2x2xf32>)
+  // CHECK: %[[COUNT:.*]] = arith.constant dense<4.000000e+00> : tensor<2x2xf32>
+  // CHECK: linalg.generic {indexing_maps = [#[[$ID]], #[[$HW]], #[[$ID]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+  // CHECK-SAME: ins(%[[SUM]], %[[COUNT]] : tensor<1x2x2x2xf32>, tensor<2x2xf32>)
+  // CHECK: arith.divf
+  %0 = fuse.avg_pool2d %x {window = array<i64: 2, 2>} : (tensor<1x4x4x2xf32>) -> tensor<1x2x2x2xf32>
+  return %0 : tensor<1x2x2x2xf32>
+}
+
+// -----
+
+// With padding, each output divides by the number of real (unpadded) input
+// elements in its window: 4 in the corners, 6 on the edges, 9 inside.
+// CHECK-DAG: #[[$ID:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-DAG: #[[$HW:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, d2)>
+// CHECK-LABEL: func @avg_pool2d_padded
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<1x4x4x2xf32>)
+func.func @avg_pool2d_padded(%x: tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32> {
+  // CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+  // CHECK: %[[P:.*]] = tensor.pad %[[X]] low[0, 1, 1, 0] high[0, 1, 1, 0]
+  // CHECK: tensor.yield %[[ZERO]] : f32
+  // CHECK: %[[SUM:.*]] = linalg.pooling_nhwc_sum {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+  // CHECK-SAME: ins(%[[P]], %{{.*}} : tensor<1x6x6x2xf32>, tensor<3x3xf32>)
+  // CHECK: %[[COUNT:.*]] = arith.constant dense<{{\[}}[4.000000e+00, 6.000000e+00, 6.000000e+00, 4.000000e+00], [6.000000e+00, 9.000000e+00, 9.000000e+00, 6.000000e+00], [6.000000e+00, 9.000000e+00, 9.000000e+00, 6.000000e+00], [4.000000e+00, 6.000000e+00, 6.000000e+00, 4.000000e+00]]> : tensor<4x4xf32>
+  // CHECK: linalg.generic {indexing_maps = [#[[$ID]], #[[$HW]], #[[$ID]]]
+  // CHECK-SAME: ins(%[[SUM]], %[[COUNT]] : tensor<1x4x4x2xf32>, tensor<4x4xf32>)
+  // CHECK: ^bb0(%[[S:.*]]: f32, %[[C:.*]]: f32, %{{.*}}: f32):
+  // CHECK-NEXT: arith.divf %[[S]], %[[C]] : f32
+  %0 = fuse.avg_pool2d %x {window = array<i64: 3, 3>, strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32>
+  return %0 : tensor<1x4x4x2xf32>
+}
+
+// -----
+
+// CHECK-DAG: #[[$ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[$COLS:.*]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func @reduce_sum
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<4x10xf32>)
+func.func @reduce_sum(%x: tensor<4x10xf32>) -> tensor<10xf32> {
+  // CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+  // CHECK: %[[ACC:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.*}} : tensor<10xf32>)
+  // CHECK: %[[R:.*]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$COLS]]], iterator_types = ["reduction", "parallel"]}
+  // CHECK-SAME: ins(%[[X]] : tensor<4x10xf32>) outs(%[[ACC]] : tensor<10xf32>)
+  // CHECK: ^bb0(%[[IN:.*]]: f32, %[[OUT:.*]]: f32):
+  // CHECK-NEXT: %[[S:.*]] = arith.addf %[[OUT]], %[[IN]] : f32
+  // CHECK-NEXT: linalg.yield %[[S]] : f32
+  // CHECK: return %[[R]]
+  %0 = fuse.reduce_sum %x {axes = array<i64: 0>} : (tensor<4x10xf32>) -> tensor<10xf32>
+  return %0 : tensor<10xf32>
+}
+
+// -----
+
+// Mean divides by the reduced element count; keepdims re-inserts the reduced
+// dim with tensor.expand_shape.
+// CHECK-DAG: #[[$ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[$ROWS:.*]] = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func @reduce_mean_keepdims
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<4x10xf32>)
+func.func @reduce_mean_keepdims(%x: tensor<4x10xf32>) -> tensor<4x1xf32> {
+  // CHECK: %[[SUM:.*]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$ROWS]]], iterator_types = ["parallel", "reduction"]}
+  // CHECK-SAME: ins(%[[X]] : tensor<4x10xf32>)
+  // CHECK: arith.addf
+  // CHECK: %[[MEAN:.*]] = linalg.generic
+  // CHECK-SAME: ins(%[[SUM]] : tensor<4xf32>)
+  // CHECK: %[[N:.*]] = arith.constant 1.000000e+01 : f32
+  // CHECK-NEXT: arith.divf %{{.*}}, %[[N]] : f32
+  // CHECK: %[[R:.*]] = tensor.expand_shape %[[MEAN]] {{\[}}[0, 1]] output_shape [4, 1] : tensor<4xf32> into tensor<4x1xf32>
+  // CHECK: return %[[R]]
+  %0 = fuse.reduce_mean %x {axes = array<i64: 1>, keepdims} : (tensor<4x10xf32>) -> tensor<4x1xf32>
+  return %0 : tensor<4x1xf32>
+}
+
+// -----
+
+// Integer max starts from INT_MIN and uses maxsi; reducing every axis gives a
+// 0-d result.
+// CHECK-DAG: #[[$ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[$NONE:.*]] = affine_map<(d0, d1) -> ()>
+// CHECK-LABEL: func @reduce_max_int
+func.func @reduce_max_int(%i: tensor<4x5xi64>) -> (tensor<i64>, tensor<4xi64>) {
+  // CHECK: %[[MIN:.*]] = arith.constant -9223372036854775808 : i64
+  // CHECK: %[[ACC:.*]] = linalg.fill ins(%[[MIN]] : i64) outs(%{{.*}} : tensor<i64>)
+  // CHECK: linalg.generic {indexing_maps = [#[[$ID]], #[[$NONE]]], iterator_types = ["reduction", "reduction"]}
+  // CHECK-SAME: outs(%[[ACC]] : tensor<i64>)
+  // CHECK: arith.maxsi %{{.*}}, %{{.*}} : i64
+  %0 = fuse.reduce_max %i {axes = array<i64: 0, 1>} : (tensor<4x5xi64>) -> tensor<i64>
+  // CHECK: %[[Z:.*]] = arith.constant 0 : i64
+  // CHECK: linalg.fill ins(%[[Z]] : i64)
+  // CHECK: linalg.generic
+  // CHECK-SAME: iterator_types = ["parallel", "reduction"]
+  // CHECK: arith.addi %{{.*}}, %{{.*}} : i64
+  %1 = fuse.reduce_sum %i {axes = array<i64: 1>} : (tensor<4x5xi64>) -> tensor<4xi64>
+  return %0, %1 : tensor<i64>, tensor<4xi64>
+}
+
+// -----
+
+// Unsorted axes with keepdims: the kept dim absorbs the reduced ones.
+// CHECK-DAG: #[[$ID:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG: #[[$MID:.*]] = affine_map<(d0, d1, d2) -> (d1)>
+// CHECK-LABEL: func @reduce_max_keepdims
+func.func @reduce_max_keepdims(%z: tensor<2x3x4xf32>, %y: tensor<4x5xf32>) -> (tensor<1x3x1xf32>, tensor<1x1xf32>) {
+  // CHECK: %[[NEG_INF:.*]] = arith.constant 0xFF800000 : f32
+  // CHECK: linalg.fill ins(%[[NEG_INF]] : f32) outs(%{{.*}} : tensor<3xf32>)
+  // CHECK: %[[M:.*]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$MID]]], iterator_types = ["reduction", "parallel", "reduction"]}
+  // CHECK: arith.maximumf
+  // CHECK: tensor.expand_shape %[[M]] {{\[}}[0, 1, 2]] output_shape [1, 3, 1] : tensor<3xf32> into tensor<1x3x1xf32>
+  %0 = fuse.reduce_max %z {axes = array<i64: 2, 0>, keepdims} : (tensor<2x3x4xf32>) -> tensor<1x3x1xf32>
+  // CHECK: %[[S:.*]] = linalg.generic
+  // CHECK-SAME: iterator_types = ["reduction", "reduction"]
+  // CHECK: tensor.expand_shape %[[S]] [] output_shape [1, 1] : tensor<f32> into tensor<1x1xf32>
+  %1 = fuse.reduce_sum %y {axes = array<i64: 0, 1>, keepdims} : (tensor<4x5xf32>) -> tensor<1x1xf32>
+  return %0, %1 : tensor<1x3x1xf32>, tensor<1x1xf32>
+}
+
+// -----
+
+// softmax(x) = exp(x - max) / sum(exp(x - max)): two reductions and one
+// element-wise generic reading the row statistics through (d0).
+// CHECK-DAG: #[[$ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[$ROWS:.*]] = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func @softmax
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<4x10xf32>)
+func.func @softmax(%x: tensor<4x10xf32>) -> tensor<4x10xf32> {
+  // CHECK: %[[NEG_INF:.*]] = arith.constant 0xFF800000 : f32
+  // CHECK: %[[MAX_INIT:.*]] = linalg.fill ins(%[[NEG_INF]] : f32)
+  // CHECK: %[[MAX:.*]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$ROWS]]], iterator_types = ["parallel", "reduction"]}
+  // CHECK-SAME: ins(%[[X]] : tensor<4x10xf32>) outs(%[[MAX_INIT]] : tensor<4xf32>)
+  // CHECK: arith.maximumf
+  // CHECK: %[[SUM:.*]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$ROWS]], #[[$ROWS]]], iterator_types = ["parallel", "reduction"]}
+  // CHECK-SAME: ins(%[[X]], %[[MAX]] : tensor<4x10xf32>, tensor<4xf32>)
+  // CHECK: %[[D:.*]] = arith.subf
+  // CHECK-NEXT: %[[E:.*]] = math.exp %[[D]]
+  // CHECK-NEXT: arith.addf %{{.*}}, %[[E]]
+  // CHECK: %[[R:.*]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$ROWS]], #[[$ROWS]], #[[$ID]]], iterator_types = ["parallel", "parallel"]}
+  // CHECK-SAME: ins(%[[X]], %[[MAX]], %[[SUM]] : tensor<4x10xf32>, tensor<4xf32>, tensor<4xf32>)
+  // CHECK: ^bb0(%[[IN:.*]]: f32, %[[M:.*]]: f32, %[[S:.*]]: f32, %{{.*}}: f32):
+  // CHECK-NEXT: %[[D:.*]] = arith.subf %[[IN]], %[[M]] : f32
+  // CHECK-NEXT: %[[E:.*]] = math.exp %[[D]] : f32
+  // CHECK-NEXT: %[[Q:.*]] = arith.divf %[[E]], %[[S]] : f32
+  // CHECK-NEXT: linalg.yield %[[Q]] : f32
+  // CHECK: return %[[R]]
+  %0 = fuse.softmax %x : tensor<4x10xf32>
+  return %0 : tensor<4x10xf32>
+}
+
+// -----
+
+// log_softmax along axis 0: x - max - log(sum(exp(x - max))), statistics
+// indexed by (d1).
+// CHECK-DAG: #[[$ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[$COLS:.*]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func @log_softmax
+func.func @log_softmax(%x: tensor<4x10xf32>) -> tensor<4x10xf32> {
+  // CHECK: %[[MAX:.*]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$COLS]]], iterator_types = ["reduction", "parallel"]}
+  // CHECK: arith.maximumf
+  // CHECK: %[[SUM:.*]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$COLS]], #[[$COLS]]], iterator_types = ["reduction", "parallel"]}
+  // CHECK: math.exp
+  // CHECK: linalg.generic {indexing_maps = [#[[$ID]], #[[$COLS]], #[[$COLS]], #[[$ID]]], iterator_types = ["parallel", "parallel"]}
+  // CHECK-SAME: ins(%{{.*}}, %[[MAX]], %[[SUM]] : tensor<4x10xf32>, tensor<10xf32>, tensor<10xf32>)
+  // CHECK: ^bb0(%[[IN:.*]]: f32, %[[M:.*]]: f32, %[[S:.*]]: f32, %{{.*}}: f32):
+  // CHECK-NEXT: %[[D:.*]] = arith.subf %[[IN]], %[[M]] : f32
+  // CHECK-NEXT: %[[L:.*]] = math.log %[[S]] : f32
+  // CHECK-NEXT: %[[R:.*]] = arith.subf %[[D]], %[[L]] : f32
+  // CHECK-NEXT: linalg.yield %[[R]] : f32
+  %0 = fuse.log_softmax %x {axis = 0} : tensor<4x10xf32>
+  return %0 : tensor<4x10xf32>
+}
+
+// -----
+
+// mean_i(max_i + log(sum_c exp(x_ic - max_i)) - x_{i,label_i}); the label's
+// logit is picked by comparing linalg.index 1 with the label.
+// CHECK-DAG: #[[$ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[$ROWS:.*]] = affine_map<(d0, d1) -> (d0)>
+// CHECK-DAG: #[[$VEC:.*]] = affine_map<(d0) -> (d0)>
+// CHECK-DAG: #[[$TO_SCALAR:.*]] = affine_map<(d0) -> ()>
+// CHECK-LABEL: func @softmax_cross_entropy
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<4x10xf32>, %[[Y:[^:]*]]: tensor<4xi32>)
+func.func @softmax_cross_entropy(%x: tensor<4x10xf32>, %y: tensor<4xi32>) -> tensor<f32> {
+  // CHECK: %[[MAX:.*]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$ROWS]]], iterator_types = ["parallel", "reduction"]}
+  // CHECK: arith.maximumf
+  // CHECK: %[[SUM:.*]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$ROWS]], #[[$ROWS]]], iterator_types = ["parallel", "reduction"]}
+  // CHECK: math.exp
+  // CHECK: %[[PICKED:.*]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$ROWS]], #[[$ROWS]]], iterator_types = ["parallel", "reduction"]}
+  // CHECK-SAME: ins(%[[X]], %[[Y]] : tensor<4x10xf32>, tensor<4xi32>)
+  // CHECK: ^bb0(%[[LOGIT:.*]]: f32, %[[LABEL:.*]]: i32, %[[ACC:.*]]: f32):
+  // CHECK-NEXT: %[[C:.*]] = linalg.index 1 : index
+  // CHECK-NEXT: %[[L:.*]] = arith.index_cast %[[LABEL]] : i32 to index
+  // CHECK-NEXT: %[[HIT:.*]] = arith.cmpi eq, %[[C]], %[[L]] : index
+  // CHECK-NEXT: %[[Z:.*]] = arith.constant 0.000000e+00 : f32
+  // CHECK-NEXT: %[[V:.*]] = arith.select %[[HIT]], %[[LOGIT]], %[[Z]] : f32
+  // CHECK-NEXT: arith.addf %[[ACC]], %[[V]] : f32
+  // CHECK: %[[TOTAL:.*]] = linalg.generic {indexing_maps = [#[[$VEC]], #[[$VEC]], #[[$VEC]], #[[$TO_SCALAR]]], iterator_types = ["reduction"]}
+  // CHECK-SAME: ins(%[[MAX]], %[[SUM]], %[[PICKED]] : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) outs(%{{.*}} : tensor<f32>)
+  // CHECK: ^bb0(%[[M:.*]]: f32, %[[S:.*]]: f32, %[[P:.*]]: f32, %[[A:.*]]: f32):
+  // CHECK-NEXT: %[[LOG:.*]] = math.log %[[S]] : f32
+  // CHECK-NEXT: %[[LSE:.*]] = arith.addf %[[M]], %[[LOG]] : f32
+  // CHECK-NEXT: %[[NLL:.*]] = arith.subf %[[LSE]], %[[P]] : f32
+  // CHECK-NEXT: arith.addf %[[A]], %[[NLL]] : f32
+  // CHECK: %[[MEAN:.*]] = linalg.generic
+  // CHECK-SAME: ins(%[[TOTAL]] : tensor<f32>)
+  // CHECK: %[[N:.*]] = arith.constant 4.000000e+00 : f32
+  // CHECK-NEXT: arith.divf %{{.*}}, %[[N]] : f32
+  // CHECK: return %[[MEAN]] : tensor<f32>
+  %0 = fuse.softmax_cross_entropy %x, %y : (tensor<4x10xf32>, tensor<4xi32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// CHECK-DAG: #[[$ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[$NONE:.*]] = affine_map<(d0, d1) -> ()>
+// CHECK-LABEL: func @mse_loss
+// CHECK-SAME: (%[[P:[^:]*]]: tensor<4x10xf32>, %[[T:[^:]*]]: tensor<4x10xf32>)
+func.func @mse_loss(%p: tensor<4x10xf32>, %t: tensor<4x10xf32>) -> tensor<f32> {
+  // CHECK: %[[TOTAL:.*]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$ID]], #[[$NONE]]], iterator_types = ["reduction", "reduction"]}
+  // CHECK-SAME: ins(%[[P]], %[[T]] : tensor<4x10xf32>, tensor<4x10xf32>) outs(%{{.*}} : tensor<f32>)
+  // CHECK: ^bb0(%[[A:.*]]: f32, %[[B:.*]]: f32, %[[ACC:.*]]: f32):
+  // CHECK-NEXT: %[[D:.*]] = arith.subf %[[A]], %[[B]] : f32
+  // CHECK-NEXT: %[[SQ:.*]] = arith.mulf %[[D]], %[[D]] : f32
+  // CHECK-NEXT: arith.addf %[[ACC]], %[[SQ]] : f32
+  // CHECK: linalg.generic
+  // CHECK-SAME: ins(%[[TOTAL]] : tensor<f32>)
+  // CHECK: %[[N:.*]] = arith.constant 4.000000e+01 : f32
+  // CHECK-NEXT: arith.divf %{{.*}}, %[[N]] : f32
+  %0 = fuse.mse_loss %p, %t : (tensor<4x10xf32>, tensor<4x10xf32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// Dropout recomputes its mask from (seed, step, row-major element index):
+// the index comes from linalg.index, the 0-d step is read through a map to ().
+// Kept elements are scaled by 1 / (1 - rate) = 1.25; the keep threshold is
+// 0.2 * 2^24 on the top 24 bits of the hash.
+// CHECK-DAG: #[[$ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[$NONE:.*]] = affine_map<(d0, d1) -> ()>
+// CHECK-LABEL: func @dropout
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<4x10xf32>, %[[STEP:[^:]*]]: tensor<i64>)
+func.func @dropout(%x: tensor<4x10xf32>, %step: tensor<i64>) -> tensor<4x10xf32> {
+  // CHECK: linalg.generic {indexing_maps = [#[[$ID]], #[[$NONE]], #[[$ID]]], iterator_types = ["parallel", "parallel"]}
+  // CHECK-SAME: ins(%[[X]], %[[STEP]] : tensor<4x10xf32>, tensor<i64>)
+  // CHECK: ^bb0(%[[IN:.*]]: f32, %[[S:.*]]: i64, %{{.*}}: f32):
+  // CHECK-DAG: linalg.index 0 : index
+  // CHECK-DAG: linalg.index 1 : index
+  // CHECK-DAG: arith.constant 10 : index
+  // CHECK: %[[INDEX:.*]] = arith.index_castui %{{.*}} : index to i64
+  // The per-step key: mix(mix(seed = 7) ^ step).
+  // CHECK: %[[SEED:.*]] = arith.constant 7191089600892374487 : i64
+  // CHECK-NEXT: arith.xori %[[SEED]], %[[S]] : i64
+  // The element's draw: the top 24 bits of mix(key ^ index).
+  // CHECK: %[[C40:.*]] = arith.constant 40 : i64
+  // CHECK: arith.xori %{{.*}}, %[[INDEX]] : i64
+  // CHECK: %[[DRAW:.*]] = arith.shrui %{{.*}}, %[[C40]] : i64
+  // CHECK-NEXT: %[[THRESHOLD:.*]] = arith.constant 3355443 : i64
+  // CHECK-NEXT: %[[KEEP:.*]] = arith.cmpi uge, %[[DRAW]], %[[THRESHOLD]] : i64
+  // CHECK-NEXT: %[[SCALE:.*]] = arith.constant 1.250000e+00 : f32
+  // CHECK-NEXT: %[[SCALED:.*]] = arith.mulf %[[IN]], %[[SCALE]] : f32
+  // CHECK-NEXT: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+  // CHECK-NEXT: %[[R:.*]] = arith.select %[[KEEP]], %[[SCALED]], %[[ZERO]] : f32
+  // CHECK-NEXT: linalg.yield %[[R]] : f32
+  %0 = fuse.dropout %x, %step {rate = 0.2 : f32, seed = 7 : i64} : tensor<4x10xf32>
+  return %0 : tensor<4x10xf32>
+}
+
+// -----
+
+// Non-fuse ops are left alone; the result feeds them unchanged.
+// CHECK-LABEL: func @mixed
+func.func @mixed(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // CHECK: %[[R:.*]] = linalg.generic
+  // CHECK: math.exp
+  // CHECK: %[[C:.*]] = tensor.cast %[[R]] : tensor<4xf32> to tensor<?xf32>
+  // CHECK: tensor.cast %[[C]] : tensor<?xf32> to tensor<4xf32>
+  %0 = fuse.exp %x : tensor<4xf32>
+  %1 = tensor.cast %0 : tensor<4xf32> to tensor<?xf32>
+  %2 = tensor.cast %1 : tensor<?xf32> to tensor<4xf32>
+  return %2 : tensor<4xf32>
+}

@@ -1,0 +1,134 @@
+// RUN: fuse-opt %s --fuse-lower-to-linalg --fuse-lower-to-llvm --split-input-file | FileCheck %s
+// RUN: fuse-opt %s --fuse-lower-to-linalg --fuse-lower-to-llvm --split-input-file | FileCheck %s --check-prefix=LLVM-ONLY
+
+// Nothing but the LLVM dialect is left, in any case.
+// LLVM-ONLY: module
+// LLVM-ONLY-NOT: func.func
+// LLVM-ONLY-NOT: memref.
+// LLVM-ONLY-NOT: memref<
+// LLVM-ONLY-NOT: bufferization.
+// LLVM-ONLY-NOT: tensor.
+// LLVM-ONLY-NOT: linalg.
+// LLVM-ONLY-NOT: arith.
+// LLVM-ONLY-NOT: math.
+// LLVM-ONLY-NOT: scf.
+// LLVM-ONLY-NOT: cf.
+// LLVM-ONLY-NOT: affine.
+// LLVM-ONLY-NOT: vector.
+// LLVM-ONLY-NOT: unrealized_conversion_cast
+
+// The calling convention of the compiled functions: every argument and every
+// result is a bare !llvm.ptr to the tensor's data; results are written to
+// trailing out-parameters the caller allocates, and the function returns
+// nothing. The loop structure is deliberately not checked: the code
+// generation strategy (tiling, vectorization) will change. "Written to" is
+// checked as: the out-parameter is the destination of a store or memcpy, or
+// the base of an address computation.
+
+// BUG: a function returning the same value twice (e.g. two results CSE made
+// identical) crashes this pipeline in buffer-results-to-out-params; the
+// repro and its expected output are in Inputs/return-same-value-twice.mlir.
+// Once fixed, add this as a RUN line:
+//   fuse-opt %S/Inputs/return-same-value-twice.mlir --fuse-lower-to-linalg --fuse-lower-to-llvm | FileCheck %S/Inputs/return-same-value-twice.mlir
+
+// CHECK-LABEL: llvm.func @dense
+// CHECK-SAME: (%[[X:[^:]*]]: !llvm.ptr, %[[W:[^:]*]]: !llvm.ptr, %[[B:[^:]*]]: !llvm.ptr, %[[OUT:[^:]*]]: !llvm.ptr) {
+// CHECK: llvm.load %{{.*}} : !llvm.ptr -> {{.*}}f32
+// CHECK: {{(llvm.store [^,]+, |"llvm.intr.memcpy"\(|llvm.getelementptr [a-z|]* ?)}}%[[OUT]]{{[[, ]}}
+// CHECK: llvm.return{{$}}
+// CHECK-NEXT: }
+func.func @dense(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>, %b: tensor<4xf32>) -> tensor<8x4xf32> {
+  %h = fuse.matmul %x, %w : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+  %hb = fuse.add %h, %b : (tensor<8x4xf32>, tensor<4xf32>) -> tensor<8x4xf32>
+  %a = fuse.relu %hb : tensor<8x4xf32>
+  return %a : tensor<8x4xf32>
+}
+
+// -----
+
+// Two results, two out-parameters, in order; a 0-d result is stored through
+// its pointer directly.
+// CHECK-LABEL: llvm.func @two_results
+// CHECK-SAME: (%[[X:[^:]*]]: !llvm.ptr, %[[OUT0:[^:]*]]: !llvm.ptr, %[[OUT1:[^:]*]]: !llvm.ptr) {
+// CHECK-DAG: {{(llvm.store [^,]+, |"llvm.intr.memcpy"\(|llvm.getelementptr [a-z|]* ?)}}%[[OUT0]]{{[[, ]}}
+// CHECK-DAG: llvm.store %{{.*}}, %[[OUT1]] {{.*}}: {{.*}}f32{{>?}}, !llvm.ptr
+// CHECK: llvm.return{{$}}
+func.func @two_results(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<f32>) {
+  %0 = fuse.exp %x : tensor<4xf32>
+  %1 = fuse.reduce_sum %0 {axes = array<i64: 0>} : (tensor<4xf32>) -> tensor<f32>
+  return %0, %1 : tensor<4xf32>, tensor<f32>
+}
+
+// -----
+
+// A 0-d i64 argument (the training step) is a pointer as well.
+// CHECK-LABEL: llvm.func @step_argument
+// CHECK-SAME: (%[[X:[^:]*]]: !llvm.ptr, %[[STEP:[^:]*]]: !llvm.ptr, %[[OUT:[^:]*]]: !llvm.ptr) {
+// CHECK: llvm.load %[[STEP]] {{.*}}: !llvm.ptr -> {{.*}}i64
+// CHECK: llvm.return{{$}}
+func.func @step_argument(%x: tensor<4xf32>, %step: tensor<i64>) -> tensor<4xf32> {
+  %0 = fuse.dropout %x, %step {rate = 0.5 : f32} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// A constant result is a global copied into the out-parameter.
+// CHECK: llvm.mlir.global private constant @{{.*}}(dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]> : tensor<4xf32>)
+// CHECK-LABEL: llvm.func @constant_result
+// CHECK-SAME: (%[[OUT:[^:]*]]: !llvm.ptr) {
+// CHECK: "llvm.intr.memcpy"(%[[OUT]], %{{.*}}, %{{.*}})
+// CHECK: llvm.return{{$}}
+func.func @constant_result() -> tensor<4xf32> {
+  %0 = fuse.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Returning an argument copies it.
+// CHECK-LABEL: llvm.func @return_argument
+// CHECK-SAME: (%[[X:[^:]*]]: !llvm.ptr, %[[OUT:[^:]*]]: !llvm.ptr) {
+// CHECK: "llvm.intr.memcpy"(%[[OUT]], %[[X]], %{{.*}})
+// CHECK: llvm.return{{$}}
+func.func @return_argument(%x: tensor<4xf32>) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// f32 exp and log are approximated by arithmetic: no libm call, no math op.
+// CHECK-LABEL: llvm.func @transcendental
+// CHECK-NOT: llvm.call @{{(exp|log|tanh)}}
+// CHECK-NOT: llvm.intr.exp
+// CHECK-NOT: llvm.intr.log
+// CHECK: llvm.intr.fma
+// CHECK-NOT: llvm.call @{{(exp|log|tanh)}}
+// CHECK-NOT: llvm.intr.exp
+// CHECK-NOT: llvm.intr.log
+// CHECK: llvm.return{{$}}
+func.func @transcendental(%x: tensor<16xf32>) -> tensor<16xf32> {
+  %0 = fuse.exp %x : tensor<16xf32>
+  %1 = fuse.log %0 : tensor<16xf32>
+  %2 = fuse.tanh %1 : tensor<16xf32>
+  return %2 : tensor<16xf32>
+}
+
+// -----
+
+// A padded convolution and a max pool.
+// BUG: the tensor.pad of the convolution bufferizes to a memref.copy into a
+// strided subview, which finalize-memref-to-llvm lowers to a call of the
+// runtime function memrefCopy (libmlir_c_runner_utils). The JIT does not load
+// that library, so `fusec run` fails with "Symbols not found: [ memrefCopy ]"
+// on any padded conv2d / max_pool2d / avg_pool2d. Expected once fixed (make
+// BUG-NOT a CHECK-NOT):
+//   BUG-NOT: llvm.call @memrefCopy
+// CHECK-LABEL: llvm.func @padded_conv
+// CHECK-SAME: (%[[X:[^:]*]]: !llvm.ptr, %[[K:[^:]*]]: !llvm.ptr, %[[OUT:[^:]*]]: !llvm.ptr) {
+// CHECK: llvm.return{{$}}
+func.func @padded_conv(%x: tensor<1x8x8x1xf32>, %k: tensor<3x3x1x2xf32>) -> tensor<1x4x4x2xf32> {
+  %c = fuse.conv2d %x, %k {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x8x8x1xf32>, tensor<3x3x1x2xf32>) -> tensor<1x8x8x2xf32>
+  %p = fuse.max_pool2d %c {window = array<i64: 2, 2>} : (tensor<1x8x8x2xf32>) -> tensor<1x4x4x2xf32>
+  return %p : tensor<1x4x4x2xf32>
+}
