@@ -199,6 +199,7 @@ const MatmulShape kMatmulShapes[] = {
     {64, 10, 128, false, false},   // layer 2
     {784, 128, 64, true, false},   // dW1 = x^T dy
     {64, 784, 128, false, true},   // dx = dy W^T-style
+    {64, 784, 128, false, false},  // the same, W stored transposed
     {1, 128, 784, false, false},   // batch 1
     {256, 128, 784, false, false}, // batch 256
     {1024, 1024, 1024, false, false},

@@ -38,6 +38,11 @@ struct FuseLowerVectorsPass
     vector::populateVectorMaskOpLoweringPatterns(patterns);
     vector::populateVectorShapeCastLoweringPatterns(patterns);
     vector::populateVectorBroadcastLoweringPatterns(patterns);
+    // 16x16 f32 blocks become AVX-512 shuffles; anything else goes element
+    // by element.
+    vector::populateVectorTransposeLoweringPatterns(
+        patterns, vector::VectorTransposeLowering::Shuffle16x16,
+        /*benefit=*/2);
     vector::populateVectorTransposeLoweringPatterns(
         patterns, vector::VectorTransposeLowering::EltWise);
     vector::populateVectorTransferLoweringPatterns(patterns,

@@ -51,6 +51,18 @@ int64_t largestDivisorAtMost(int64_t n, int64_t cap) {
   return 1;
 }
 
+/// A tile size for a vectorized dim of size `n` that divides it: two or one
+/// full vector registers when possible, the whole dim when it is narrower
+/// than a register, else the largest divisor that fits in two registers.
+int64_t vectorTile(int64_t n, int64_t lanes) {
+  for (int64_t candidate : {2 * lanes, lanes})
+    if (n % candidate == 0)
+      return candidate;
+  if (n < lanes)
+    return n;
+  return largestDivisorAtMost(n, 2 * lanes);
+}
+
 /// Whether `op` reads or writes i1 buffers: LLVM packs vectors of i1 into
 /// bits in memory, while tensors of i1 use one byte per element, so such ops
 /// stay scalar (an i1 value between fused ops never reaches memory).
@@ -76,11 +88,11 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, unsigned vectorBits) {
   // iteration space exactly: their tiles are static, need no masks, and the
   // 1-D decomposition of convolutions sees static shapes.
   if (isa<linalg::MatmulOp>(op)) // m, n, k
-    return {largestDivisorAtMost(ranges[0], 8),
-            largestDivisorAtMost(ranges[1], 2 * lanes), 1};
+    return {largestDivisorAtMost(ranges[0], 8), vectorTile(ranges[1], lanes),
+            1};
   if (isa<linalg::BatchMatmulOp>(op)) // b, m, n, k
-    return {1, largestDivisorAtMost(ranges[1], 8),
-            largestDivisorAtMost(ranges[2], 2 * lanes), 1};
+    return {1, largestDivisorAtMost(ranges[1], 8), vectorTile(ranges[2], lanes),
+            1};
   if (isa<linalg::Conv2DNhwcHwcfOp>(op)) // n, oh, ow, f, kh, kw, c
     return {1,
             1,
@@ -96,12 +108,80 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, unsigned vectorBits) {
             largestDivisorAtMost(ranges[3], 2 * lanes),
             1,
             1};
-  // Element-wise ops, reductions, fills, transposes: up to four vectors along
-  // the innermost loop.
+  // Transposes of the two innermost dims: square blocks of one register's
+  // lanes, which lower to in-register shuffles.
+  if (auto transpose = dyn_cast<linalg::TransposeOp>(op.getOperation())) {
+    ArrayRef<int64_t> perm = transpose.getPermutation();
+    size_t rank = perm.size();
+    if (rank >= 2 && perm[rank - 1] == int64_t(rank - 2) &&
+        perm[rank - 2] == int64_t(rank - 1)) {
+      SmallVector<int64_t> sizes(rank, 1);
+      sizes[rank - 2] = sizes[rank - 1] = lanes;
+      return clamp(sizes);
+    }
+  }
+  // Element-wise ops, reductions, fills, other transposes: up to four vectors
+  // along the innermost loop.
   SmallVector<int64_t> sizes(ranges.size(), 1);
   if (!sizes.empty())
     sizes.back() = 4 * lanes;
   return clamp(sizes);
+}
+
+/// Packs a transposed right-hand side of a matmul (read as [n, k]) into
+/// [k, n]: the micro-kernel loads rows of the right-hand side as vectors, and
+/// a transposed one would be gathered element by element. The O(n k) copy
+/// pays for itself against the O(m n k) product.
+void packTransposedRhs(RewriterBase &rewriter, linalg::LinalgOp op) {
+  if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op))
+    return;
+  unsigned batch = isa<linalg::BatchMatmulOp>(op) ? 1 : 0;
+  MLIRContext *context = op->getContext();
+  unsigned rank = batch + 3;
+  auto dim = [&](unsigned d) { return getAffineDimExpr(d, context); };
+  SmallVector<AffineExpr> prefix;
+  for (unsigned d = 0; d < batch; ++d)
+    prefix.push_back(dim(d));
+  auto map = [&](AffineExpr a, AffineExpr b) {
+    SmallVector<AffineExpr> exprs(prefix);
+    exprs.push_back(a);
+    exprs.push_back(b);
+    return AffineMap::get(rank, 0, exprs, context);
+  };
+  AffineExpr m = dim(batch), n = dim(batch + 1), k = dim(batch + 2);
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (maps[1] != map(n, k))
+    return;
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  Value rhs = op.getDpsInputs()[1];
+  auto rhsType = cast<RankedTensorType>(rhs.getType());
+  SmallVector<int64_t> packedShape(rhsType.getShape());
+  std::swap(packedShape[batch], packedShape[batch + 1]);
+  SmallVector<int64_t> permutation;
+  for (unsigned d = 0; d < batch; ++d)
+    permutation.push_back(d);
+  permutation.push_back(batch + 1);
+  permutation.push_back(batch);
+  Value init = tensor::EmptyOp::create(rewriter, loc, packedShape,
+                                       rhsType.getElementType());
+  Value packed =
+      linalg::TransposeOp::create(rewriter, loc, rhs, init, permutation)
+          ->getResult(0);
+  SmallVector<AffineMap> newMaps = {maps[0], map(k, n), map(m, n)};
+  SmallVector<NamedAttribute> attrs = {rewriter.getNamedAttr(
+      "indexing_maps", rewriter.getAffineMapArrayAttr(newMaps))};
+  Value lhs = op.getDpsInputs()[0];
+  Value acc = op.getDpsInits()[0];
+  Operation *replacement =
+      batch ? linalg::BatchMatmulOp::create(rewriter, loc,
+                                            TypeRange{acc.getType()},
+                                            ValueRange{lhs, packed}, acc, attrs)
+                  .getOperation()
+            : linalg::MatmulOp::create(rewriter, loc, TypeRange{acc.getType()},
+                                       ValueRange{lhs, packed}, acc, attrs)
+                  .getOperation();
+  rewriter.replaceOp(op, replacement->getResults());
 }
 
 struct FuseTileAndVectorizePass
@@ -113,6 +193,15 @@ struct FuseTileAndVectorizePass
     MLIRContext *context = &getContext();
     unsigned bits = vectorBits ? unsigned(vectorBits) : hostVectorBits();
     IRRewriter rewriter(context);
+
+    // 0. Pack operands the micro-kernels cannot read as vectors.
+    SmallVector<linalg::LinalgOp> contractions;
+    func.walk([&](linalg::LinalgOp op) {
+      if (op.hasPureTensorSemantics())
+        contractions.push_back(op);
+    });
+    for (linalg::LinalgOp op : contractions)
+      packTransposedRhs(rewriter, op);
 
     // 1. Tile, and record the vector sizes of each tile.
     SmallVector<linalg::LinalgOp> ops;
@@ -170,8 +259,12 @@ struct FuseTileAndVectorizePass
           failed(linalg::vectorizeOpPrecondition(op, sizes, scalable)))
         continue;
       rewriter.setInsertionPoint(op);
-      FailureOr<linalg::VectorizationResult> vectorized =
-          linalg::vectorize(rewriter, op, sizes, scalable);
+      // Contractions become vector.contract, which lowers to FMAs.
+      FailureOr<linalg::VectorizationResult> vectorized = linalg::vectorize(
+          rewriter, op, sizes, scalable, /*vectorizeNDExtract=*/false,
+          /*flatten1DDepthwiseConv=*/false,
+          /*assumeDynamicDimsMatchVecSizes=*/false,
+          /*createNamedContraction=*/true);
       if (succeeded(vectorized))
         rewriter.replaceOp(op, vectorized->replacements);
     }
