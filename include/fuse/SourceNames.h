@@ -30,6 +30,9 @@ void nameArguments(mlir::ModuleOp module, llvm::SourceMgr &sourceMgr);
 /// The source name of argument `index` ("x"), or "#index".
 std::string argumentName(mlir::func::FuncOp func, unsigned index);
 
+/// "argument 'x' (#4)", or "argument #4" for an unnamed argument.
+std::string describeArgument(mlir::func::FuncOp func, unsigned index);
+
 } // namespace fuse
 
 #endif // FUSE_SOURCENAMES_H

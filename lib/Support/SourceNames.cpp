@@ -53,3 +53,11 @@ std::string fuse::argumentName(func::FuncOp func, unsigned index) {
       return name.getName().str();
   return "#" + std::to_string(index);
 }
+
+std::string fuse::describeArgument(func::FuncOp func, unsigned index) {
+  std::string name = argumentName(func, index);
+  std::string number = "#" + std::to_string(index);
+  if (name == number)
+    return "argument " + number;
+  return "argument '" + name + "' (" + number + ")";
+}

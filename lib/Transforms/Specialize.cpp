@@ -118,9 +118,9 @@ LogicalResult fuse::specializeFunction(func::FuncOp func, TypeRange argTypes) {
            << type.getNumInputs() << " argument types, got " << argTypes.size();
   for (auto [i, declared, given] : llvm::enumerate(type.getInputs(), argTypes))
     if (!refines(declared, given))
-      return func.emitError("argument '")
-             << fuse::argumentName(func, i) << "' (#" << i << ") of type "
-             << given << " does not fit the declared " << declared;
+      return func.emitError(fuse::describeArgument(func, i))
+             << " of type " << given << " does not fit the declared "
+             << declared;
   if (!func.getBody().hasOneBlock())
     return func.emitError("can only specialize single-block functions");
 

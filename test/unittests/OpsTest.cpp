@@ -1383,8 +1383,6 @@ std::vector<Window> paddedConvWindows() {
 }
 
 TEST(OpsConv2D, Padding) {
-  GTEST_SKIP() << "BUG: conv2d with padding fails to JIT: 'Symbols not found: "
-                  "[ memrefCopy ]' (remove this skip once fixed)";
   checkConv2D(paddedConvWindows(), 650);
 }
 
@@ -1488,9 +1486,6 @@ std::vector<Window> paddedPoolWindows() {
 }
 
 TEST(OpsPool, PaddingIsExcluded) {
-  GTEST_SKIP() << "BUG: max_pool2d/avg_pool2d with padding fail to JIT: "
-                  "'Symbols not found: [ memrefCopy ]' (remove this skip once "
-                  "fixed)";
   checkPools(paddedPoolWindows(), -2, -1);
 }
 
@@ -2112,9 +2107,6 @@ func.func @mm(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
 // convention leaves `func.func` unconverted for memref<4x0xf32> (while
 // memref<0x4xf32> converts), so translation to LLVM IR fails.
 TEST(OpsZeroSized, TrailingZeroDims) {
-  GTEST_SKIP() << "BUG: a zero-sized non-leading dim (e.g. tensor<4x0xf32>) "
-                  "fails with 'failed to translate the module to LLVM IR' "
-                  "(remove this skip once fixed)";
   Jit jit(R"mlir(
 func.func @ew(%x: tensor<4x?xf32>) -> tensor<4x?xf32> {
   %e = fuse.exp %x : tensor<4x?xf32>
@@ -2170,9 +2162,6 @@ func.func @f(%x: tensor<?x3xf32>) -> (tensor<?x3xf32>, tensor<3xf32>, tensor<?x3
 // alloc returned twice, and buffer-results-to-out-params with
 // hoist-static-allocs segfaults on that, killing the calling process.
 TEST(OpsResults, SameValueTwice) {
-  GTEST_SKIP() << "BUG: returning one value twice crashes (SIGSEGV) the "
-                  "compiler in buffer-results-to-out-params (remove this "
-                  "skip once fixed)";
   Jit jit(R"mlir(
 func.func @f(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
   %e = fuse.exp %x : tensor<4xf32>

@@ -1,0 +1,256 @@
+// RUN: fuse-opt %s --fuse-tile-and-vectorize=vector-bits=512 --split-input-file | FileCheck %s
+// RUN: fuse-opt %s --fuse-tile-and-vectorize=vector-bits=512 --split-input-file | FileCheck %s --check-prefix=GLOBAL
+
+// Whatever the op, no vector.mask region survives the pass (masks are folded
+// into the transfers), and no named contraction, convolution or pool is left
+// on tensors. (The i1 case at the end keeps a scalar linalg.generic.)
+// GLOBAL-NOT: {{vector\.mask[^a-z_]}}
+// GLOBAL-NOT: linalg.matmul
+// GLOBAL-NOT: linalg.conv
+// GLOBAL-NOT: linalg.pooling
+// GLOBAL-NOT: linalg.fill
+
+// Inputs are `fuse-opt --fuse-lower-to-linalg` output of small fuse
+// functions (the fuse op is in the comment above each case). With 512-bit
+// vectors an f32 register holds 16 lanes.
+
+// fuse.matmul (64x784) x (784x128): tiles of 8 rows x 32 columns (two
+// registers) per step of the reduction, one vector.contract of an 8x1 column
+// of the lhs and a 1x32 row of the rhs into the 8x32 accumulator tile.
+// CHECK-LABEL: func @matmul
+// CHECK-SAME: (%[[A:[^:]*]]: tensor<64x784xf32>, %[[B:[^:]*]]: tensor<784x128xf32>)
+// CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
+// CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
+// CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
+// CHECK-DAG: %[[C64:.*]] = arith.constant 64 : index
+// CHECK-DAG: %[[C128:.*]] = arith.constant 128 : index
+// CHECK-DAG: %[[C784:.*]] = arith.constant 784 : index
+// CHECK: scf.for %[[I:[^ ]+]] = %{{.*}} to %[[C64]] step %[[C8]]
+// CHECK: scf.for %[[J:[^ ]+]] = %{{.*}} to %[[C128]] step %[[C32]]
+// CHECK: scf.for %[[K:[^ ]+]] = %{{.*}} to %[[C784]] step %[[C1]] iter_args(%[[ACC:[^ ]+]] = %{{.*}}) -> (tensor<64x128xf32>)
+// CHECK-DAG: %[[LHS:.*]] = vector.transfer_read %[[A]][%[[I]], %[[K]]]{{.*}} : tensor<64x784xf32>, vector<8x1xf32>
+// CHECK-DAG: vector.transfer_read %[[B]][%[[K]], %[[J]]]{{.*}} : tensor<784x128xf32>, vector<{{(1x)?}}32xf32>
+// CHECK-DAG: %[[C:.*]] = vector.transfer_read %[[ACC]][%[[I]], %[[J]]]{{.*}} : tensor<64x128xf32>, vector<8x32xf32>
+// CHECK: %[[R:.*]] = vector.contract {{{.*}}iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %[[LHS]], %{{.*}}, %[[C]] : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
+// CHECK: %[[W:.*]] = vector.transfer_write %[[R]], %[[ACC]][%[[I]], %[[J]]] {{.*}} : vector<8x32xf32>, tensor<64x128xf32>
+// CHECK: scf.yield %[[W]]
+// CHECK-NOT: linalg.
+// CHECK: return
+func.func @matmul(%arg0: tensor<64x784xf32>, %arg1: tensor<784x128xf32>) -> tensor<64x128xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %0 = tensor.empty() : tensor<64x128xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<64x128xf32>) -> tensor<64x128xf32>
+  %2 = linalg.matmul ins(%arg0, %arg1 : tensor<64x784xf32>, tensor<784x128xf32>) outs(%1 : tensor<64x128xf32>) -> tensor<64x128xf32>
+  return %2 : tensor<64x128xf32>
+}
+
+// -----
+
+// fuse.matmul (13x7) x (7x10): contraction tiles divide the iteration space,
+// so no masks. M = 13 is prime: row tiles of 1. N = 10 is narrower than a
+// register: one tile of all 10 columns (no column loop). The unit row dim is
+// cast away: the accumulator is a vector<10xf32>.
+// CHECK-LABEL: func @matmul_divisor_tiles
+// CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
+// CHECK-DAG: %[[C7:.*]] = arith.constant 7 : index
+// CHECK-DAG: %[[C13:.*]] = arith.constant 13 : index
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[C13]] step %[[C1]]
+// CHECK-NOT: scf.for
+// CHECK: vector.transfer_write {{.*}} : vector<10xf32>, tensor<1x10xf32>
+// CHECK: scf.for %[[I:[^ ]+]] = %{{.*}} to %[[C13]] step %[[C1]]
+// CHECK-NEXT: scf.for %{{.*}} = %{{.*}} to %[[C7]] step %[[C1]]
+// CHECK-NOT: scf.for
+// CHECK-NOT: vector.create_mask
+// CHECK: vector.contract {{.*}} into vector<10xf32>
+// CHECK-NOT: create_mask
+// CHECK: vector.transfer_write {{.*}} : vector<10xf32>, tensor<13x10xf32>
+// CHECK-NOT: linalg.
+// CHECK: return
+func.func @matmul_divisor_tiles(%arg0: tensor<13x7xf32>, %arg1: tensor<7x10xf32>) -> tensor<13x10xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %0 = tensor.empty() : tensor<13x10xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<13x10xf32>) -> tensor<13x10xf32>
+  %2 = linalg.matmul ins(%arg0, %arg1 : tensor<13x7xf32>, tensor<7x10xf32>) outs(%1 : tensor<13x10xf32>) -> tensor<13x10xf32>
+  return %2 : tensor<13x10xf32>
+}
+
+// -----
+
+// fuse.add on tensor<1000xf32>: tiles of four registers (64 lanes); the last
+// tile (1000 = 15 * 64 + 40) is partial, so every tile is read and written
+// through a mask of the tile's size, folded into the transfers.
+#map = affine_map<(d0) -> (d0)>
+// CHECK-DAG: #[[$MIN:.*]] = affine_map<(d0) -> (-d0 + 1000, 64)>
+// CHECK-LABEL: func @elementwise_partial_tile
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<1000xf32>, %[[Y:[^:]*]]: tensor<1000xf32>)
+// CHECK-DAG: %[[C64:.*]] = arith.constant 64 : index
+// CHECK-DAG: %[[C1000:.*]] = arith.constant 1000 : index
+// CHECK: scf.for %[[I:[^ ]+]] = %{{.*}} to %[[C1000]] step %[[C64]]
+// CHECK: %[[N:.*]] = affine.min #[[$MIN]](%[[I]])
+// CHECK: %[[MASK:.*]] = vector.create_mask %[[N]] : vector<64xi1>
+// CHECK: %[[A:.*]] = vector.transfer_read %{{.*}}, %[[MASK]] {{.*}} : tensor<?xf32>, vector<64xf32>
+// CHECK: %[[B:.*]] = vector.transfer_read %{{.*}}, %[[MASK]] {{.*}} : tensor<?xf32>, vector<64xf32>
+// CHECK: %[[S:.*]] = arith.addf %[[A]], %[[B]] : vector<64xf32>
+// CHECK: vector.transfer_write %[[S]], %{{.*}}, %[[MASK]] {{.*}} : vector<64xf32>, tensor<?xf32>
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func @elementwise_partial_tile(%arg0: tensor<1000xf32>, %arg1: tensor<1000xf32>) -> tensor<1000xf32> {
+  %0 = tensor.empty() : tensor<1000xf32>
+  %1 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel"]} ins(%arg0, %arg1 : tensor<1000xf32>, tensor<1000xf32>) outs(%0 : tensor<1000xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %2 = arith.addf %in, %in_0 : f32
+    linalg.yield %2 : f32
+  } -> tensor<1000xf32>
+  return %1 : tensor<1000xf32>
+}
+
+// -----
+
+// fuse.add (row broadcast) then fuse.relu on tensor<4x64xf32>: tiles of
+// [1, 64], whose leading unit dim is cast away: 1-D vectors only, no mask.
+#map = affine_map<(d0, d1) -> (d0, d1)>
+#map1 = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func @elementwise_2d
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<4x64xf32>, %[[B:[^:]*]]: tensor<64xf32>)
+// CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
+// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
+// CHECK-NOT: vector<1x
+// CHECK: scf.for %[[I:[^ ]+]] = %{{.*}} to %[[C4]] step %[[C1]]
+// CHECK-NOT: vector<1x
+// CHECK-DAG: %[[XV:.*]] = vector.transfer_read %[[X]][%[[I]], %{{.*}}]{{.*}} : tensor<4x64xf32>, vector<64xf32>
+// CHECK-DAG: %[[BV:.*]] = vector.transfer_read %[[B]][%{{.*}}]{{.*}} : tensor<64xf32>, vector<64xf32>
+// CHECK: %[[S:.*]] = arith.addf %[[XV]], %[[BV]] : vector<64xf32>
+// CHECK: %[[R:.*]] = arith.maximumf %[[S]], %{{.*}} : vector<64xf32>
+// CHECK: vector.transfer_write %[[R]], {{.*}} : vector<64xf32>, tensor<{{.*}}>
+// CHECK-NOT: vector<1x
+// CHECK-NOT: create_mask
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func @elementwise_2d(%arg0: tensor<4x64xf32>, %arg1: tensor<64xf32>) -> tensor<4x64xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %0 = tensor.empty() : tensor<4x64xf32>
+  %1 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%arg0, %arg1 : tensor<4x64xf32>, tensor<64xf32>) outs(%0 : tensor<4x64xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %2 = arith.addf %in, %in_0 : f32
+    %3 = arith.maximumf %2, %cst : f32
+    linalg.yield %3 : f32
+  } -> tensor<4x64xf32>
+  return %1 : tensor<4x64xf32>
+}
+
+// -----
+
+// fuse.reduce_sum {axes = [1]} of tensor<4x64xf32>: one row of 64 per step,
+// reduced in a vector (multi-reduction or reduction) into the accumulator.
+#map = affine_map<(d0, d1) -> (d0, d1)>
+#map1 = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func @row_reduction
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<4x64xf32>)
+// CHECK: scf.for %[[I:[^ ]+]] =
+// CHECK: vector.transfer_read %[[X]][%[[I]], %{{.*}}]{{.*}} : tensor<4x64xf32>, vector<64xf32>
+// CHECK: {{vector.multi_reduction <add>, .* \[1\] : vector<1x64xf32> to vector<1xf32>|vector.reduction <add>, .* : vector<64xf32> into f32}}
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func @row_reduction(%arg0: tensor<4x64xf32>) -> tensor<4xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %0 = tensor.empty() : tensor<4xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<4xf32>) -> tensor<4xf32>
+  %2 = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "reduction"]} ins(%arg0 : tensor<4x64xf32>) outs(%1 : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %3 = arith.addf %out, %in : f32
+    linalg.yield %3 : f32
+  } -> tensor<4xf32>
+  return %2 : tensor<4xf32>
+}
+
+// -----
+
+// fuse.conv2d (1x10x10x3 input, 3x3x3x16 kernel, valid): tiles of one output
+// row x 8 output columns x 16 channels, with loops over the 3x3 window and
+// the 3 input channels. The tile's size-1 window is decomposed to a 1-D
+// convolution and vectorized: an outer product of 8 input pixels and 16
+// kernel channels accumulated into the 8x16 output tile.
+// CHECK-LABEL: func @conv2d
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<1x10x10x3xf32>, %[[K:[^:]*]]: tensor<3x3x3x16xf32>)
+// CHECK-DAG: %[[C3:.*]] = arith.constant 3 : index
+// CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
+// CHECK: scf.for %{{.*}} to %[[C8]]
+// CHECK: scf.for %{{.*}} to %[[C3]]
+// CHECK: scf.for %{{.*}} to %[[C3]]
+// CHECK: scf.for %{{.*}} to %[[C3]]
+// CHECK-DAG: vector.transfer_read %[[X]]{{.*}} : tensor<1x10x10x3xf32>, vector<8x1xf32>
+// CHECK-DAG: vector.transfer_read %[[K]]{{.*}} : tensor<3x3x3x16xf32>, vector<{{(1x)?}}16xf32>
+// CHECK-DAG: vector.transfer_read {{.*}} : tensor<1x8x8x16xf32>, vector<8x16xf32>
+// CHECK: {{vector.contract .* : vector<8x1xf32>, vector<1x16xf32> into vector<8x16xf32>|vector.fma}}
+// CHECK: vector.transfer_write {{.*}} : vector<8x16xf32>
+// CHECK-NOT: linalg.
+// CHECK: return
+func.func @conv2d(%arg0: tensor<1x10x10x3xf32>, %arg1: tensor<3x3x3x16xf32>) -> tensor<1x8x8x16xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %0 = tensor.empty() : tensor<1x8x8x16xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<1x8x8x16xf32>) -> tensor<1x8x8x16xf32>
+  %2 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%arg0, %arg1 : tensor<1x10x10x3xf32>, tensor<3x3x3x16xf32>) outs(%1 : tensor<1x8x8x16xf32>) -> tensor<1x8x8x16xf32>
+  return %2 : tensor<1x8x8x16xf32>
+}
+
+// -----
+
+// fuse.max_pool2d {window = [2, 2]} of tensor<1x8x8x16xf32>: tiles of one
+// output row x 4 columns x 16 channels, loops over the 2x2 window, 1-D
+// pooling vectorized as element-wise maxima of 16-lane vectors.
+// CHECK-LABEL: func @max_pool
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<1x8x8x16xf32>)
+// CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
+// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
+// CHECK: scf.for %{{.*}} to %[[C4]]
+// CHECK: scf.for %{{.*}} to %[[C2]]
+// CHECK: scf.for %{{.*}} to %[[C2]]
+// CHECK: vector.transfer_read %[[X]]{{.*}} : tensor<1x8x8x16xf32>, vector<{{[0-9]+}}x16xf32>
+// CHECK: arith.maximumf {{.*}} : vector<16xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<4x16xf32>
+// CHECK-NOT: linalg.
+// CHECK: return
+func.func @max_pool(%arg0: tensor<1x8x8x16xf32>) -> tensor<1x4x4x16xf32> {
+  %cst = arith.constant 0xFF800000 : f32
+  %0 = tensor.empty() : tensor<2x2xf32>
+  %1 = tensor.empty() : tensor<1x4x4x16xf32>
+  %2 = linalg.fill ins(%cst : f32) outs(%1 : tensor<1x4x4x16xf32>) -> tensor<1x4x4x16xf32>
+  %3 = linalg.pooling_nhwc_max {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>} ins(%arg0, %0 : tensor<1x8x8x16xf32>, tensor<2x2xf32>) outs(%2 : tensor<1x4x4x16xf32>) -> tensor<1x4x4x16xf32>
+  return %3 : tensor<1x4x4x16xf32>
+}
+
+// -----
+
+// %m = fuse.compare gt, %x, %y returned and used by fuse.select: the ops that
+// read or write i1 tensors are tiled but stay scalar linalg.generic ops (LLVM
+// packs vectors of i1 into bits in memory, tensors of i1 use a byte per
+// element).
+#map = affine_map<(d0) -> (d0)>
+// CHECK-LABEL: func @boolean_tensors
+// CHECK-NOT: vector.
+// CHECK: scf.for
+// CHECK: %[[M:.*]] = linalg.generic
+// CHECK-SAME: outs(%{{.*}} : tensor<?xi1>)
+// CHECK: arith.cmpf ogt, %{{.*}}, %{{.*}} : f32
+// CHECK: tensor.insert_slice %[[M]]
+// CHECK: scf.for
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<?xi1>, tensor<?xf32>, tensor<?xf32>)
+// CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
+// CHECK-NOT: vector.
+// CHECK: return
+func.func @boolean_tensors(%arg0: tensor<1000xf32>, %arg1: tensor<1000xf32>) -> (tensor<1000xi1>, tensor<1000xf32>) {
+  %0 = tensor.empty() : tensor<1000xi1>
+  %1 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel"]} ins(%arg0, %arg1 : tensor<1000xf32>, tensor<1000xf32>) outs(%0 : tensor<1000xi1>) {
+  ^bb0(%in: f32, %in_0: f32, %out: i1):
+    %4 = arith.cmpf ogt, %in, %in_0 : f32
+    linalg.yield %4 : i1
+  } -> tensor<1000xi1>
+  %2 = tensor.empty() : tensor<1000xf32>
+  %3 = linalg.generic {indexing_maps = [#map, #map, #map, #map], iterator_types = ["parallel"]} ins(%1, %arg0, %arg1 : tensor<1000xi1>, tensor<1000xf32>, tensor<1000xf32>) outs(%2 : tensor<1000xf32>) {
+  ^bb0(%in: i1, %in_0: f32, %in_1: f32, %out: f32):
+    %4 = arith.select %in, %in_0, %in_1 : f32
+    linalg.yield %4 : f32
+  } -> tensor<1000xf32>
+  return %1, %3 : tensor<1000xi1>, tensor<1000xf32>
+}
