@@ -1,0 +1,103 @@
+// RUN: fuse-opt %s --fuse-distinct-results --split-input-file | FileCheck %s
+
+// Every tensor result must be computed by a linalg op into a buffer of its
+// own: anything else is returned through a linalg.copy into a fresh
+// tensor.empty.
+
+// A value returned twice (as CSE leaves two identical exps): the first
+// position keeps the generic, the second gets a copy of it.
+#map = affine_map<(d0) -> (d0)>
+// CHECK-LABEL: func @returned_twice
+// CHECK: %[[E:.*]] = linalg.generic
+// CHECK: math.exp
+// CHECK: %[[INIT:.*]] = tensor.empty() : tensor<4xf32>
+// CHECK: %[[COPY:.*]] = linalg.copy ins(%[[E]] : tensor<4xf32>) outs(%[[INIT]] : tensor<4xf32>) -> tensor<4xf32>
+// CHECK-NOT: linalg.copy
+// CHECK: return %[[E]], %[[COPY]] : tensor<4xf32>, tensor<4xf32>
+func.func @returned_twice(%arg0: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %0 = tensor.empty() : tensor<4xf32>
+  %1 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel"]} ins(%arg0 : tensor<4xf32>) outs(%0 : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %2 = math.exp %in : f32
+    linalg.yield %2 : f32
+  } -> tensor<4xf32>
+  return %1, %1 : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// A function argument returned as is.
+// CHECK-LABEL: func @argument
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<2x3xf32>)
+// CHECK: %[[INIT:.*]] = tensor.empty() : tensor<2x3xf32>
+// CHECK: %[[COPY:.*]] = linalg.copy ins(%[[X]] : tensor<2x3xf32>) outs(%[[INIT]] : tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK: return %[[COPY]] : tensor<2x3xf32>
+func.func @argument(%arg0: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  return %arg0 : tensor<2x3xf32>
+}
+
+// -----
+
+// An argument returned twice: each position gets its own copy.
+// CHECK-LABEL: func @argument_twice
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<4xi32>)
+// CHECK: %[[COPY0:.*]] = linalg.copy ins(%[[X]] : tensor<4xi32>)
+// CHECK: %[[COPY1:.*]] = linalg.copy ins(%[[X]] : tensor<4xi32>)
+// CHECK: return %[[COPY0]], %[[COPY1]] : tensor<4xi32>, tensor<4xi32>
+func.func @argument_twice(%arg0: tensor<4xi32>) -> (tensor<4xi32>, tensor<4xi32>) {
+  return %arg0, %arg0 : tensor<4xi32>, tensor<4xi32>
+}
+
+// -----
+
+// A constant.
+// CHECK-LABEL: func @constant
+// CHECK: %[[CST:.*]] = arith.constant dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]> : tensor<4xf32>
+// CHECK: %[[INIT:.*]] = tensor.empty() : tensor<4xf32>
+// CHECK: %[[COPY:.*]] = linalg.copy ins(%[[CST]] : tensor<4xf32>) outs(%[[INIT]] : tensor<4xf32>) -> tensor<4xf32>
+// CHECK: return %[[COPY]] : tensor<4xf32>
+func.func @constant() -> tensor<4xf32> {
+  %cst = arith.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  return %cst : tensor<4xf32>
+}
+
+// -----
+
+// Views (fuse.reshape) of arguments: a collapse_shape and an expand_shape.
+// CHECK-LABEL: func @views
+// CHECK: %[[FLAT:.*]] = tensor.collapse_shape
+// CHECK: %[[SHAPED:.*]] = tensor.expand_shape
+// CHECK: %[[COPY0:.*]] = linalg.copy ins(%[[FLAT]] : tensor<6xf32>)
+// CHECK: %[[COPY1:.*]] = linalg.copy ins(%[[SHAPED]] : tensor<2x3xf32>)
+// CHECK: return %[[COPY0]], %[[COPY1]] : tensor<6xf32>, tensor<2x3xf32>
+func.func @views(%arg0: tensor<2x3xf32>, %arg1: tensor<6xf32>) -> (tensor<6xf32>, tensor<2x3xf32>) {
+  %collapsed = tensor.collapse_shape %arg0 [[0, 1]] : tensor<2x3xf32> into tensor<6xf32>
+  %expanded = tensor.expand_shape %arg1 [[0, 1]] output_shape [2, 3] : tensor<6xf32> into tensor<2x3xf32>
+  return %collapsed, %expanded : tensor<6xf32>, tensor<2x3xf32>
+}
+
+// -----
+
+// Results computed by linalg ops (a matmul and an element-wise generic) are
+// returned as they are: no copy.
+#map = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func @computed
+// CHECK-NOT: linalg.copy
+// CHECK: %[[MM:.*]] = linalg.matmul
+// CHECK-NOT: linalg.copy
+// CHECK: %[[NEG:.*]] = linalg.generic
+// CHECK-NOT: linalg.copy
+// CHECK: return %[[MM]], %[[NEG]] : tensor<4x2xf32>, tensor<4x8xf32>
+func.func @computed(%arg0: tensor<4x8xf32>, %arg1: tensor<8x2xf32>) -> (tensor<4x2xf32>, tensor<4x8xf32>) {
+  %cst = arith.constant 0.000000e+00 : f32
+  %0 = tensor.empty() : tensor<4x2xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<4x2xf32>) -> tensor<4x2xf32>
+  %2 = linalg.matmul ins(%arg0, %arg1 : tensor<4x8xf32>, tensor<8x2xf32>) outs(%1 : tensor<4x2xf32>) -> tensor<4x2xf32>
+  %3 = tensor.empty() : tensor<4x8xf32>
+  %4 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg0 : tensor<4x8xf32>) outs(%3 : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %5 = arith.negf %in : f32
+    linalg.yield %5 : f32
+  } -> tensor<4x8xf32>
+  return %2, %4 : tensor<4x2xf32>, tensor<4x8xf32>
+}
