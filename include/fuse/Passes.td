@@ -108,13 +108,15 @@ def FuseDistinctResults
   let description = [{
     Each result of a compiled function is written straight into its own
     caller-owned out-parameter (`buffer-results-to-out-params` with hoisted
-    allocations), which needs every result to be computed by a linalg op into
-    a buffer of its own. A value returned twice (common after CSE), a
-    function argument, a constant or a view (reshape) of one of them is
-    returned through a `linalg.copy`.
+    allocations), which needs every result to be computed into a buffer of
+    its own. A value returned twice (common after CSE), a function argument,
+    a constant or a view (reshape, slice) is copied into a new tensor with
+    `bufferization.materialize_in_destination` (a memcpy). It runs after
+    vectorization, whose folds would remove a copy made earlier.
   }];
   let dependentDialects = [
-    "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::tensor::TensorDialect"
   ];
 }
 

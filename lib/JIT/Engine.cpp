@@ -11,6 +11,7 @@
 #include "fuse/Version.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/ExecutionEngine/CRunnerUtils.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -91,6 +92,19 @@ mlir::Type mlirType(DType dtype, mlir::MLIRContext *context) {
     return b.getI64Type();
   }
   return {};
+}
+
+/// MLIR's C runtime functions that compiled code may call (memrefCopy for
+/// strided copies), defined by address: the reference also keeps the
+/// runtime library linked.
+Error defineRuntimeSymbols(llvm::orc::LLJIT &jit, llvm::orc::JITDylib &dylib) {
+  llvm::orc::MangleAndInterner mangle(jit.getExecutionSession(),
+                                      jit.getDataLayout());
+  llvm::orc::SymbolMap symbols;
+  symbols[mangle("memrefCopy")] = {
+      llvm::orc::ExecutorAddr::fromPtr(&memrefCopy),
+      llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
+  return dylib.define(llvm::orc::absoluteSymbols(std::move(symbols)));
 }
 
 struct LoadedModule {
@@ -287,6 +301,8 @@ Function::Impl::build(llvm::ArrayRef<Tensor> args) {
   if (!process)
     return process.takeError();
   dylib->addGenerator(std::move(*process));
+  if (Error e = defineRuntimeSymbols(jit, *dylib))
+    return std::move(e);
   if (Error e = jit.addObjectFile(*dylib, std::move(entry->object)))
     return std::move(e);
   Expected<llvm::orc::ExecutorAddr> address = jit.lookup(*dylib, kEntrySymbol);

@@ -33,10 +33,10 @@ void fuse::buildLowerToLinalgPipeline(OpPassManager &pm) {
 void fuse::buildLowerToLLVMPipeline(OpPassManager &pm) {
   {
     OpPassManager &func = pm.nest<func::FuncOp>();
-    func.addPass(createFuseDistinctResults());
     func.addPass(createFuseTileAndVectorize());
     func.addPass(createCanonicalizerPass());
     func.addPass(createCSEPass());
+    func.addPass(createFuseDistinctResults());
   }
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;

@@ -2,8 +2,9 @@
 
 #include "fuse/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/DenseSet.h"
 
@@ -26,14 +27,19 @@ struct FuseDistinctResultsPass
         auto type = dyn_cast<RankedTensorType>(value.getType());
         if (!type)
           continue;
-        bool computed =
-            isa_and_nonnull<linalg::LinalgOp>(value.getDefiningOp());
-        if (seen.insert(value).second && computed)
+        // Arguments, constants and views have no buffer of their own.
+        Operation *def = value.getDefiningOp();
+        bool borrowed =
+            !def || isa<arith::ConstantOp, tensor::CollapseShapeOp,
+                        tensor::ExpandShapeOp, tensor::CastOp,
+                        tensor::ExtractSliceOp, tensor::ReshapeOp>(def);
+        if (seen.insert(value).second && !borrowed)
           continue;
         Value init = tensor::EmptyOp::create(b, ret.getLoc(), type.getShape(),
                                              type.getElementType());
-        operand.set(
-            linalg::CopyOp::create(b, ret.getLoc(), value, init).getResult(0));
+        operand.set(bufferization::MaterializeInDestinationOp::create(
+                        b, ret.getLoc(), value, init)
+                        .getResult());
       }
     });
   }

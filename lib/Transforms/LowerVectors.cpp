@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Transforms/Hoisting.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
@@ -25,7 +26,15 @@ struct FuseLowerVectorsPass
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     MLIRContext *context = &getContext();
-    // Keep accumulators in registers across reduction loops.
+    // Transfers through subviews hide the buffer they touch; fold the views
+    // so that accumulators can then stay in registers across reduction
+    // loops.
+    {
+      RewritePatternSet patterns(context);
+      memref::populateFoldMemRefAliasOpPatterns(patterns);
+      if (failed(applyPatternsGreedily(func, std::move(patterns))))
+        return signalPassFailure();
+    }
     linalg::hoistRedundantVectorTransfers(func);
 
     RewritePatternSet patterns(context);
@@ -33,8 +42,9 @@ struct FuseLowerVectorsPass
         patterns, vector::VectorContractLowering::OuterProduct);
     vector::populateVectorOuterProductLoweringPatterns(patterns);
     vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+    // A row reduction becomes one vector.reduction per row.
     vector::populateVectorMultiReductionLoweringPatterns(
-        patterns, vector::VectorMultiReductionLowering::InnerParallel);
+        patterns, vector::VectorMultiReductionLowering::InnerReduction);
     vector::populateVectorMaskOpLoweringPatterns(patterns);
     vector::populateVectorShapeCastLoweringPatterns(patterns);
     vector::populateVectorBroadcastLoweringPatterns(patterns);

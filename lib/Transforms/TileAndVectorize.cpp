@@ -121,10 +121,18 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, unsigned vectorBits) {
     }
   }
   // Element-wise ops, reductions, fills, other transposes: up to four vectors
-  // along the innermost loop.
+  // along the innermost loop. A partial tile is masked, except along a
+  // reduced loop, whose tiles divide it exactly: a masked-off lane must not
+  // reach a reduction.
   SmallVector<int64_t> sizes(ranges.size(), 1);
-  if (!sizes.empty())
-    sizes.back() = 4 * lanes;
+  if (sizes.empty())
+    return sizes;
+  int64_t inner = ranges.back();
+  bool reduced =
+      op.getIteratorTypesArray().back() == utils::IteratorType::reduction;
+  sizes.back() = reduced ? (inner % (4 * lanes) == 0 ? 4 * lanes
+                                                     : vectorTile(inner, lanes))
+                         : 4 * lanes;
   return clamp(sizes);
 }
 

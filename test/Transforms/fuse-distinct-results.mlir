@@ -11,8 +11,8 @@
 // CHECK: %[[E:.*]] = linalg.generic
 // CHECK: math.exp
 // CHECK: %[[INIT:.*]] = tensor.empty() : tensor<4xf32>
-// CHECK: %[[COPY:.*]] = linalg.copy ins(%[[E]] : tensor<4xf32>) outs(%[[INIT]] : tensor<4xf32>) -> tensor<4xf32>
-// CHECK-NOT: linalg.copy
+// CHECK: %[[COPY:.*]] = bufferization.materialize_in_destination %[[E]] in %[[INIT]] : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+// CHECK-NOT: materialize_in_destination
 // CHECK: return %[[E]], %[[COPY]] : tensor<4xf32>, tensor<4xf32>
 func.func @returned_twice(%arg0: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
   %0 = tensor.empty() : tensor<4xf32>
@@ -30,7 +30,7 @@ func.func @returned_twice(%arg0: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>
 // CHECK-LABEL: func @argument
 // CHECK-SAME: (%[[X:[^:]*]]: tensor<2x3xf32>)
 // CHECK: %[[INIT:.*]] = tensor.empty() : tensor<2x3xf32>
-// CHECK: %[[COPY:.*]] = linalg.copy ins(%[[X]] : tensor<2x3xf32>) outs(%[[INIT]] : tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK: %[[COPY:.*]] = bufferization.materialize_in_destination %[[X]] in %[[INIT]] : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
 // CHECK: return %[[COPY]] : tensor<2x3xf32>
 func.func @argument(%arg0: tensor<2x3xf32>) -> tensor<2x3xf32> {
   return %arg0 : tensor<2x3xf32>
@@ -41,8 +41,8 @@ func.func @argument(%arg0: tensor<2x3xf32>) -> tensor<2x3xf32> {
 // An argument returned twice: each position gets its own copy.
 // CHECK-LABEL: func @argument_twice
 // CHECK-SAME: (%[[X:[^:]*]]: tensor<4xi32>)
-// CHECK: %[[COPY0:.*]] = linalg.copy ins(%[[X]] : tensor<4xi32>)
-// CHECK: %[[COPY1:.*]] = linalg.copy ins(%[[X]] : tensor<4xi32>)
+// CHECK: %[[COPY0:.*]] = bufferization.materialize_in_destination %[[X]] in
+// CHECK: %[[COPY1:.*]] = bufferization.materialize_in_destination %[[X]] in
 // CHECK: return %[[COPY0]], %[[COPY1]] : tensor<4xi32>, tensor<4xi32>
 func.func @argument_twice(%arg0: tensor<4xi32>) -> (tensor<4xi32>, tensor<4xi32>) {
   return %arg0, %arg0 : tensor<4xi32>, tensor<4xi32>
@@ -54,7 +54,7 @@ func.func @argument_twice(%arg0: tensor<4xi32>) -> (tensor<4xi32>, tensor<4xi32>
 // CHECK-LABEL: func @constant
 // CHECK: %[[CST:.*]] = arith.constant dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]> : tensor<4xf32>
 // CHECK: %[[INIT:.*]] = tensor.empty() : tensor<4xf32>
-// CHECK: %[[COPY:.*]] = linalg.copy ins(%[[CST]] : tensor<4xf32>) outs(%[[INIT]] : tensor<4xf32>) -> tensor<4xf32>
+// CHECK: %[[COPY:.*]] = bufferization.materialize_in_destination %[[CST]] in %[[INIT]] : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
 // CHECK: return %[[COPY]] : tensor<4xf32>
 func.func @constant() -> tensor<4xf32> {
   %cst = arith.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
@@ -67,8 +67,8 @@ func.func @constant() -> tensor<4xf32> {
 // CHECK-LABEL: func @views
 // CHECK: %[[FLAT:.*]] = tensor.collapse_shape
 // CHECK: %[[SHAPED:.*]] = tensor.expand_shape
-// CHECK: %[[COPY0:.*]] = linalg.copy ins(%[[FLAT]] : tensor<6xf32>)
-// CHECK: %[[COPY1:.*]] = linalg.copy ins(%[[SHAPED]] : tensor<2x3xf32>)
+// CHECK: %[[COPY0:.*]] = bufferization.materialize_in_destination %[[FLAT]] in
+// CHECK: %[[COPY1:.*]] = bufferization.materialize_in_destination %[[SHAPED]] in
 // CHECK: return %[[COPY0]], %[[COPY1]] : tensor<6xf32>, tensor<2x3xf32>
 func.func @views(%arg0: tensor<2x3xf32>, %arg1: tensor<6xf32>) -> (tensor<6xf32>, tensor<2x3xf32>) {
   %collapsed = tensor.collapse_shape %arg0 [[0, 1]] : tensor<2x3xf32> into tensor<6xf32>
@@ -82,11 +82,11 @@ func.func @views(%arg0: tensor<2x3xf32>, %arg1: tensor<6xf32>) -> (tensor<6xf32>
 // returned as they are: no copy.
 #map = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-LABEL: func @computed
-// CHECK-NOT: linalg.copy
+// CHECK-NOT: materialize_in_destination
 // CHECK: %[[MM:.*]] = linalg.matmul
-// CHECK-NOT: linalg.copy
+// CHECK-NOT: materialize_in_destination
 // CHECK: %[[NEG:.*]] = linalg.generic
-// CHECK-NOT: linalg.copy
+// CHECK-NOT: materialize_in_destination
 // CHECK: return %[[MM]], %[[NEG]] : tensor<4x2xf32>, tensor<4x8xf32>
 func.func @computed(%arg0: tensor<4x8xf32>, %arg1: tensor<8x2xf32>) -> (tensor<4x2xf32>, tensor<4x8xf32>) {
   %cst = arith.constant 0.000000e+00 : f32

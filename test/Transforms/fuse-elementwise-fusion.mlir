@@ -330,20 +330,21 @@ func.func @softmax(%arg0: tensor<4x10xf32>) -> tensor<4x10xf32> {
 
 // -----
 
-// BUG (performance): a producer read through a broadcasting map is fused
-// anyway, so its work is redone for every element it is broadcast to: here
-// exp of an 8-element vector is computed 64 * 8 times instead of 8 (think
-// rsqrt(var + eps) of a normalization, recomputed per element of each row).
-// The single-use control in ElementwiseFusion.cpp does not look at the
-// consumer's indexing map. Not checked; the desired result, once fixed
-// (turn BUG-EXPECTED into CHECK):
-//   BUG-EXPECTED-LABEL: func @broadcast_producer
-//   BUG-EXPECTED: %[[E:.*]] = linalg.generic
-//   BUG-EXPECTED-SAME: ins(%{{.*}} : tensor<8xf32>)
-//   BUG-EXPECTED: math.exp
-//   BUG-EXPECTED: linalg.generic
-//   BUG-EXPECTED-SAME: ins(%{{.*}}, %[[E]] : tensor<64x8xf32>, tensor<8xf32>)
-//   BUG-EXPECTED-NOT: math.exp
+// A producer read through a broadcasting map is not fused: its work would be
+// redone for every element it is broadcast to (here exp of an 8-element
+// vector would be computed 64 * 8 times instead of 8; think rsqrt(var + eps)
+// of a normalization, recomputed per element of each row).
+// CHECK-LABEL: func @broadcast_producer
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<64x8xf32>, %[[V:[^:]*]]: tensor<8xf32>)
+// CHECK: %[[E:.*]] = linalg.generic
+// CHECK-SAME: ins(%[[V]] : tensor<8xf32>)
+// CHECK: math.exp
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%[[X]], %[[E]] : tensor<64x8xf32>, tensor<8xf32>)
+// CHECK-NOT: math.exp
+// CHECK: arith.addf
+// CHECK-NOT: math.exp
+// CHECK: return
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d1)>
 #vec = affine_map<(d0) -> (d0)>

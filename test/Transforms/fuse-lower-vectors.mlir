@@ -64,17 +64,9 @@ func.func @hoist_accumulator(%arg0: memref<64x784xf32>, %arg1: memref<784x128xf3
 
 // fuse.matmul (64x784) x (784x128), as the pipeline produces it: the
 // contraction becomes 8 FMAs per step of the reduction loop.
-// BUG (performance): the accumulator tile is NOT hoisted out of the reduction
-// loop: it is loaded and stored (8 x 2 registers each way) at every one of
-// the 784 steps. hoistRedundantVectorTransfers gives up on any buffer that
-// has a view-like user anywhere in the function (its alias approximation),
-// and the tiled fill writes the output through memref.subview. Folding the
-// subviews into the transfers first (memref::populateFoldMemRefAliasOpsPatterns,
-// i.e. `--fold-memref-alias-ops` before this pass) makes the hoisting happen.
-// Not checked; the expected result, once fixed (turn BUG-EXPECTED into CHECK):
-//   BUG-EXPECTED: scf.for %{{[^ ]+}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}}) -> (vector<8x32xf32>)
-//   BUG-EXPECTED-NOT: vector.load %arg2
-//   BUG-EXPECTED: scf.yield
+// The tiled fill and the accumulator reads go through subviews of the output;
+// folding those views lets the 8x32 tile stay in registers across the
+// reduction loop.
 #lhs = affine_map<(d0, d1, d2) -> (d0, d2)>
 #rhs = affine_map<(d0, d1, d2) -> (d2, d1)>
 #acc = affine_map<(d0, d1, d2) -> (d0, d1)>
@@ -82,9 +74,11 @@ func.func @hoist_accumulator(%arg0: memref<64x784xf32>, %arg1: memref<784x128xf3
 // CHECK-SAME: (%[[A:[^:]*]]: memref<64x784xf32>, %[[B:[^:]*]]: memref<784x128xf32>, %[[C:[^:]*]]: memref<64x128xf32>)
 // CHECK: scf.for
 // CHECK: scf.for
-// CHECK: scf.for
+// CHECK: scf.for {{.*}} iter_args(%{{.*}}) -> (vector<8x32xf32>)
+// CHECK-NOT: vector.load %[[C]]
 // CHECK: %[[ROW:.*]] = vector.load %[[B]][{{.*}}] : memref<784x128xf32>, vector<32xf32>
 // CHECK-COUNT-8: vector.fma %{{.*}}, %[[ROW]], %{{.*}} : vector<32xf32>
+// CHECK: scf.yield %{{.*}} : vector<8x32xf32>
 // CHECK: return
 func.func @matmul_accumulator_with_views(%arg0: memref<64x784xf32>, %arg1: memref<784x128xf32>, %arg2: memref<64x128xf32>) {
   %cst = arith.constant dense<0.000000e+00> : vector<64xf32>
@@ -122,19 +116,20 @@ func.func @matmul_accumulator_with_views(%arg0: memref<64x784xf32>, %arg1: memre
 // fuse.conv2d (1x10x10x3 input, 3x3x3x16 kernel): the 1-D convolution's
 // vector.contract (8 pixels x 16 channels) becomes 8 FMAs of a broadcast
 // input pixel and the 16 kernel channels.
-// BUG (performance): the 8x16 accumulator tile is read from the output and
-// written back through a subview at each of the 27 window/channel steps
-// instead of staying in registers (same cause as above: the subviews).
-//   BUG-EXPECTED: scf.for {{.*}} iter_args({{.*}}) -> (vector<8x16xf32>)
+// The 8x16 accumulator tile of a conv is loaded once per output row and
+// carried in registers across the window and channel loops.
 #sum = affine_map<(d0, d1) -> (d0 + d1)>
 #lhs = affine_map<(d0, d1, d2) -> (d0, d2)>
 #rhs = affine_map<(d0, d1, d2) -> (d2, d1)>
 #acc = affine_map<(d0, d1, d2) -> (d0, d1)>
 // CHECK-LABEL: func @conv2d
 // CHECK-SAME: (%[[X:[^:]*]]: memref<1x10x10x3xf32>, %[[K:[^:]*]]: memref<3x3x3x16xf32>, %[[OUT:[^:]*]]: memref<1x8x8x16xf32>)
+// CHECK-COUNT-8: vector.load %[[OUT]]
+// CHECK: scf.for {{.*}} iter_args(%{{.*}}) -> (vector<8x16xf32>)
 // CHECK: %[[KV:.*]] = vector.load %[[K]][{{.*}}] : memref<3x3x3x16xf32>, vector<16xf32>
 // CHECK-COUNT-8: vector.fma %{{.*}}, %[[KV]], %{{.*}} : vector<16xf32>
-// CHECK-COUNT-8: vector.store %{{.*}} : memref<1x8x16xf32, strided<[1024, 16, 1], offset: ?>>, vector<16xf32>
+// CHECK: scf.yield %{{.*}} : vector<8x16xf32>
+// CHECK-COUNT-8: vector.store %{{.*}}, %[[OUT]]
 // CHECK: return
 func.func @conv2d(%arg0: memref<1x10x10x3xf32>, %arg1: memref<3x3x3x16xf32>, %arg2: memref<1x8x8x16xf32>) {
   %cst = arith.constant dense<0.000000e+00> : vector<16xf32>
@@ -207,14 +202,12 @@ func.func @transfer_2d(%arg0: memref<4x64xf32>, %arg1: memref<4x64xf32>) {
 // CHECK-LABEL: func @masked_partial_tile
 // CHECK: scf.for
 // CHECK: %[[N:.*]] = affine.min
-// CHECK-DAG: %[[X:.*]] = memref.subview %arg0
-// CHECK-DAG: %[[Y:.*]] = memref.subview %arg1
-// CHECK-DAG: %[[OUT:.*]] = memref.subview %arg2
+// CHECK-NOT: memref.subview
 // CHECK: %[[MASK:.*]] = vector.create_mask %[[N]] : vector<64xi1>
-// CHECK: %[[A:.*]] = vector.maskedload %[[X]][%{{.*}}], %[[MASK]], %{{.*}} : memref<?xf32, strided<[1], offset: ?>>, vector<64xi1>, vector<64xf32> into vector<64xf32>
-// CHECK: %[[B:.*]] = vector.maskedload %[[Y]][%{{.*}}], %[[MASK]], %{{.*}} : memref<?xf32, strided<[1], offset: ?>>, vector<64xi1>, vector<64xf32> into vector<64xf32>
+// CHECK: %[[A:.*]] = vector.maskedload %arg0[%{{.*}}], %[[MASK]], %{{.*}} : memref<1000xf32>, vector<64xi1>, vector<64xf32> into vector<64xf32>
+// CHECK: %[[B:.*]] = vector.maskedload %arg1[%{{.*}}], %[[MASK]], %{{.*}} : memref<1000xf32>, vector<64xi1>, vector<64xf32> into vector<64xf32>
 // CHECK: %[[S:.*]] = arith.addf %[[A]], %[[B]] : vector<64xf32>
-// CHECK: vector.maskedstore %[[OUT]][%{{.*}}], %[[MASK]], %[[S]] : memref<?xf32, strided<[1], offset: ?>>, vector<64xi1>, vector<64xf32>
+// CHECK: vector.maskedstore %arg2[%{{.*}}], %[[MASK]], %[[S]] : memref<1000xf32>, vector<64xi1>, vector<64xf32>
 func.func @masked_partial_tile(%arg0: memref<1000xf32>, %arg1: memref<1000xf32>, %arg2: memref<1000xf32>) {
   %0 = ub.poison : f32
   %c64 = arith.constant 64 : index
@@ -238,18 +231,12 @@ func.func @masked_partial_tile(%arg0: memref<1000xf32>, %arg1: memref<1000xf32>,
 
 // fuse.reduce_sum {axes = [1]} of tensor<4x64xf32>: the multi-reduction of
 // each row is lowered to plain vector arithmetic.
-// BUG (performance): with VectorMultiReductionLowering::InnerParallel a
-// [1x64] -> [1] reduction (reduction dim innermost, the common row reduction
-// of softmax, losses, reduce_sum/mean/max over the last axis) is transposed
-// element by element into 64x1 and summed by 64 dependent scalar adds
-// (vector<1xf32>): the LLVM output has 64 llvm.fadd per row and no
-// vector.reduce. InnerReduction would give one vector.reduction per row,
-// which convert-vector-to-llvm (reassociate-fp-reductions) turns into a tree.
-// Expected once fixed:
-//   BUG-EXPECTED: vector.reduction <add>, %{{.*}} : vector<64xf32> into f32
+// Each row becomes one vector.reduction (a tree of adds after
+// convert-vector-to-llvm with reassociation).
 // CHECK-LABEL: func @row_reduction
 // CHECK: scf.for
 // CHECK: vector.load %arg0[%{{.*}}] : memref<4x64xf32>, vector<64xf32>
+// CHECK: vector.reduction <add>, %{{.*}} : vector<64xf32> into f32
 // CHECK: vector.store %{{.*}}, %arg1[%{{.*}}] : memref<4xf32>, vector<1xf32>
 // CHECK: return
 func.func @row_reduction(%arg0: memref<4x64xf32>, %arg1: memref<4xf32>) {
