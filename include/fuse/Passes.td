@@ -120,6 +120,19 @@ def FuseDistinctResults
   ];
 }
 
+def FuseFlattenEmptyArguments
+    : Pass<"fuse-flatten-empty-arguments", "::mlir::func::FuncOp"> {
+  let summary = "Pass zero-sized memref arguments as flat memrefs";
+  let description = [{
+    Compiled functions take bare pointers, which the LLVM lowering only
+    allows for memrefs with static strides; a zero-sized dimension after the
+    first (`memref<4x0xf32>`) has none. Such an argument becomes
+    `memref<0xT>`, expanded back to its shape at the function's entry. It
+    holds no data either way.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def FuseApproximateMath : Pass<"fuse-approximate-math"> {
   let summary = "Replace f32 transcendental math by polynomial approximations";
   let description = [{

@@ -54,6 +54,7 @@ void fuse::buildLowerToLLVMPipeline(OpPassManager &pm) {
   bufferization::buildBufferDeallocationPipeline(pm);
 
   OpPassManager &func = pm.nest<func::FuncOp>();
+  func.addPass(createFuseFlattenEmptyArguments());
   func.addPass(createFuseLowerVectors());
   func.addPass(createConvertLinalgToLoopsPass());
   func.addPass(createFuseApproximateMath());

@@ -2109,9 +2109,6 @@ func.func @mm(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
 // convention leaves `func.func` unconverted for memref<4x0xf32> (while
 // memref<0x4xf32> converts), so translation to LLVM IR fails.
 TEST(OpsZeroSized, TrailingZeroDims) {
-  GTEST_SKIP() << "BUG: a zero-sized non-leading dim (e.g. tensor<4x0xf32>) "
-                  "fails with 'failed to translate the module to LLVM IR' "
-                  "(remove this skip once fixed)";
   Jit jit(R"mlir(
 func.func @ew(%x: tensor<4x?xf32>) -> tensor<4x?xf32> {
   %e = fuse.exp %x : tensor<4x?xf32>
