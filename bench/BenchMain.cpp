@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include <benchmark/benchmark.h>
+#include <cblas.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -22,6 +23,8 @@ int main(int argc, char **argv) {
     return 127;
   }
   benchmark::Initialize(&argc, argv);
+  benchmark::AddCustomContext("openblas", openblas_get_config());
+  benchmark::AddCustomContext("openblas_core", openblas_get_corename());
   if (benchmark::ReportUnrecognizedArguments(argc, argv))
     return 1;
   benchmark::RunSpecifiedBenchmarks();
