@@ -88,48 +88,30 @@ std::pair<Value, Value> softmaxStatistics(OpBuilder &b, Location loc, Value x,
   return {max, sum};
 }
 
-struct SoftmaxLowering : OpConversionPattern<SoftmaxOp> {
-  using OpConversionPattern::OpConversionPattern;
+/// softmax: exp(x - max) / sum; log-softmax: (x - max) - log(sum).
+template <typename OpTy, bool kLog>
+struct SoftmaxLikeLowering : OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
   LogicalResult
-  matchAndRewrite(SoftmaxOp op, OpAdaptor adaptor,
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     int64_t axis = op.getNormalizedAxis();
     auto [max, sum] =
         softmaxStatistics(rewriter, loc, adaptor.getInput(), axis);
     unsigned rank = op.getType().getRank();
-    AffineMap reduced = dropDimsMap(rank, axis, getContext());
-    Value result = buildParallel(
-        rewriter, loc, op.getType(), {adaptor.getInput(), max, sum},
-        {rewriter.getMultiDimIdentityMap(rank), reduced, reduced},
-        [](OpBuilder &b, Location l, ValueRange a) {
-          Value e = math::ExpOp::create(
-              b, l, arith::SubFOp::create(b, l, a[0], a[1]));
-          return arith::DivFOp::create(b, l, e, a[2]).getResult();
-        });
-    rewriter.replaceOp(op, result);
-    return success();
-  }
-};
-
-struct LogSoftmaxLowering : OpConversionPattern<LogSoftmaxOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(LogSoftmaxOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    int64_t axis = op.getNormalizedAxis();
-    auto [max, sum] =
-        softmaxStatistics(rewriter, loc, adaptor.getInput(), axis);
-    unsigned rank = op.getType().getRank();
-    AffineMap reduced = dropDimsMap(rank, axis, getContext());
+    AffineMap reduced = dropDimsMap(rank, axis, op.getContext());
     Value result = buildParallel(
         rewriter, loc, op.getType(), {adaptor.getInput(), max, sum},
         {rewriter.getMultiDimIdentityMap(rank), reduced, reduced},
         [](OpBuilder &b, Location l, ValueRange a) {
           Value shifted = arith::SubFOp::create(b, l, a[0], a[1]);
-          return arith::SubFOp::create(b, l, shifted,
-                                       math::LogOp::create(b, l, a[2]))
+          if (kLog)
+            return arith::SubFOp::create(b, l, shifted,
+                                         math::LogOp::create(b, l, a[2]))
+                .getResult();
+          return arith::DivFOp::create(b, l, math::ExpOp::create(b, l, shifted),
+                                       a[2])
               .getResult();
         });
     rewriter.replaceOp(op, result);
