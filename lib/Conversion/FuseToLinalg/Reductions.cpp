@@ -190,12 +190,13 @@ struct MseLossLowering : OpConversionPattern<MseLossOp> {
 } // namespace
 
 void populateReductionLoweringPatterns(RewritePatternSet &patterns) {
-  patterns
-      .add<ReduceLowering<ReduceSumOp, Combiner::Sum, false>,
-           ReduceLowering<ReduceMeanOp, Combiner::Sum, true>,
-           ReduceLowering<ReduceMaxOp, Combiner::Max, false>, SoftmaxLowering,
-           LogSoftmaxLowering, SoftmaxCrossEntropyLowering, MseLossLowering>(
-          patterns.getContext());
+  patterns.add<ReduceLowering<ReduceSumOp, Combiner::Sum, false>,
+               ReduceLowering<ReduceMeanOp, Combiner::Sum, true>,
+               ReduceLowering<ReduceMaxOp, Combiner::Max, false>,
+               SoftmaxLikeLowering<SoftmaxOp, false>,
+               SoftmaxLikeLowering<LogSoftmaxOp, true>,
+               SoftmaxCrossEntropyLowering, MseLossLowering>(
+      patterns.getContext());
 }
 
 } // namespace fuse::lowering
