@@ -5,7 +5,9 @@
 
 include "Fuse/FuseDialect.td"
 include "Fuse/FuseAttrs.td"
+include "Fuse/FuseInterfaces.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
+include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
@@ -37,7 +39,8 @@ def Fuse_ConstantOp : Fuse_Op<"constant",
 class Fuse_UnaryOp<string mnemonic, Type type, string math,
                    list<Trait> traits = []>
     : Fuse_Op<mnemonic, !listconcat(traits, [Pure, SameOperandsAndResultType,
-                                              InferTypeOpInterface])> {
+                                              InferTypeOpInterface,
+                                              DeclareOpInterfaceMethods<Fuse_VJPOpInterface>])> {
   let summary = "Element-wise " # math;
   let description = [{
     Applies `}] # math # [{` to every element. The result has the operand's
@@ -67,7 +70,8 @@ def Fuse_SigmoidOp : Fuse_UnaryOp<"sigmoid", Fuse_FloatTensor,
 
 class Fuse_BinaryOp<string mnemonic, Type type, string math,
                     list<Trait> traits = []>
-    : Fuse_Op<mnemonic, !listconcat(traits, [Pure, InferTypeOpAdaptor])> {
+    : Fuse_Op<mnemonic, !listconcat(traits, [Pure, InferTypeOpAdaptor,
+                                              DeclareOpInterfaceMethods<Fuse_VJPOpInterface>])> {
   let summary = "Element-wise " # math # " with broadcasting";
   let description = [{
     Computes `}] # math # [{` element by element. The operands broadcast like
@@ -131,7 +135,7 @@ def Fuse_CompareOp : Fuse_Op<"compare", [Pure, InferTypeOpAdaptor]> {
   let hasFolder = 1;
 }
 
-def Fuse_SelectOp : Fuse_Op<"select", [Pure, InferTypeOpAdaptor]> {
+def Fuse_SelectOp : Fuse_Op<"select", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Fuse_VJPOpInterface>]> {
   let summary = "Element-wise choice with broadcasting";
   let description = [{
     `select(c, x, y)` is `x` where `c` is true and `y` elsewhere. All three
@@ -151,7 +155,7 @@ def Fuse_SelectOp : Fuse_Op<"select", [Pure, InferTypeOpAdaptor]> {
 // Shape ops
 //===----------------------------------------------------------------------===//
 
-def Fuse_ReshapeOp : Fuse_Op<"reshape", [Pure]> {
+def Fuse_ReshapeOp : Fuse_Op<"reshape", [Pure, DeclareOpInterfaceMethods<Fuse_VJPOpInterface>]> {
   let summary = "Reshape to a type with the same number of elements";
   let description = [{
     Reinterprets the row-major elements of `input` with the result's shape.
@@ -169,7 +173,7 @@ def Fuse_ReshapeOp : Fuse_Op<"reshape", [Pure]> {
   let hasFolder = 1;
 }
 
-def Fuse_TransposeOp : Fuse_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
+def Fuse_TransposeOp : Fuse_Op<"transpose", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Fuse_VJPOpInterface>]> {
   let summary = "Permute dimensions";
   let description = [{
     Result dimension `i` is input dimension `permutation[i]`.
@@ -185,7 +189,7 @@ def Fuse_TransposeOp : Fuse_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
   let hasFolder = 1;
 }
 
-def Fuse_BroadcastToOp : Fuse_Op<"broadcast_to", [Pure]> {
+def Fuse_BroadcastToOp : Fuse_Op<"broadcast_to", [Pure, DeclareOpInterfaceMethods<Fuse_VJPOpInterface>]> {
   let summary = "Broadcast to a shape (NumPy rules)";
   let description = [{
     Stretches `input` to the result's shape: shapes align on the right, and
@@ -206,7 +210,7 @@ def Fuse_BroadcastToOp : Fuse_Op<"broadcast_to", [Pure]> {
 // Contractions
 //===----------------------------------------------------------------------===//
 
-def Fuse_MatmulOp : Fuse_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
+def Fuse_MatmulOp : Fuse_Op<"matmul", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Fuse_VJPOpInterface>]> {
   let summary = "Matrix product of two 2-d tensors";
   let description = [{
     `op(lhs) x op(rhs)`, where `op` transposes its operand when
@@ -227,7 +231,7 @@ def Fuse_MatmulOp : Fuse_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
   }];
 }
 
-def Fuse_BatchMatmulOp : Fuse_Op<"batch_matmul", [Pure, InferTypeOpAdaptor]> {
+def Fuse_BatchMatmulOp : Fuse_Op<"batch_matmul", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Fuse_VJPOpInterface>]> {
   let summary = "Batched matrix product of two 3-d tensors";
   let description = [{
     For each `b`, `op(lhs[b]) x op(rhs[b])`; the batch dimensions must agree.
@@ -315,7 +319,7 @@ def Fuse_AvgPool2DOp : Fuse_Pool2DOp<"avg_pool2d", "average"> {
 //===----------------------------------------------------------------------===//
 
 class Fuse_ReduceOp<string mnemonic, string what, Type type>
-    : Fuse_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+    : Fuse_Op<mnemonic, [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Fuse_VJPOpInterface>]> {
   let summary = "Reduce by " # what # " over axes";
   let description = [{
     Reduces `input` by }] # what # [{ over `axes` (distinct, each in
@@ -353,7 +357,7 @@ def Fuse_ReduceMaxOp : Fuse_ReduceOp<"reduce_max", "maximum", Fuse_Tensor>;
 
 class Fuse_SoftmaxLikeOp<string mnemonic, string what>
     : Fuse_Op<mnemonic, [Pure, SameOperandsAndResultType,
-                         InferTypeOpInterface]> {
+                         InferTypeOpInterface, DeclareOpInterfaceMethods<Fuse_VJPOpInterface>]> {
   let summary = what # " along one axis";
   let description = [{
     Numerically stable }] # what # [{ along `axis` (default: the last;
@@ -377,7 +381,7 @@ def Fuse_SoftmaxOp : Fuse_SoftmaxLikeOp<"softmax", "softmax">;
 def Fuse_LogSoftmaxOp : Fuse_SoftmaxLikeOp<"log_softmax", "log-softmax">;
 
 def Fuse_SoftmaxCrossEntropyOp : Fuse_Op<"softmax_cross_entropy",
-    [Pure, InferTypeOpAdaptor]> {
+    [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Fuse_VJPOpInterface>]> {
   let summary = "Mean softmax cross-entropy of logits and integer labels";
   let description = [{
     For `N x C` logits and `N` integer class labels in `[0, C)`, the mean over
@@ -396,7 +400,7 @@ def Fuse_SoftmaxCrossEntropyOp : Fuse_Op<"softmax_cross_entropy",
   }];
 }
 
-def Fuse_MseLossOp : Fuse_Op<"mse_loss", [Pure, InferTypeOpAdaptor]> {
+def Fuse_MseLossOp : Fuse_Op<"mse_loss", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Fuse_VJPOpInterface>]> {
   let summary = "Mean squared error";
   let description = [{
     The mean over all elements of `(prediction - target)^2`; both operands
@@ -409,7 +413,8 @@ def Fuse_MseLossOp : Fuse_Op<"mse_loss", [Pure, InferTypeOpAdaptor]> {
   }];
 }
 
-def Fuse_DropoutOp : Fuse_Op<"dropout", [Pure, AllTypesMatch<["input", "result"]>]> {
+def Fuse_DropoutOp : Fuse_Op<"dropout",
+    [Pure, AllTypesMatch<["input", "result"]>, DeclareOpInterfaceMethods<Fuse_VJPOpInterface>]> {
   let summary = "Inverted dropout with a counter-based random mask";
   let description = [{
     Zeroes each element with probability `rate` and scales the others by
@@ -429,6 +434,88 @@ def Fuse_DropoutOp : Fuse_Op<"dropout", [Pure, AllTypesMatch<["input", "result"]
   let assemblyFormat = "$input `,` $step attr-dict `:` type($result)";
   let hasVerifier = 1;
   let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Ops the backward pass is built from
+//===----------------------------------------------------------------------===//
+
+def Fuse_FullLikeOp : Fuse_Op<"full_like", [Pure, InferTypeOpAdaptor]> {
+  let summary = "A tensor of one value, shaped like another";
+  let description = [{
+    A tensor with the type (and run-time shape) of `shape_of`, every element
+    `value`. Only the shape of `shape_of` is used; it gets no gradient.
+
+    ```mlir
+    %z = fuse.full_like %x {value = 0.0 : f64} : tensor<?x128xf32>
+    ```
+  }];
+  let arguments = (ins Fuse_Tensor:$shape_of, F64Attr:$value);
+  let results = (outs Fuse_Tensor:$result);
+  let assemblyFormat = "$shape_of attr-dict `:` type($shape_of)";
+  let hasFolder = 1;
+}
+
+def Fuse_ExpandDimsOp : Fuse_Op<"expand_dims",
+    [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Fuse_VJPOpInterface>]> {
+  let summary = "Insert dimensions of size 1";
+  let description = [{
+    Inserts a dimension of size 1 at each of `axes` (positions in the
+    result, distinct, in `[0, rank + |axes|)`), as NumPy's `expand_dims`.
+
+    ```mlir
+    %e = fuse.expand_dims %g {axes = array<i64: 1>}
+        : (tensor<?xf32>) -> tensor<?x1xf32>
+    ```
+  }];
+  let arguments = (ins Fuse_Tensor:$input, DenseI64ArrayAttr:$axes);
+  let results = (outs Fuse_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Fuse_SoftmaxCrossEntropyGradOp : Fuse_Op<"softmax_cross_entropy_grad",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "Gradient of softmax_cross_entropy with respect to logits";
+  let description = [{
+    `grad * (softmax(logits) - one_hot(labels)) / batch`, computed stably in
+    one pass over the logits: the vector-Jacobian product of
+    `fuse.softmax_cross_entropy` for the 0-d incoming gradient `grad`.
+  }];
+  let arguments = (ins Fuse_FloatTensor:$logits, Fuse_IntTensor:$labels,
+                       Fuse_FloatScalar:$grad);
+  let results = (outs Fuse_FloatTensor:$result);
+  let assemblyFormat = [{
+    $logits `,` $labels `,` $grad attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Automatic differentiation
+//===----------------------------------------------------------------------===//
+
+def Fuse_ValueAndGradOp : Fuse_Op<"value_and_grad",
+    [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "A function's value and its gradients";
+  let description = [{
+    Calls `callee`, which returns one 0-d float tensor (a loss), and returns
+    that value followed by its gradient with respect to each argument listed
+    in `wrt` (float tensors, in the order given). The `fuse-autodiff` pass
+    replaces it by the function's forward ops and their vector-Jacobian
+    products.
+
+    ```mlir
+    %l, %dw, %db = fuse.value_and_grad @loss(%w, %b, %x) {wrt = array<i64: 0, 1>}
+        : (tensor<4x3xf32>, tensor<3xf32>, tensor<?x4xf32>)
+        -> (tensor<f32>, tensor<4x3xf32>, tensor<3xf32>)
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$callee, Variadic<AnyType>:$args,
+                       DenseI64ArrayAttr:$wrt);
+  let results = (outs Variadic<AnyType>:$results);
+  let assemblyFormat = [{
+    $callee `(` $args `)` attr-dict `:` functional-type($args, results)
+  }];
 }
 
 #endif // FUSE_OPS_TD

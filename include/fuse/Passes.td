@@ -5,6 +5,20 @@
 
 include "mlir/Pass/PassBase.td"
 
+def FuseAutodiff : Pass<"fuse-autodiff", "::mlir::ModuleOp"> {
+  let summary = "Replace fuse.value_and_grad by forward and backward ops";
+  let description = [{
+    Reverse-mode automatic differentiation. Each `fuse.value_and_grad` is
+    replaced, in the caller, by a copy of the callee's forward ops followed by
+    the vector-Jacobian product of each op on a path from a `wrt` argument to
+    the loss, in reverse order (each op's `VJPOpInterface`). Forward values
+    are reused, not recomputed; gradients of values used several times are
+    summed; ops off those paths get no backward ops, and a `wrt` argument
+    the loss does not depend on gets a zero gradient. An op on such a path
+    without a VJP is an error naming it and the argument.
+  }];
+}
+
 def ConvertFuseToLinalg
     : Pass<"convert-fuse-to-linalg", "::mlir::func::FuncOp"> {
   let summary = "Lower fuse ops to linalg, tensor, arith and math";

@@ -15,6 +15,10 @@ class OpPassManager;
 
 namespace fuse {
 
+/// Whole-module rewrites that run once, before any specialization: automatic
+/// differentiation (fuse.value_and_grad -> forward and backward ops).
+void buildDifferentiatePipeline(mlir::OpPassManager &pm);
+
 /// Graph simplification: canonicalization (folds, algebraic identities) and
 /// common-subexpression elimination.
 void buildSimplifyPipeline(mlir::OpPassManager &pm);
@@ -27,8 +31,8 @@ void buildLowerToLinalgPipeline(mlir::OpPassManager &pm);
 /// bare-pointer memref arguments.
 void buildLowerToLLVMPipeline(mlir::OpPassManager &pm);
 
-/// The whole chain for a specialized module: simplify, lower to linalg,
-/// lower to LLVM.
+/// The whole chain for a specialized module: differentiate, simplify, lower
+/// to linalg, lower to LLVM.
 void buildCompilePipeline(mlir::OpPassManager &pm);
 
 /// Registers the fuse dialect, every upstream dialect the pipeline produces,

@@ -236,7 +236,9 @@ Expected<CachedObject> Function::Impl::compile(llvm::ArrayRef<Tensor> args,
   }
 
   mlir::PassManager pm(&context);
-  buildCompilePipeline(pm);
+  buildSimplifyPipeline(pm);
+  buildLowerToLinalgPipeline(pm);
+  buildLowerToLLVMPipeline(pm);
   if (failed(pm.run(*clone)))
     return makeError("cannot compile '" + name + "' for " +
                      Signature::of(args).str() + ":\n" + diagnostics);
@@ -514,6 +516,15 @@ Error Engine::loadString(llvm::StringRef source, llvm::StringRef bufferName) {
   if (!loaded->module)
     return makeError(diagnostics);
   nameArguments(*loaded->module, loaded->sourceMgr);
+  {
+    // Whole-module rewrites happen once, before any specialization.
+    mlir::SourceMgrDiagnosticHandler handler(loaded->sourceMgr, &impl.context,
+                                             os);
+    mlir::PassManager pm(&impl.context);
+    buildDifferentiatePipeline(pm);
+    if (failed(pm.run(*loaded->module)))
+      return makeError(diagnostics);
+  }
 
   for (mlir::func::FuncOp func : loaded->module->getOps<mlir::func::FuncOp>()) {
     if (func.isExternal())

@@ -14,6 +14,10 @@
 
 using namespace mlir;
 
+void fuse::buildDifferentiatePipeline(OpPassManager &pm) {
+  pm.addPass(createFuseAutodiff());
+}
+
 void fuse::buildSimplifyPipeline(OpPassManager &pm) {
   // CSE can expose new folds (two identical values become one operand twice,
   // so `x - x` folds), hence canonicalize on both sides.
@@ -81,6 +85,7 @@ void fuse::buildLowerToLLVMPipeline(OpPassManager &pm) {
 }
 
 void fuse::buildCompilePipeline(OpPassManager &pm) {
+  buildDifferentiatePipeline(pm);
   buildSimplifyPipeline(pm);
   buildLowerToLinalgPipeline(pm);
   buildLowerToLLVMPipeline(pm);

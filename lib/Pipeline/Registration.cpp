@@ -38,7 +38,7 @@ void fuse::registerPassesAndPipelines() {
       buildLowerToLLVMPipeline);
   PassPipelineRegistration<>(
       "fuse-pipeline",
-      "The whole chain for a specialized module: simplify, lower to linalg, "
-      "lower to LLVM",
+      "The whole chain for a specialized module: differentiate, simplify, "
+      "lower to linalg, lower to LLVM",
       buildCompilePipeline);
 }

@@ -164,6 +164,12 @@ static LogicalResult compile(MLIRContext &context, llvm::SourceMgr &sourceMgr,
   if (!module)
     return failure();
   fuse::nameArguments(*module, sourceMgr);
+  {
+    PassManager pm(&context);
+    fuse::buildDifferentiatePipeline(pm);
+    if (failed(pm.run(*module)))
+      return failure();
+  }
 
   // Lowering compiles one specialized entry; printing fuse IR keeps the
   // whole module unless an entry or shapes are asked for.

@@ -642,6 +642,20 @@ OpFoldResult ReduceMaxOp::fold(FoldAdaptor adaptor) {
                     getType());
 }
 
+OpFoldResult FullLikeOp::fold(FoldAdaptor) {
+  auto type = getType();
+  if (!type.hasStaticShape())
+    return {};
+  Type elementType = type.getElementType();
+  if (auto floatType = dyn_cast<FloatType>(elementType))
+    return DenseElementsAttr::get(
+        type, toFloat(getValue().convertToDouble(), floatType));
+  return DenseElementsAttr::get(
+      type, APInt(elementType.getIntOrFloatBitWidth(),
+                  static_cast<int64_t>(getValue().convertToDouble()),
+                  /*isSigned=*/true));
+}
+
 //===----------------------------------------------------------------------===//
 // Dropout
 //===----------------------------------------------------------------------===//

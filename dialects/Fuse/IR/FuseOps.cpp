@@ -8,6 +8,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/ADT/SmallString.h"
@@ -477,7 +478,108 @@ LogicalResult DropoutOp::verify() {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// Ops of the backward pass
+//===----------------------------------------------------------------------===//
+
+LogicalResult FullLikeOp::inferReturnTypes(MLIRContext *,
+                                           std::optional<Location>,
+                                           Adaptor adaptor,
+                                           SmallVectorImpl<Type> &types) {
+  types.push_back(adaptor.getShapeOf().getType());
+  return success();
+}
+
+LogicalResult ExpandDimsOp::inferReturnTypes(MLIRContext *,
+                                             std::optional<Location> loc,
+                                             Adaptor adaptor,
+                                             SmallVectorImpl<Type> &types) {
+  auto type = cast<RankedTensorType>(adaptor.getInput().getType());
+  ArrayRef<int64_t> axes = adaptor.getAxes();
+  int64_t rank = type.getRank() + axes.size();
+  SmallVector<bool> inserted(rank, false);
+  for (int64_t axis : axes) {
+    if (axis < 0 || axis >= rank)
+      return emitOptionalError(loc, "axis ", axis,
+                               " is out of range for result rank ", rank);
+    if (inserted[axis])
+      return emitOptionalError(loc, "axis ", axis, " appears more than once");
+    inserted[axis] = true;
+  }
+  SmallVector<int64_t> shape;
+  int64_t next = 0;
+  for (int64_t d = 0; d < rank; ++d)
+    shape.push_back(inserted[d] ? 1 : type.getDimSize(next++));
+  types.push_back(RankedTensorType::get(shape, type.getElementType()));
+  return success();
+}
+
+LogicalResult SoftmaxCrossEntropyGradOp::inferReturnTypes(
+    MLIRContext *context, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  // The same checks as the forward op.
+  SmallVector<Type> forward;
+  if (failed(SoftmaxCrossEntropyOp::inferReturnTypes(
+          context, loc,
+          SoftmaxCrossEntropyOp::Adaptor(
+              ValueRange{adaptor.getLogits(), adaptor.getLabels()}),
+          forward)))
+    return failure();
+  types.push_back(adaptor.getLogits().getType());
+  return success();
+}
+
+LogicalResult
+ValueAndGradOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto callee = symbolTable.lookupNearestSymbolFrom<FunctionOpInterface>(
+      *this, getCalleeAttr());
+  if (!callee)
+    return emitOpError("no function named ") << getCalleeAttr();
+  ArrayRef<Type> inputs = callee.getArgumentTypes();
+  ArrayRef<Type> outputs = callee.getResultTypes();
+  if (getArgs().size() != inputs.size())
+    return emitOpError("passes ")
+           << getArgs().size() << " arguments to " << getCalleeAttr()
+           << ", which takes " << inputs.size();
+  for (auto [i, arg, type] : llvm::enumerate(getArgs(), inputs))
+    if (arg.getType() != type)
+      return emitOpError("argument #")
+             << i << " has type " << arg.getType() << ", " << getCalleeAttr()
+             << " expects " << type;
+  auto loss = outputs.size() == 1 ? dyn_cast<RankedTensorType>(outputs[0])
+                                  : RankedTensorType();
+  if (!loss || loss.getRank() != 0 || !isa<FloatType>(loss.getElementType()))
+    return emitOpError("needs ")
+           << getCalleeAttr()
+           << " to return one 0-d float tensor (a scalar loss)";
+  SmallVector<Type> expected = {loss};
+  llvm::SmallSet<int64_t, 8> seen;
+  for (int64_t i : getWrt()) {
+    if (i < 0 || i >= static_cast<int64_t>(inputs.size()))
+      return emitOpError("wrt index ")
+             << i << " is out of range for " << inputs.size() << " arguments";
+    if (!seen.insert(i).second)
+      return emitOpError("wrt index ") << i << " appears more than once";
+    auto type = dyn_cast<RankedTensorType>(inputs[i]);
+    if (!type || !isa<FloatType>(type.getElementType()))
+      return emitOpError("cannot differentiate with respect to argument #")
+             << i << " of type " << inputs[i]
+             << ": gradients need a float tensor";
+    expected.push_back(type);
+  }
+  if (TypeRange(getResultTypes()) != TypeRange(expected)) {
+    std::string want;
+    llvm::raw_string_ostream os(want);
+    llvm::interleaveComma(expected, os);
+    return emitOpError("results must be the loss and one gradient per wrt "
+                       "argument: (")
+           << want << ")";
+  }
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "Fuse/FuseOps.cpp.inc"
 
 #include "Fuse/FuseEnums.cpp.inc"
+#include "Fuse/FuseInterfaces.cpp.inc"

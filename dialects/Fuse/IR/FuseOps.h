@@ -7,10 +7,13 @@
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "Fuse/FuseEnums.h.inc"
+#include "Fuse/FuseInterfaces.h.inc"
 
 #define GET_OP_CLASSES
 #include "Fuse/FuseOps.h.inc"

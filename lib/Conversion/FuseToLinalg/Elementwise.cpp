@@ -195,6 +195,34 @@ struct TransposeLowering : OpConversionPattern<TransposeOp> {
   }
 };
 
+struct FullLikeLowering : OpConversionPattern<FullLikeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(FullLikeOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = op.getType();
+    Type elementType = type.getElementType();
+    double value = op.getValue().convertToDouble();
+    TypedAttr fill = isa<FloatType>(elementType)
+                         ? TypedAttr(rewriter.getFloatAttr(elementType, value))
+                         : TypedAttr(rewriter.getIntegerAttr(
+                               elementType, static_cast<int64_t>(value)));
+    rewriter.replaceOp(op, filledTensor(rewriter, op.getLoc(), type, fill));
+    return success();
+  }
+};
+
+struct ExpandDimsLowering : OpConversionPattern<ExpandDimsOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ExpandDimsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, reshapeTensor(rewriter, op.getLoc(),
+                                         adaptor.getInput(), op.getType()));
+    return success();
+  }
+};
+
 } // namespace
 
 void populateElementwiseLoweringPatterns(RewritePatternSet &patterns) {
@@ -210,7 +238,8 @@ void populateElementwiseLoweringPatterns(RewritePatternSet &patterns) {
            ElementwiseLowering<MaxOp>, ElementwiseLowering<MinOp>,
            ElementwiseLowering<PowOp>, ElementwiseLowering<CompareOp>,
            ElementwiseLowering<SelectOp>, ElementwiseLowering<BroadcastToOp>,
-           ConstantLowering, ReshapeLowering, TransposeLowering>(context);
+           ConstantLowering, ReshapeLowering, TransposeLowering,
+           FullLikeLowering, ExpandDimsLowering>(context);
 }
 
 } // namespace fuse::lowering

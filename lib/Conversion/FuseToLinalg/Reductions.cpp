@@ -164,6 +164,53 @@ struct SoftmaxCrossEntropyLowering
   }
 };
 
+/// grad * (softmax(logits) - one_hot(labels)) / batch, in one pass over the
+/// logits after the two softmax reductions.
+struct SoftmaxCrossEntropyGradLowering
+    : OpConversionPattern<SoftmaxCrossEntropyGradOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(SoftmaxCrossEntropyGradOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *context = getContext();
+    Value logits = adaptor.getLogits();
+    auto type = cast<RankedTensorType>(logits.getType());
+    Type elementType = type.getElementType();
+    auto [max, sum] = softmaxStatistics(rewriter, loc, logits, 1);
+    AffineMap rows = dropDimsMap(2, 1, context);
+    int64_t batch = type.getDimSize(0);
+    Value result = buildParallel(
+        rewriter, loc, type,
+        {logits, max, sum, adaptor.getLabels(), adaptor.getGrad()},
+        {rewriter.getMultiDimIdentityMap(2), rows, rows, rows,
+         AffineMap::get(2, 0, {}, context)},
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          Value p = arith::DivFOp::create(
+              b, l,
+              math::ExpOp::create(b, l,
+                                  arith::SubFOp::create(b, l, a[0], a[1])),
+              a[2]);
+          Value c = linalg::IndexOp::create(b, l, 1);
+          Value label =
+              arith::IndexCastOp::create(b, l, b.getIndexType(), a[3]);
+          Value hit =
+              arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, c, label);
+          Value target = arith::SelectOp::create(
+              b, l, hit, scalarConstant(b, l, elementType, 1),
+              scalarConstant(b, l, elementType, 0));
+          Value scale = arith::DivFOp::create(
+              b, l, a[4],
+              scalarConstant(b, l, elementType, static_cast<double>(batch)));
+          return arith::MulFOp::create(
+                     b, l, arith::SubFOp::create(b, l, p, target), scale)
+              .getResult();
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 struct MseLossLowering : OpConversionPattern<MseLossOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -190,13 +237,14 @@ struct MseLossLowering : OpConversionPattern<MseLossOp> {
 } // namespace
 
 void populateReductionLoweringPatterns(RewritePatternSet &patterns) {
-  patterns.add<ReduceLowering<ReduceSumOp, Combiner::Sum, false>,
-               ReduceLowering<ReduceMeanOp, Combiner::Sum, true>,
-               ReduceLowering<ReduceMaxOp, Combiner::Max, false>,
-               SoftmaxLikeLowering<SoftmaxOp, false>,
-               SoftmaxLikeLowering<LogSoftmaxOp, true>,
-               SoftmaxCrossEntropyLowering, MseLossLowering>(
-      patterns.getContext());
+  patterns
+      .add<ReduceLowering<ReduceSumOp, Combiner::Sum, false>,
+           ReduceLowering<ReduceMeanOp, Combiner::Sum, true>,
+           ReduceLowering<ReduceMaxOp, Combiner::Max, false>,
+           SoftmaxLikeLowering<SoftmaxOp, false>,
+           SoftmaxLikeLowering<LogSoftmaxOp, true>, SoftmaxCrossEntropyLowering,
+           SoftmaxCrossEntropyGradLowering, MseLossLowering>(
+          patterns.getContext());
 }
 
 } // namespace fuse::lowering

@@ -1,0 +1,28 @@
+//===- FuseInterfaces.td - fuse op interfaces --------------*- tablegen -*-===//
+
+#ifndef FUSE_INTERFACES_TD
+#define FUSE_INTERFACES_TD
+
+include "mlir/IR/OpBase.td"
+
+def Fuse_VJPOpInterface : OpInterface<"VJPOpInterface"> {
+  let cppNamespace = "::fuse";
+  let description = [{
+    A differentiable op builds its vector-Jacobian product: given the
+    gradients of its results (null for a result with no gradient), it
+    creates ops computing the gradient of each operand, or null for an
+    operand that gets none (integer and boolean operands, step counters).
+    The builder's insertion point is where the gradient ops go; the op's own
+    results (the forward values) may be used.
+  }];
+  let methods = [
+    InterfaceMethod<
+      "Builds the gradients of the operands from those of the results.",
+      "::llvm::LogicalResult", "buildVJP",
+      (ins "::mlir::OpBuilder &":$builder,
+           "::mlir::ValueRange":$resultGrads,
+           "::llvm::SmallVectorImpl<::mlir::Value> &":$operandGrads)>
+  ];
+}
+
+#endif // FUSE_INTERFACES_TD
