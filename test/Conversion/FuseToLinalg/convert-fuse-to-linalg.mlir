@@ -762,3 +762,21 @@ func.func @mixed(%x: tensor<4xf32>) -> tensor<4xf32> {
   %2 = tensor.cast %1 : tensor<?xf32> to tensor<4xf32>
   return %2 : tensor<4xf32>
 }
+
+// -----
+
+// A static full_like folds to a constant before it is lowered.
+// CHECK-LABEL: func @backward_ops
+// CHECK: arith.constant dense<1.000000e+00> : tensor<4x10xf32>
+// CHECK: tensor.expand_shape %{{.*}} : tensor<40xf32> into tensor<4x1x10xf32>
+// CHECK: linalg.generic
+// CHECK: math.exp
+// CHECK: linalg.index 1
+// CHECK: arith.cmpi eq
+// CHECK: arith.divf %{{.*}}, %{{.*}} : f32
+func.func @backward_ops(%x: tensor<4x10xf32>, %y: tensor<4xi32>, %g: tensor<f32>) -> (tensor<4x10xf32>, tensor<4x1x10xf32>, tensor<4x10xf32>) {
+  %0 = fuse.full_like %x {value = 1.0 : f64} : tensor<4x10xf32>
+  %1 = fuse.expand_dims %x {axes = array<i64: 1>} : (tensor<4x10xf32>) -> tensor<4x1x10xf32>
+  %2 = fuse.softmax_cross_entropy_grad %x, %y, %g : (tensor<4x10xf32>, tensor<4xi32>, tensor<f32>) -> tensor<4x10xf32>
+  return %0, %1, %2 : tensor<4x10xf32>, tensor<4x1x10xf32>, tensor<4x10xf32>
+}

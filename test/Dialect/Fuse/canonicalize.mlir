@@ -315,3 +315,16 @@ func.func @add_sub_of_neg(%x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<4xf32
   // CHECK: return %[[S]], %[[A]]
   return %0, %1 : tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// full_like of a static shape is a splat constant; of a dynamic one, it stays.
+// CHECK-LABEL: func @full_like
+func.func @full_like(%x: tensor<2x3xf32>, %d: tensor<?xi32>) -> (tensor<2x3xf32>, tensor<?xi32>) {
+  // CHECK: %[[C:.*]] = fuse.constant dense<2.500000e+00> : tensor<2x3xf32>
+  %0 = fuse.full_like %x {value = 2.5 : f64} : tensor<2x3xf32>
+  // CHECK: %[[D:.*]] = fuse.full_like %arg1 {value = 7.000000e+00 : f64} : tensor<?xi32>
+  %1 = fuse.full_like %d {value = 7.0 : f64} : tensor<?xi32>
+  // CHECK: return %[[C]], %[[D]]
+  return %0, %1 : tensor<2x3xf32>, tensor<?xi32>
+}

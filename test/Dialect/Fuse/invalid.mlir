@@ -358,3 +358,24 @@ func.func @f(%x: tensor<4xf32>, %s: tensor<i64>) {
   %0 = fuse.constant dense<1.0> : tensor<*xf32>
   return
 }
+// -----
+func.func @f(%x: tensor<4xf32>) {
+  // expected-error @below {{axis 3 is out of range for result rank 2}}
+  // expected-error @below {{'fuse.expand_dims' op failed to infer returned types}}
+  %0 = fuse.expand_dims %x {axes = array<i64: 3>} : (tensor<4xf32>) -> tensor<4x1xf32>
+  return
+}
+// -----
+func.func @f(%x: tensor<4xf32>) {
+  // expected-error @below {{axis 0 appears more than once}}
+  // expected-error @below {{'fuse.expand_dims' op failed to infer returned types}}
+  %0 = fuse.expand_dims %x {axes = array<i64: 0, 0>} : (tensor<4xf32>) -> tensor<1x1x4xf32>
+  return
+}
+// -----
+func.func @f(%x: tensor<4x10xf32>, %y: tensor<5xi32>, %g: tensor<f32>) {
+  // expected-error @below {{batch size of labels (5) does not match the logits' (4)}}
+  // expected-error @below {{'fuse.softmax_cross_entropy_grad' op failed to infer returned types}}
+  %0 = fuse.softmax_cross_entropy_grad %x, %y, %g : (tensor<4x10xf32>, tensor<5xi32>, tensor<f32>) -> tensor<4x10xf32>
+  return
+}

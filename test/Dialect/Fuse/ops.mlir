@@ -127,3 +127,28 @@ func.func @nn(%x: tensor<?x10xf32>, %y: tensor<?xi32>, %t: tensor<?x10xf32>,
   %4 = fuse.dropout %x, %step {rate = 0.2 : f32, seed = 7 : i64} : tensor<?x10xf32>
   return
 }
+
+// CHECK-LABEL: func @backward_ops
+func.func @backward_ops(%x: tensor<?x10xf32>, %y: tensor<?xi32>, %g: tensor<f32>) {
+  // CHECK: fuse.full_like %{{.*}} {value = 1.000000e+00 : f64} : tensor<?x10xf32>
+  %0 = fuse.full_like %x {value = 1.0 : f64} : tensor<?x10xf32>
+  // CHECK: fuse.expand_dims %{{.*}} {axes = array<i64: 0, 2>} : (tensor<?x10xf32>) -> tensor<1x?x1x10xf32>
+  %1 = fuse.expand_dims %x {axes = array<i64: 0, 2>} : (tensor<?x10xf32>) -> tensor<1x?x1x10xf32>
+  // CHECK: fuse.softmax_cross_entropy_grad %{{.*}}, %{{.*}}, %{{.*}} : (tensor<?x10xf32>, tensor<?xi32>, tensor<f32>) -> tensor<?x10xf32>
+  %2 = fuse.softmax_cross_entropy_grad %x, %y, %g : (tensor<?x10xf32>, tensor<?xi32>, tensor<f32>) -> tensor<?x10xf32>
+  return
+}
+
+func.func @scalar_loss(%w: tensor<3xf32>, %x: tensor<?x3xf32>) -> tensor<f32> {
+  %y = fuse.mul %x, %w : (tensor<?x3xf32>, tensor<3xf32>) -> tensor<?x3xf32>
+  %s = fuse.reduce_sum %y {axes = array<i64: 0, 1>} : (tensor<?x3xf32>) -> tensor<f32>
+  return %s : tensor<f32>
+}
+
+// CHECK-LABEL: func @value_and_grad
+func.func @value_and_grad(%w: tensor<3xf32>, %x: tensor<?x3xf32>) -> (tensor<f32>, tensor<3xf32>) {
+  // CHECK: fuse.value_and_grad @scalar_loss(%{{.*}}, %{{.*}}) {wrt = array<i64: 0>} : (tensor<3xf32>, tensor<?x3xf32>) -> (tensor<f32>, tensor<3xf32>)
+  %l, %dw = fuse.value_and_grad @scalar_loss(%w, %x) {wrt = array<i64: 0>}
+      : (tensor<3xf32>, tensor<?x3xf32>) -> (tensor<f32>, tensor<3xf32>)
+  return %l, %dw : tensor<f32>, tensor<3xf32>
+}

@@ -1,0 +1,60 @@
+// RUN: fuse-opt %s --fuse-autodiff --split-input-file --verify-diagnostics
+
+func.func @f(%x: tensor<4xf32>, %n: tensor<4xi32>) -> tensor<f32> {
+  %s = fuse.reduce_sum %x {axes = array<i64: 0>} : (tensor<4xf32>) -> tensor<f32>
+  return %s : tensor<f32>
+}
+func.func @g(%x: tensor<4xf32>, %n: tensor<4xi32>) {
+  // expected-error @below {{'fuse.value_and_grad' op cannot differentiate with respect to argument #1 of type 'tensor<4xi32>': gradients need a float tensor}}
+  %l, %dn = fuse.value_and_grad @f(%x, %n) {wrt = array<i64: 1>}
+      : (tensor<4xf32>, tensor<4xi32>) -> (tensor<f32>, tensor<4xi32>)
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}
+func.func @g(%x: tensor<4xf32>) {
+  // expected-error @below {{'fuse.value_and_grad' op needs @f to return one 0-d float tensor (a scalar loss)}}
+  %l, %dx = fuse.value_and_grad @f(%x) {wrt = array<i64: 0>}
+      : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) -> tensor<f32> {
+  %s = fuse.reduce_sum %x {axes = array<i64: 0>} : (tensor<4xf32>) -> tensor<f32>
+  return %s : tensor<f32>
+}
+func.func @g(%x: tensor<4xf32>) {
+  // expected-error @below {{'fuse.value_and_grad' op results must be the loss and one gradient per wrt argument: (tensor<f32>, tensor<4xf32>)}}
+  %l, %dx = fuse.value_and_grad @f(%x) {wrt = array<i64: 0>}
+      : (tensor<4xf32>) -> (tensor<f32>, tensor<3xf32>)
+  return
+}
+
+// -----
+
+func.func @g(%x: tensor<4xf32>) {
+  // expected-error @below {{'fuse.value_and_grad' op no function named @nope}}
+  %l, %dx = fuse.value_and_grad @nope(%x) {wrt = array<i64: 0>}
+      : (tensor<4xf32>) -> (tensor<f32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<1x6x6x1xf32>, %k: tensor<3x3x1x1xf32>) -> tensor<f32> {
+  // expected-error @below {{'fuse.conv2d' op has no gradient rule, needed to differentiate @f with respect to argument #1}}
+  %c = fuse.conv2d %x, %k : (tensor<1x6x6x1xf32>, tensor<3x3x1x1xf32>) -> tensor<1x4x4x1xf32>
+  %s = fuse.reduce_sum %c {axes = array<i64: 0, 1, 2, 3>} : (tensor<1x4x4x1xf32>) -> tensor<f32>
+  return %s : tensor<f32>
+}
+func.func @g(%x: tensor<1x6x6x1xf32>, %k: tensor<3x3x1x1xf32>) {
+  %l, %dk = fuse.value_and_grad @f(%x, %k) {wrt = array<i64: 1>}
+      : (tensor<1x6x6x1xf32>, tensor<3x3x1x1xf32>) -> (tensor<f32>, tensor<3x3x1x1xf32>)
+  return
+}
