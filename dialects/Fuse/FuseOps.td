@@ -244,7 +244,8 @@ def Fuse_BatchMatmulOp : Fuse_Op<"batch_matmul", [Pure, InferTypeOpAdaptor, Decl
   }];
 }
 
-def Fuse_Conv2DOp : Fuse_Op<"conv2d", [Pure, InferTypeOpAdaptor]> {
+def Fuse_Conv2DOp : Fuse_Op<"conv2d", [Pure, InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<Fuse_VJPOpInterface>]> {
   let summary = "2-d convolution, NHWC input and HWIO filter";
   let description = [{
     Cross-correlation of an `N x H x W x C` input with an `KH x KW x C x F`
@@ -268,7 +269,8 @@ def Fuse_Conv2DOp : Fuse_Op<"conv2d", [Pure, InferTypeOpAdaptor]> {
 }
 
 class Fuse_Pool2DOp<string mnemonic, string what>
-    : Fuse_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+    : Fuse_Op<mnemonic, [Pure, InferTypeOpAdaptor,
+                         DeclareOpInterfaceMethods<Fuse_VJPOpInterface>]> {
   let summary = "2-d " # what # " pooling, NHWC";
   let description = [{
     Pools `window = [h, w]` windows of an `N x H x W x C` input with
@@ -488,6 +490,70 @@ def Fuse_SoftmaxCrossEntropyGradOp : Fuse_Op<"softmax_cross_entropy_grad",
     $logits `,` $labels `,` $grad attr-dict `:`
     functional-type(operands, results)
   }];
+}
+
+class Fuse_WindowGradOp<string mnemonic, string summaryText,
+                        string resultLike>
+    : Fuse_Op<mnemonic, [Pure, AllTypesMatch<[resultLike, "result"]>]> {
+  let summary = summaryText;
+  let assemblyFormat = [{
+    operands attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Fuse_Conv2DInputGradOp : Fuse_WindowGradOp<"conv2d_input_grad",
+    "Gradient of conv2d with respect to its input", "input"> {
+  let description = [{
+    For `y = conv2d(input, filter)` with the given attributes and `grad` the
+    gradient of `y`: the gradient of `input` (only its type is used).
+  }];
+  let arguments = (ins Fuse_FloatTensor:$grad, Fuse_FloatTensor:$filter,
+      Fuse_FloatTensor:$input,
+      DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$strides,
+      DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0, 0, 0}">:$padding,
+      DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$dilations);
+  let results = (outs Fuse_FloatTensor:$result);
+}
+
+def Fuse_Conv2DFilterGradOp : Fuse_WindowGradOp<"conv2d_filter_grad",
+    "Gradient of conv2d with respect to its filter", "filter"> {
+  let description = [{
+    For `y = conv2d(input, filter)` with the given attributes and `grad` the
+    gradient of `y`: the gradient of `filter` (only its type is used).
+  }];
+  let arguments = (ins Fuse_FloatTensor:$input, Fuse_FloatTensor:$grad,
+      Fuse_FloatTensor:$filter,
+      DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$strides,
+      DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0, 0, 0}">:$padding,
+      DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$dilations);
+  let results = (outs Fuse_FloatTensor:$result);
+}
+
+def Fuse_MaxPool2DGradOp : Fuse_WindowGradOp<"max_pool2d_grad",
+    "Gradient of max_pool2d with respect to its input", "input"> {
+  let description = [{
+    For `output = max_pool2d(input)` and `grad` the gradient of `output`:
+    each input element equal to the maximum of a window it belongs to gets
+    that window's gradient (tied maxima each get it).
+  }];
+  let arguments = (ins Fuse_FloatTensor:$grad, Fuse_FloatTensor:$input,
+      Fuse_FloatTensor:$output, DenseI64ArrayAttr:$window,
+      OptionalAttr<DenseI64ArrayAttr>:$strides,
+      DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0, 0, 0}">:$padding);
+  let results = (outs Fuse_FloatTensor:$result);
+}
+
+def Fuse_AvgPool2DGradOp : Fuse_WindowGradOp<"avg_pool2d_grad",
+    "Gradient of avg_pool2d with respect to its input", "input"> {
+  let description = [{
+    For `output = avg_pool2d(input)` and `grad` the gradient of `output`:
+    each input element gets, from every window covering it, that window's
+    gradient divided by the number of input elements the window covers.
+  }];
+  let arguments = (ins Fuse_FloatTensor:$grad, Fuse_FloatTensor:$input,
+      DenseI64ArrayAttr:$window, OptionalAttr<DenseI64ArrayAttr>:$strides,
+      DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0, 0, 0}">:$padding);
+  let results = (outs Fuse_FloatTensor:$result);
 }
 
 //===----------------------------------------------------------------------===//

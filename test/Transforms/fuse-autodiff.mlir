@@ -103,3 +103,26 @@ func.func @once(%x: tensor<4xf32>) -> (tensor<f32>, tensor<4xf32>) {
       : (tensor<4xf32>) -> (tensor<f32>, tensor<4xf32>)
   return %l, %dx : tensor<f32>, tensor<4xf32>
 }
+
+// -----
+
+// conv2d and pools: dedicated gradient ops carry the window attributes.
+func.func @f(%x: tensor<1x8x8x2xf32>, %k: tensor<3x3x2x4xf32>) -> tensor<f32> {
+  %c = fuse.conv2d %x, %k {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x8x8x2xf32>, tensor<3x3x2x4xf32>) -> tensor<1x4x4x4xf32>
+  %m = fuse.max_pool2d %c {window = array<i64: 2, 2>} : (tensor<1x4x4x4xf32>) -> tensor<1x2x2x4xf32>
+  %a = fuse.avg_pool2d %m {window = array<i64: 2, 2>} : (tensor<1x2x2x4xf32>) -> tensor<1x1x1x4xf32>
+  %s = fuse.reduce_sum %a {axes = array<i64: 0, 1, 2, 3>} : (tensor<1x1x1x4xf32>) -> tensor<f32>
+  return %s : tensor<f32>
+}
+// CHECK-LABEL: func @cnn
+// CHECK: %[[C:.*]] = fuse.conv2d %arg0, %arg1
+// CHECK: %[[M:.*]] = fuse.max_pool2d %[[C]]
+// CHECK: %[[GA:.*]] = fuse.avg_pool2d_grad %{{.*}}, %[[M]] {window = array<i64: 2, 2>}
+// CHECK: %[[GM:.*]] = fuse.max_pool2d_grad %[[GA]], %[[C]], %[[M]] {window = array<i64: 2, 2>}
+// CHECK-DAG: fuse.conv2d_input_grad %[[GM]], %arg1, %arg0 {padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x4x4x4xf32>, tensor<3x3x2x4xf32>, tensor<1x8x8x2xf32>) -> tensor<1x8x8x2xf32>
+// CHECK-DAG: fuse.conv2d_filter_grad %arg0, %[[GM]], %arg1 {padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x8x8x2xf32>, tensor<1x4x4x4xf32>, tensor<3x3x2x4xf32>) -> tensor<3x3x2x4xf32>
+func.func @cnn(%x: tensor<1x8x8x2xf32>, %k: tensor<3x3x2x4xf32>) -> (tensor<f32>, tensor<1x8x8x2xf32>, tensor<3x3x2x4xf32>) {
+  %l, %dx, %dk = fuse.value_and_grad @f(%x, %k) {wrt = array<i64: 0, 1>}
+      : (tensor<1x8x8x2xf32>, tensor<3x3x2x4xf32>) -> (tensor<f32>, tensor<1x8x8x2xf32>, tensor<3x3x2x4xf32>)
+  return %l, %dx, %dk : tensor<f32>, tensor<1x8x8x2xf32>, tensor<3x3x2x4xf32>
+}

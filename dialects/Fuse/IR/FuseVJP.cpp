@@ -11,6 +11,8 @@
 // - reduce_max: the gradient is shared equally among tied maxima (as JAX).
 // - dropout: recomputes the same mask from (seed, step, index); nothing is
 //   saved.
+// - max_pool2d: every element equal to its window's maximum gets the
+//   window's gradient (tied maxima each get it).
 //
 //===----------------------------------------------------------------------===//
 
@@ -439,5 +441,49 @@ LogicalResult DropoutOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
                           .getResult()
                     : Value());
   grads.push_back(Value()); // the step
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution and pooling
+//===----------------------------------------------------------------------===//
+
+LogicalResult Conv2DOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                                 SmallVectorImpl<Value> &grads) {
+  Value g = resultGrads[0];
+  if (!g) {
+    grads.append(2, Value());
+    return success();
+  }
+  Location loc = getLoc();
+  grads.push_back(Conv2DInputGradOp::create(
+      b, loc, getInput().getType(), g, getFilter(), getInput(),
+      getStridesAttr(), getPaddingAttr(), getDilationsAttr()));
+  grads.push_back(Conv2DFilterGradOp::create(
+      b, loc, getFilter().getType(), getInput(), g, getFilter(),
+      getStridesAttr(), getPaddingAttr(), getDilationsAttr()));
+  return success();
+}
+
+LogicalResult MaxPool2DOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                                    SmallVectorImpl<Value> &grads) {
+  Value g = resultGrads[0];
+  grads.push_back(g ? MaxPool2DGradOp::create(b, getLoc(), getInput().getType(),
+                                              g, getInput(), getResult(),
+                                              getWindowAttr(), getStridesAttr(),
+                                              getPaddingAttr())
+                          .getResult()
+                    : Value());
+  return success();
+}
+
+LogicalResult AvgPool2DOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                                    SmallVectorImpl<Value> &grads) {
+  Value g = resultGrads[0];
+  grads.push_back(g ? AvgPool2DGradOp::create(
+                          b, getLoc(), getInput().getType(), g, getInput(),
+                          getWindowAttr(), getStridesAttr(), getPaddingAttr())
+                          .getResult()
+                    : Value());
   return success();
 }

@@ -198,12 +198,218 @@ struct AvgPool2DLowering : OpConversionPattern<AvgPool2DOp> {
   }
 };
 
+/// Index arithmetic for the gradient gathers below.
+struct IndexMath {
+  OpBuilder &b;
+  Location loc;
+  Value c(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
+  Value mul(Value x, int64_t k) {
+    return arith::MulIOp::create(b, loc, x, c(k));
+  }
+  Value div(Value x, int64_t k) {
+    return arith::DivSIOp::create(b, loc, x, c(k));
+  }
+  Value rem(Value x, int64_t k) {
+    return arith::RemSIOp::create(b, loc, x, c(k));
+  }
+  Value cmp(arith::CmpIPredicate p, Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, p, x, y);
+  }
+  Value all(ValueRange conditions) {
+    Value result = conditions.front();
+    for (Value v : conditions.drop_front())
+      result = arith::AndIOp::create(b, loc, result, v);
+    return result;
+  }
+  Value pick(Value condition, Value x, Value y) {
+    return arith::SelectOp::create(b, loc, condition, x, y);
+  }
+  Value index(unsigned d) { return linalg::IndexOp::create(b, loc, d); }
+  /// The output position whose window puts offset `k * dilation` at input
+  /// position `i`, and whether it exists: (i + pad - k * dilation) / stride
+  /// when that divides and lies in [0, extent).
+  std::pair<Value, Value> windowOf(Value i, Value k, int64_t pad,
+                                   int64_t dilation, int64_t stride,
+                                   int64_t extent) {
+    Value shifted = sub(add(i, c(pad)), mul(k, dilation));
+    Value o = div(shifted, stride);
+    Value valid =
+        all({cmp(arith::CmpIPredicate::sge, shifted, c(0)),
+             cmp(arith::CmpIPredicate::eq, rem(shifted, stride), c(0)),
+             cmp(arith::CmpIPredicate::slt, o, c(extent))});
+    return {pick(valid, o, c(0)), valid};
+  }
+};
+
+/// dx[n,h,w,c] = sum over (kh,kw,f) of g[n,oh,ow,f] * K[kh,kw,c,f] for the
+/// window positions (oh, ow) that read (h, w) through (kh, kw).
+struct Conv2DInputGradLowering : OpConversionPattern<Conv2DInputGradOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(Conv2DInputGradOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    auto gType = cast<RankedTensorType>(adaptor.getGrad().getType());
+    auto kType = cast<RankedTensorType>(adaptor.getFilter().getType());
+    ArrayRef<int64_t> s = op.getStrides(), p = op.getPadding(),
+                      d = op.getDilations();
+    Value g = adaptor.getGrad();
+    MLIRContext *context = getContext();
+    auto dim = [&](unsigned i) { return getAffineDimExpr(i, context); };
+    // Loops: n, h, w, c | kh, kw, f.
+    SmallVector<int64_t> loops = {type.getDimSize(0),  type.getDimSize(1),
+                                  type.getDimSize(2),  type.getDimSize(3),
+                                  kType.getDimSize(0), kType.getDimSize(1),
+                                  kType.getDimSize(3)};
+    AffineMap filterMap =
+        AffineMap::get(7, 0, {dim(4), dim(5), dim(3), dim(6)}, context);
+    Value result = buildReduction(
+        rewriter, loc, loops, {4, 5, 6}, type.getElementType(),
+        adaptor.getFilter(), filterMap, Combiner::Sum,
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          IndexMath m{b, l};
+          auto [oh, vh] = m.windowOf(m.index(1), m.index(4), p[0], d[0], s[0],
+                                     gType.getDimSize(1));
+          auto [ow, vw] = m.windowOf(m.index(2), m.index(5), p[2], d[1], s[1],
+                                     gType.getDimSize(2));
+          Value gv = tensor::ExtractOp::create(
+              b, l, g, ValueRange{m.index(0), oh, ow, m.index(6)});
+          Value zero = scalarConstant(b, l, a[0].getType(), 0);
+          Value term = arith::MulFOp::create(b, l, gv, a[0]);
+          return m.pick(m.all({vh, vw}), term, zero);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// dK[kh,kw,c,f] = sum over (n,oh,ow) of x[n, oh*s + kh*d - p, ..., c] *
+/// g[n,oh,ow,f], padding reading zeros.
+struct Conv2DFilterGradLowering : OpConversionPattern<Conv2DFilterGradOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(Conv2DFilterGradOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    auto gType = cast<RankedTensorType>(adaptor.getGrad().getType());
+    auto xType = cast<RankedTensorType>(adaptor.getInput().getType());
+    ArrayRef<int64_t> s = op.getStrides(), p = op.getPadding(),
+                      d = op.getDilations();
+    Value x = adaptor.getInput();
+    MLIRContext *context = getContext();
+    auto dim = [&](unsigned i) { return getAffineDimExpr(i, context); };
+    // Loops: kh, kw, c, f | n, oh, ow.
+    SmallVector<int64_t> loops = {type.getDimSize(0),  type.getDimSize(1),
+                                  type.getDimSize(2),  type.getDimSize(3),
+                                  gType.getDimSize(0), gType.getDimSize(1),
+                                  gType.getDimSize(2)};
+    AffineMap gradMap =
+        AffineMap::get(7, 0, {dim(4), dim(5), dim(6), dim(3)}, context);
+    Value result = buildReduction(
+        rewriter, loc, loops, {4, 5, 6}, type.getElementType(),
+        adaptor.getGrad(), gradMap, Combiner::Sum,
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          IndexMath m{b, l};
+          auto position = [&](unsigned o, unsigned k, unsigned axis) {
+            Value i = m.sub(
+                m.add(m.mul(m.index(o), s[axis]), m.mul(m.index(k), d[axis])),
+                m.c(p[2 * axis]));
+            Value valid = m.all({m.cmp(arith::CmpIPredicate::sge, i, m.c(0)),
+                                 m.cmp(arith::CmpIPredicate::slt, i,
+                                       m.c(xType.getDimSize(1 + axis)))});
+            return std::make_pair(m.pick(valid, i, m.c(0)), valid);
+          };
+          auto [ih, vh] = position(5, 0, 0);
+          auto [iw, vw] = position(6, 1, 1);
+          Value xv = tensor::ExtractOp::create(
+              b, l, x, ValueRange{m.index(4), ih, iw, m.index(2)});
+          Value zero = scalarConstant(b, l, a[0].getType(), 0);
+          Value term = arith::MulFOp::create(b, l, xv, a[0]);
+          return m.pick(m.all({vh, vw}), term, zero);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// dx[n,h,w,c] = sum over the windows reading (h, w) of their gradient,
+/// where x[n,h,w,c] is the window's maximum (max pooling), or divided by the
+/// window's element count (average pooling).
+template <typename OpTy, bool kMax>
+struct Pool2DGradLowering : OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    auto gType = cast<RankedTensorType>(adaptor.getGrad().getType());
+    ArrayRef<int64_t> window = op.getWindow(), p = op.getPadding();
+    SmallVector<int64_t> s(op.getStrides() ? *op.getStrides() : window);
+    Value g = adaptor.getGrad();
+    Value pooled;
+    if constexpr (kMax)
+      pooled = adaptor.getOutput();
+    // Loops: n, h, w, c | kh, kw.
+    SmallVector<int64_t> loops = {type.getDimSize(0), type.getDimSize(1),
+                                  type.getDimSize(2), type.getDimSize(3),
+                                  window[0],          window[1]};
+    AffineMap inputMap = rewriter.getMultiDimIdentityMap(6).getMajorSubMap(4);
+    int64_t height = type.getDimSize(1), width = type.getDimSize(2);
+    Value result = buildReduction(
+        rewriter, loc, loops, {4, 5}, type.getElementType(), adaptor.getInput(),
+        inputMap, Combiner::Sum, [&](OpBuilder &b, Location l, ValueRange a) {
+          IndexMath m{b, l};
+          auto [oh, vh] = m.windowOf(m.index(1), m.index(4), p[0], 1, s[0],
+                                     gType.getDimSize(1));
+          auto [ow, vw] = m.windowOf(m.index(2), m.index(5), p[2], 1, s[1],
+                                     gType.getDimSize(2));
+          SmallVector<Value> position = {m.index(0), oh, ow, m.index(3)};
+          Value gv = tensor::ExtractOp::create(b, l, g, position);
+          Value zero = scalarConstant(b, l, a[0].getType(), 0);
+          Value valid = m.all({vh, vw});
+          if constexpr (kMax) {
+            Value max = tensor::ExtractOp::create(b, l, pooled, position);
+            Value isMax = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ,
+                                                a[0], max);
+            return m.pick(m.all({valid, isMax}), gv, zero);
+          } else {
+            // The window's element count inside the unpadded input.
+            auto covered = [&](Value o, int64_t stride, int64_t pad,
+                               int64_t size, int64_t extent) {
+              Value start = m.sub(m.mul(o, stride), m.c(pad));
+              Value end = arith::MinSIOp::create(b, l, m.add(start, m.c(size)),
+                                                 m.c(extent));
+              Value begin = arith::MaxSIOp::create(b, l, start, m.c(0));
+              return m.sub(end, begin);
+            };
+            Value count = arith::MulIOp::create(
+                b, l, covered(oh, s[0], p[0], window[0], height),
+                covered(ow, s[1], p[2], window[1], width));
+            Value countF = arith::SIToFPOp::create(
+                b, l, a[0].getType(),
+                arith::IndexCastOp::create(b, l, b.getI64Type(), count));
+            return m.pick(valid, arith::DivFOp::create(b, l, gv, countF), zero);
+          }
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 } // namespace
 
 void populateContractionLoweringPatterns(RewritePatternSet &patterns) {
   patterns.add<MatmulLowering<MatmulOp, linalg::MatmulOp, 0>,
                MatmulLowering<BatchMatmulOp, linalg::BatchMatmulOp, 1>,
-               Conv2DLowering, MaxPool2DLowering, AvgPool2DLowering>(
+               Conv2DLowering, MaxPool2DLowering, AvgPool2DLowering,
+               Conv2DInputGradLowering, Conv2DFilterGradLowering,
+               Pool2DGradLowering<MaxPool2DGradOp, true>,
+               Pool2DGradLowering<AvgPool2DGradOp, false>>(
       patterns.getContext());
 }
 
