@@ -354,47 +354,52 @@ struct Pool2DGradLowering : OpConversionPattern<OpTy> {
     Value pooled;
     if constexpr (kMax)
       pooled = adaptor.getOutput();
-    // Loops: n, h, w, c | kh, kw.
-    SmallVector<int64_t> loops = {type.getDimSize(0), type.getDimSize(1),
-                                  type.getDimSize(2), type.getDimSize(3),
-                                  window[0],          window[1]};
-    AffineMap inputMap = rewriter.getMultiDimIdentityMap(6).getMajorSubMap(4);
+    // Loops: n, h, w, c; the (small, static) window is unrolled in the body.
     int64_t height = type.getDimSize(1), width = type.getDimSize(2);
-    Value result = buildReduction(
-        rewriter, loc, loops, {4, 5}, type.getElementType(), adaptor.getInput(),
-        inputMap, Combiner::Sum, [&](OpBuilder &b, Location l, ValueRange a) {
+    Value result = buildParallel(
+        rewriter, loc, type, adaptor.getInput(),
+        rewriter.getMultiDimIdentityMap(4),
+        [&](OpBuilder &b, Location l, ValueRange a) {
           IndexMath m{b, l};
-          auto [oh, vh] = m.windowOf(m.index(1), m.index(4), p[0], 1, s[0],
-                                     gType.getDimSize(1));
-          auto [ow, vw] = m.windowOf(m.index(2), m.index(5), p[2], 1, s[1],
-                                     gType.getDimSize(2));
-          SmallVector<Value> position = {m.index(0), oh, ow, m.index(3)};
-          Value gv = tensor::ExtractOp::create(b, l, g, position);
           Value zero = scalarConstant(b, l, a[0].getType(), 0);
-          Value valid = m.all({vh, vw});
-          if constexpr (kMax) {
-            Value max = tensor::ExtractOp::create(b, l, pooled, position);
-            Value isMax = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ,
-                                                a[0], max);
-            return m.pick(m.all({valid, isMax}), gv, zero);
-          } else {
-            // The window's element count inside the unpadded input.
-            auto covered = [&](Value o, int64_t stride, int64_t pad,
-                               int64_t size, int64_t extent) {
-              Value start = m.sub(m.mul(o, stride), m.c(pad));
-              Value end = arith::MinSIOp::create(b, l, m.add(start, m.c(size)),
-                                                 m.c(extent));
-              Value begin = arith::MaxSIOp::create(b, l, start, m.c(0));
-              return m.sub(end, begin);
-            };
-            Value count = arith::MulIOp::create(
-                b, l, covered(oh, s[0], p[0], window[0], height),
-                covered(ow, s[1], p[2], window[1], width));
-            Value countF = arith::SIToFPOp::create(
-                b, l, a[0].getType(),
-                arith::IndexCastOp::create(b, l, b.getI64Type(), count));
-            return m.pick(valid, arith::DivFOp::create(b, l, gv, countF), zero);
-          }
+          Value acc = zero;
+          for (int64_t kh = 0; kh < window[0]; ++kh)
+            for (int64_t kw = 0; kw < window[1]; ++kw) {
+              auto [oh, vh] = m.windowOf(m.index(1), m.c(kh), p[0], 1, s[0],
+                                         gType.getDimSize(1));
+              auto [ow, vw] = m.windowOf(m.index(2), m.c(kw), p[2], 1, s[1],
+                                         gType.getDimSize(2));
+              SmallVector<Value> position = {m.index(0), oh, ow, m.index(3)};
+              Value gv = tensor::ExtractOp::create(b, l, g, position);
+              Value valid = m.all({vh, vw});
+              Value term;
+              if constexpr (kMax) {
+                Value max = tensor::ExtractOp::create(b, l, pooled, position);
+                Value isMax = arith::CmpFOp::create(
+                    b, l, arith::CmpFPredicate::OEQ, a[0], max);
+                term = m.pick(m.all({valid, isMax}), gv, zero);
+              } else {
+                // The window's element count inside the unpadded input.
+                auto covered = [&](Value o, int64_t stride, int64_t pad,
+                                   int64_t size, int64_t extent) {
+                  Value start = m.sub(m.mul(o, stride), m.c(pad));
+                  Value end = arith::MinSIOp::create(
+                      b, l, m.add(start, m.c(size)), m.c(extent));
+                  Value begin = arith::MaxSIOp::create(b, l, start, m.c(0));
+                  return m.sub(end, begin);
+                };
+                Value count = arith::MulIOp::create(
+                    b, l, covered(oh, s[0], p[0], window[0], height),
+                    covered(ow, s[1], p[2], window[1], width));
+                Value countF = arith::SIToFPOp::create(
+                    b, l, a[0].getType(),
+                    arith::IndexCastOp::create(b, l, b.getI64Type(), count));
+                term = m.pick(valid, arith::DivFOp::create(b, l, gv, countF),
+                              zero);
+              }
+              acc = arith::AddFOp::create(b, l, acc, term);
+            }
+          return acc;
         });
     rewriter.replaceOp(op, result);
     return success();
