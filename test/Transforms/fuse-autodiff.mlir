@@ -126,3 +126,30 @@ func.func @cnn(%x: tensor<1x8x8x2xf32>, %k: tensor<3x3x2x4xf32>) -> (tensor<f32>
       : (tensor<1x8x8x2xf32>, tensor<3x3x2x4xf32>) -> (tensor<f32>, tensor<1x8x8x2xf32>, tensor<3x3x2x4xf32>)
   return %l, %dx, %dk : tensor<f32>, tensor<1x8x8x2xf32>, tensor<3x3x2x4xf32>
 }
+
+// -----
+
+// Shape ops and reductions: reshape and transpose invert, softmax uses its
+// output, reduce_max routes the gradient to the (shared) maxima.
+func.func @f(%x: tensor<2x6xf32>) -> tensor<f32> {
+  %r = fuse.reshape %x : (tensor<2x6xf32>) -> tensor<3x4xf32>
+  %t = fuse.transpose %r {permutation = array<i64: 1, 0>} : (tensor<3x4xf32>) -> tensor<4x3xf32>
+  %s = fuse.softmax %t : tensor<4x3xf32>
+  %m = fuse.reduce_max %s {axes = array<i64: 0, 1>} : (tensor<4x3xf32>) -> tensor<f32>
+  return %m : tensor<f32>
+}
+// CHECK-LABEL: func @shapes
+// CHECK: %[[S:.*]] = fuse.softmax
+// CHECK: %[[M:.*]] = fuse.reduce_max %[[S]]
+// CHECK: %[[EQ:.*]] = fuse.compare eq, %[[S]], %{{.*}}
+// CHECK: fuse.select %[[EQ]]
+// CHECK: fuse.mul %{{.*}}, %[[S]]
+// CHECK: fuse.reduce_sum %{{.*}} {axes = array<i64: 1>, keepdims}
+// CHECK: %[[DT:.*]] = fuse.transpose %{{.*}} {permutation = array<i64: 1, 0>} : (tensor<4x3xf32>) -> tensor<3x4xf32>
+// CHECK: %[[DX:.*]] = fuse.reshape %[[DT]] : (tensor<3x4xf32>) -> tensor<2x6xf32>
+// CHECK: return %[[M]], %[[DX]]
+func.func @shapes(%x: tensor<2x6xf32>) -> (tensor<f32>, tensor<2x6xf32>) {
+  %l, %dx = fuse.value_and_grad @f(%x) {wrt = array<i64: 0>}
+      : (tensor<2x6xf32>) -> (tensor<f32>, tensor<2x6xf32>)
+  return %l, %dx : tensor<f32>, tensor<2x6xf32>
+}
