@@ -119,6 +119,14 @@ struct SoftmaxLikeLowering : OpConversionPattern<OpTy> {
   }
 };
 
+/// Inside a generic over (row, class): whether the class is the row's
+/// integer `label`.
+Value isLabelClass(OpBuilder &b, Location l, Value label) {
+  Value c = linalg::IndexOp::create(b, l, 1);
+  Value index = arith::IndexCastOp::create(b, l, b.getIndexType(), label);
+  return arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, c, index);
+}
+
 /// mean_i(max_i + log(sum_c exp(x_ic - max_i)) - x_{i,label_i}).
 struct SoftmaxCrossEntropyLowering
     : OpConversionPattern<SoftmaxCrossEntropyOp> {
@@ -140,11 +148,7 @@ struct SoftmaxCrossEntropyLowering
         {logits, adaptor.getLabels()},
         {rewriter.getMultiDimIdentityMap(2), rows}, Combiner::Sum,
         [&](OpBuilder &b, Location l, ValueRange a) {
-          Value c = linalg::IndexOp::create(b, l, 1);
-          Value label =
-              arith::IndexCastOp::create(b, l, b.getIndexType(), a[1]);
-          Value hit =
-              arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, c, label);
+          Value hit = isLabelClass(b, l, a[1]);
           return arith::SelectOp::create(b, l, hit, a[0],
                                          scalarConstant(b, l, elementType, 0))
               .getResult();
@@ -191,11 +195,7 @@ struct SoftmaxCrossEntropyGradLowering
               math::ExpOp::create(b, l,
                                   arith::SubFOp::create(b, l, a[0], a[1])),
               a[2]);
-          Value c = linalg::IndexOp::create(b, l, 1);
-          Value label =
-              arith::IndexCastOp::create(b, l, b.getIndexType(), a[3]);
-          Value hit =
-              arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, c, label);
+          Value hit = isLabelClass(b, l, a[3]);
           Value target = arith::SelectOp::create(
               b, l, hit, scalarConstant(b, l, elementType, 1),
               scalarConstant(b, l, elementType, 0));
