@@ -9,6 +9,8 @@
 
 #include "fuse/Engine.h"
 
+#include "llvm/Support/MemoryBuffer.h"
+
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 
@@ -193,6 +195,55 @@ void BM_FuseMatmul(benchmark::State &state, MatmulShape s) {
   });
   report(state, "GFLOP/s", rate, shapeName(s), false);
 }
+
+//===----------------------------------------------------------------------===//
+// The seed MLP: loss and gradients (forward + backward), one step
+//===----------------------------------------------------------------------===//
+
+void BM_MlpValueAndGrad(benchmark::State &state) {
+  int64_t batch = state.range(0);
+  auto buffer =
+      llvm::MemoryBuffer::getFile(FUSE_SOURCE_DIR "/examples/mlp.mlir");
+  if (!buffer) {
+    state.SkipWithError("cannot read examples/mlp.mlir");
+    return;
+  }
+  std::string source = (*buffer)->getBuffer().str() + R"mlir(
+func.func @grads(%w1: tensor<784x128xf32>, %b1: tensor<128xf32>,
+                 %w2: tensor<128x10xf32>, %b2: tensor<10xf32>,
+                 %x: tensor<?x28x28xf32>, %y: tensor<?xi32>, %step: tensor<i64>)
+    -> (tensor<f32>, tensor<784x128xf32>, tensor<128xf32>, tensor<128x10xf32>,
+        tensor<10xf32>) {
+  %l, %g1, %g2, %g3, %g4 = fuse.value_and_grad @loss(%w1, %b1, %w2, %b2, %x, %y, %step)
+      {wrt = array<i64: 0, 1, 2, 3>}
+      : (tensor<784x128xf32>, tensor<128xf32>, tensor<128x10xf32>,
+         tensor<10xf32>, tensor<?x28x28xf32>, tensor<?xi32>, tensor<i64>)
+      -> (tensor<f32>, tensor<784x128xf32>, tensor<128xf32>,
+          tensor<128x10xf32>, tensor<10xf32>)
+  return %l, %g1, %g2, %g3, %g4 : tensor<f32>, tensor<784x128xf32>,
+      tensor<128xf32>, tensor<128x10xf32>, tensor<10xf32>
+}
+)mlir";
+  auto engine = makeEngine(source.c_str());
+  Function &f = llvm::cantFail(engine->lookup("grads"));
+  Tensor labels = Tensor::empty(DType::I32, {batch});
+  for (int64_t i = 0; i < batch; ++i)
+    labels.data<int32_t>()[i] = static_cast<int32_t>(i % 10);
+  Tensor step = Tensor::zeros(DType::I64, {});
+  std::vector<Tensor> args = {filled({784, 128}, 1),
+                              filled({128}, 2),
+                              filled({128, 10}, 3),
+                              filled({10}, 4),
+                              filled({batch, 28, 28}, 5),
+                              labels,
+                              step};
+  std::vector<Tensor> out = llvm::cantFail(f.allocateResults(args));
+  double rate =
+      timedRate(state, 1.0, [&] { llvm::cantFail(f.callInto(args, out)); });
+  state.counters["us/step"] = rate > 0 ? 1e6 / rate : 0;
+  state.counters["compile_ms"] = f.stats().compileMillis;
+}
+BENCHMARK(BM_MlpValueAndGrad)->Arg(1)->Arg(64)->Arg(256);
 
 const MatmulShape kMatmulShapes[] = {
     {64, 128, 784, false, false},  // seed MLP layer 1, batch 64
