@@ -25,6 +25,7 @@
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Target/TargetMachine.h"
@@ -107,6 +108,20 @@ Error defineRuntimeSymbols(llvm::orc::LLJIT &jit, llvm::orc::JITDylib &dylib) {
   return dylib.define(llvm::orc::absoluteSymbols(std::move(symbols)));
 }
 
+/// Identifies the compiler that is running: objects compiled by another build
+/// of Fuse (same version string, different code) must not be reused.
+std::string compilerBuildIdentity() {
+  std::string identity =
+      std::string("fuse ") + FUSE_VERSION + "\nllvm " + LLVM_VERSION_STRING;
+  llvm::sys::fs::file_status status;
+  if (!llvm::sys::fs::status("/proc/self/exe", status))
+    identity +=
+        "\nbinary " + std::to_string(status.getSize()) + " " +
+        std::to_string(
+            status.getLastModificationTime().time_since_epoch().count());
+  return identity;
+}
+
 struct LoadedModule {
   std::string source;
   std::string sourceHash;
@@ -127,6 +142,7 @@ struct Engine::Impl {
   std::unique_ptr<llvm::orc::LLJIT> jit;
   std::optional<ObjectCache> diskCache;
   std::string cpu;
+  std::string buildIdentity;
   /// Serializes everything that touches the MLIR context's IR or its
   /// diagnostic handlers: loading and compiling.
   std::mutex contextMutex;
@@ -268,8 +284,7 @@ Expected<std::unique_ptr<Specialization>>
 Function::Impl::build(llvm::ArrayRef<Tensor> args) {
   auto start = std::chrono::steady_clock::now();
   Signature signature = Signature::of(args);
-  std::string keyText = std::string("fuse ") + FUSE_VERSION + "\nllvm " +
-                        LLVM_VERSION_STRING + "\ncpu " + engine->cpu +
+  std::string keyText = engine->buildIdentity + "\ncpu " + engine->cpu +
                         "\nmodule " + module->sourceHash + "\nfunction " +
                         name + "\nsignature " + signature.str();
 
@@ -479,6 +494,7 @@ Expected<std::unique_ptr<Engine>> Engine::create(EngineOptions options) {
     return jit.takeError();
   impl->jit = std::move(*jit);
   impl->cpu = hostCpuDescription();
+  impl->buildIdentity = compilerBuildIdentity();
   if (std::optional<std::string> dir = ObjectCache::directoryFor(impl->options))
     impl->diskCache.emplace(*dir);
   return std::unique_ptr<Engine>(new Engine(std::move(impl)));
