@@ -557,6 +557,103 @@ def Fuse_AvgPool2DGradOp : Fuse_WindowGradOp<"avg_pool2d_grad",
 }
 
 //===----------------------------------------------------------------------===//
+// Optimizers
+//===----------------------------------------------------------------------===//
+
+// The learning rate: a 0-d f32 operand, so a schedule never recompiles.
+def Fuse_LearningRate : 0DTensorOf<[F32]> {
+  let builderCall = "::mlir::RankedTensorType::get({}, $_builder.getF32Type())";
+}
+
+class Fuse_OptimizerOp<string mnemonic>
+    : Fuse_Op<mnemonic, [Pure, AttrSizedOperandSegments, InferTypeOpAdaptor]> {
+  dag extraArguments = (ins);
+  let arguments = !con((ins Fuse_LearningRate:$lr, Fuse_StepTensor:$step,
+                            Variadic<Fuse_FloatTensor>:$params,
+                            Variadic<Fuse_FloatTensor>:$grads,
+                            Variadic<Fuse_FloatTensor>:$states),
+                       extraArguments);
+  let results = (outs Variadic<Fuse_FloatTensor>:$results);
+  let assemblyFormat = [{
+    $lr `,` $step `params` `(` $params `:` type($params) `)`
+    `grads` `(` $grads `:` type($grads) `)`
+    `states` `(` ($states^ `:` type($states))? `)` attr-dict
+    `->` type($results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// State tensors per parameter (their layout: state k of parameter i is
+    /// states[k * numParams + i]).
+    unsigned getNumStatesPerParam();
+  }];
+  // Results: the new parameters, then the new states.
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *, std::optional<::mlir::Location>,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      ::llvm::append_range(types, adaptor.getParams().getTypes());
+      ::llvm::append_range(types, adaptor.getStates().getTypes());
+      return ::mlir::success();
+    }
+  }];
+}
+
+def Fuse_SgdOp : Fuse_OptimizerOp<"sgd"> {
+  let summary = "Stochastic gradient descent, as torch.optim.SGD";
+  let description = [{
+    Updates every parameter, in one op. With `step` the number of updates
+    made before this one (0 first):
+
+    ```
+    g = grad + weight_decay * p
+    if momentum != 0:
+      buf = g                                  if step == 0
+            momentum * buf + (1 - dampening) * g  otherwise
+      g = g + momentum * buf if nesterov else buf
+    p = p - lr * g
+    ```
+
+    States: one momentum buffer per parameter when `momentum` is not 0,
+    none otherwise. Results: the new parameters, then the new states.
+
+    ```mlir
+    %p2, %b2 = fuse.sgd %lr, %step params(%p : tensor<4xf32>)
+        grads(%g : tensor<4xf32>) states(%b : tensor<4xf32>)
+        {momentum = 0.9 : f64} -> tensor<4xf32>, tensor<4xf32>
+    ```
+  }];
+  let extraArguments = (ins DefaultValuedAttr<F64Attr, "0.0">:$momentum,
+      DefaultValuedAttr<F64Attr, "0.0">:$dampening,
+      UnitAttr:$nesterov,
+      DefaultValuedAttr<F64Attr, "0.0">:$weight_decay);
+}
+
+def Fuse_AdamOp : Fuse_OptimizerOp<"adam"> {
+  let summary = "Adam and AdamW, as torch.optim.Adam / AdamW";
+  let description = [{
+    Updates every parameter, in one op. With `t = step + 1`:
+
+    ```
+    if decoupled: p = p * (1 - lr * weight_decay)        (AdamW)
+    else:         g = grad + weight_decay * p           (Adam)
+    m = beta1 * m + (1 - beta1) * g
+    v = beta2 * v + (1 - beta2) * g * g
+    vhat = max(vmax, v) -> vmax  if amsgrad, else v
+    p = p - (lr / (1 - beta1^t)) * m / (sqrt(vhat) / sqrt(1 - beta2^t) + eps)
+    ```
+
+    States per parameter: `m`, `v`, and `vmax` when `amsgrad`; laid out as
+    all `m`, then all `v` (then all `vmax`). Results: the new parameters,
+    then the new states in the same layout.
+  }];
+  let extraArguments = (ins DefaultValuedAttr<F64Attr, "0.9">:$beta1,
+      DefaultValuedAttr<F64Attr, "0.999">:$beta2,
+      DefaultValuedAttr<F64Attr, "1.0e-8">:$eps,
+      DefaultValuedAttr<F64Attr, "0.0">:$weight_decay,
+      UnitAttr:$amsgrad, UnitAttr:$decoupled);
+}
+
+//===----------------------------------------------------------------------===//
 // Automatic differentiation
 //===----------------------------------------------------------------------===//
 

@@ -479,6 +479,79 @@ LogicalResult DropoutOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// Optimizers
+//===----------------------------------------------------------------------===//
+
+/// The operand and result layout shared by the optimizer ops.
+static LogicalResult verifyOptimizer(Operation *op, ValueRange params,
+                                     ValueRange grads, ValueRange states,
+                                     TypeRange results,
+                                     unsigned statesPerParam) {
+  size_t n = params.size();
+  if (grads.size() != n)
+    return op->emitOpError("has ")
+           << n << " parameters but " << grads.size() << " gradients";
+  for (size_t i = 0; i < n; ++i)
+    if (grads[i].getType() != params[i].getType())
+      return op->emitOpError("gradient #")
+             << i << " has type " << grads[i].getType() << ", parameter #" << i
+             << " has type " << params[i].getType();
+  if (states.size() != statesPerParam * n)
+    return op->emitOpError("expects ")
+           << statesPerParam << " state tensors per parameter ("
+           << statesPerParam * n << "), got " << states.size();
+  for (size_t k = 0; k < statesPerParam; ++k)
+    for (size_t i = 0; i < n; ++i)
+      if (states[k * n + i].getType() != params[i].getType())
+        return op->emitOpError("state #")
+               << k * n + i << " has type " << states[k * n + i].getType()
+               << ", parameter #" << i << " has type " << params[i].getType();
+  SmallVector<Type> expected(params.getTypes());
+  llvm::append_range(expected, states.getTypes());
+  if (results != TypeRange(expected))
+    return op->emitOpError("results must be the new parameters then the new "
+                           "states (")
+           << expected.size() << " tensors of the same types)";
+  return success();
+}
+
+static LogicalResult verifyUnitInterval(Operation *op, StringRef name,
+                                        double value) {
+  if (!(value >= 0.0 && value < 1.0))
+    return op->emitOpError(name) << " must be in [0, 1), got " << value;
+  return success();
+}
+
+unsigned SgdOp::getNumStatesPerParam() {
+  return getMomentum().convertToDouble() != 0.0 ? 1 : 0;
+}
+
+LogicalResult SgdOp::verify() {
+  double momentum = getMomentum().convertToDouble();
+  if (momentum < 0.0 || getWeightDecay().convertToDouble() < 0.0)
+    return emitOpError("momentum and weight_decay must be non-negative");
+  if (getNesterov() &&
+      (momentum <= 0.0 || getDampening().convertToDouble() != 0.0))
+    return emitOpError("nesterov needs a positive momentum and no dampening");
+  return verifyOptimizer(*this, getParams(), getGrads(), getStates(),
+                         getResultTypes(), getNumStatesPerParam());
+}
+
+unsigned AdamOp::getNumStatesPerParam() { return getAmsgrad() ? 3 : 2; }
+
+LogicalResult AdamOp::verify() {
+  if (failed(
+          verifyUnitInterval(*this, "beta1", getBeta1().convertToDouble())) ||
+      failed(verifyUnitInterval(*this, "beta2", getBeta2().convertToDouble())))
+    return failure();
+  if (getEps().convertToDouble() < 0.0 ||
+      getWeightDecay().convertToDouble() < 0.0)
+    return emitOpError("eps and weight_decay must be non-negative");
+  return verifyOptimizer(*this, getParams(), getGrads(), getStates(),
+                         getResultTypes(), getNumStatesPerParam());
+}
+
+//===----------------------------------------------------------------------===//
 // Ops of the backward pass
 //===----------------------------------------------------------------------===//
 

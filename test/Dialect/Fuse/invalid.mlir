@@ -379,3 +379,27 @@ func.func @f(%x: tensor<4x10xf32>, %y: tensor<5xi32>, %g: tensor<f32>) {
   %0 = fuse.softmax_cross_entropy_grad %x, %y, %g : (tensor<4x10xf32>, tensor<5xi32>, tensor<f32>) -> tensor<4x10xf32>
   return
 }
+// -----
+func.func @f(%lr: tensor<f32>, %s: tensor<i64>, %p: tensor<4xf32>, %g: tensor<3xf32>) {
+  // expected-error @below {{'fuse.sgd' op gradient #0 has type 'tensor<3xf32>', parameter #0 has type 'tensor<4xf32>'}}
+  %0 = fuse.sgd %lr, %s params(%p : tensor<4xf32>) grads(%g : tensor<3xf32>) states() -> tensor<4xf32>
+  return
+}
+// -----
+func.func @f(%lr: tensor<f32>, %s: tensor<i64>, %p: tensor<4xf32>, %g: tensor<4xf32>) {
+  // expected-error @below {{'fuse.sgd' op expects 1 state tensors per parameter (1), got 0}}
+  %0 = fuse.sgd %lr, %s params(%p : tensor<4xf32>) grads(%g : tensor<4xf32>) states() {momentum = 0.9 : f64} -> tensor<4xf32>
+  return
+}
+// -----
+func.func @f(%lr: tensor<f32>, %s: tensor<i64>, %p: tensor<4xf32>, %g: tensor<4xf32>) {
+  // expected-error @below {{'fuse.sgd' op nesterov needs a positive momentum and no dampening}}
+  %0 = fuse.sgd %lr, %s params(%p : tensor<4xf32>) grads(%g : tensor<4xf32>) states() {nesterov} -> tensor<4xf32>
+  return
+}
+// -----
+func.func @f(%lr: tensor<f32>, %s: tensor<i64>, %p: tensor<4xf32>, %g: tensor<4xf32>) {
+  // expected-error @below {{'fuse.adam' op beta2 must be in [0, 1), got 1}}
+  %0:3 = fuse.adam %lr, %s params(%p : tensor<4xf32>) grads(%g : tensor<4xf32>) states(%p, %p : tensor<4xf32>, tensor<4xf32>) {beta2 = 1.0 : f64} -> tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+  return
+}

@@ -165,3 +165,15 @@ func.func @window_grads(%x: tensor<1x8x8x2xf32>, %k: tensor<3x3x2x4xf32>, %g: te
   %3 = fuse.avg_pool2d_grad %p, %x {window = array<i64: 2, 2>} : (tensor<1x4x4x2xf32>, tensor<1x8x8x2xf32>) -> tensor<1x8x8x2xf32>
   return
 }
+
+// CHECK-LABEL: func @optimizers
+func.func @optimizers(%lr: tensor<f32>, %s: tensor<i64>, %p: tensor<4xf32>, %q: tensor<2x3xf32>,
+                      %g: tensor<4xf32>, %h: tensor<2x3xf32>) {
+  // CHECK: fuse.sgd %{{.*}}, %{{.*}} params(%{{.*}} : tensor<4xf32>) grads(%{{.*}} : tensor<4xf32>) states() -> tensor<4xf32>
+  %0 = fuse.sgd %lr, %s params(%p : tensor<4xf32>) grads(%g : tensor<4xf32>) states() -> tensor<4xf32>
+  // CHECK: fuse.adam %{{.*}}, %{{.*}} params(%{{.*}}, %{{.*}} : tensor<4xf32>, tensor<2x3xf32>) grads(%{{.*}}, %{{.*}} : tensor<4xf32>, tensor<2x3xf32>) states(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<4xf32>, tensor<2x3xf32>, tensor<4xf32>, tensor<2x3xf32>) {decoupled, weight_decay = 1.000000e-02 : f64}
+  %1:6 = fuse.adam %lr, %s params(%p, %q : tensor<4xf32>, tensor<2x3xf32>) grads(%g, %h : tensor<4xf32>, tensor<2x3xf32>)
+      states(%p, %q, %p, %q : tensor<4xf32>, tensor<2x3xf32>, tensor<4xf32>, tensor<2x3xf32>) {decoupled, weight_decay = 0.01 : f64}
+      -> tensor<4xf32>, tensor<2x3xf32>, tensor<4xf32>, tensor<2x3xf32>, tensor<4xf32>, tensor<2x3xf32>
+  return
+}

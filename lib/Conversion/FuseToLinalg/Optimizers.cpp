@@ -1,0 +1,212 @@
+//===- Optimizers.cpp - Lower optimizer ops -------------------------------===//
+//
+// Each parameter's update is one linalg.generic that reads the parameter,
+// its gradient and its states once and writes the new parameter and states
+// once. Learning rate and bias corrections are scalars computed once per
+// call, outside the loops.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringUtils.h"
+
+#include "Fuse/IR/FuseOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+using namespace mlir;
+
+namespace fuse::lowering {
+namespace {
+
+/// Scalar f32 arithmetic on values and constants.
+struct Scalar {
+  OpBuilder &b;
+  Location loc;
+  Type type;
+  Value c(double v) { return scalarConstant(b, loc, type, v); }
+  Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
+  Value div(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
+  Value sqrt(Value x) { return math::SqrtOp::create(b, loc, x); }
+  Value max(Value x, Value y) {
+    return arith::MaximumFOp::create(b, loc, x, y);
+  }
+};
+
+/// The value of a 0-d tensor.
+Value extractScalar(OpBuilder &b, Location loc, Value tensor) {
+  return tensor::ExtractOp::create(b, loc, tensor, ValueRange{});
+}
+
+/// Builds, for parameter `i`, one generic over its elements with inputs
+/// (param, grad, states...) and outputs (new param, new states...).
+/// `update` maps the input elements to the output elements.
+SmallVector<Value> buildUpdate(
+    OpBuilder &b, Location loc, ValueRange inputs,
+    function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange)> update,
+    unsigned numOutputs) {
+  auto type = cast<RankedTensorType>(inputs[0].getType());
+  unsigned rank = type.getRank();
+  SmallVector<Value> inits;
+  for (unsigned k = 0; k < numOutputs; ++k)
+    inits.push_back(emptyTensor(b, loc, type));
+  SmallVector<AffineMap> maps(inputs.size() + numOutputs,
+                              b.getMultiDimIdentityMap(rank));
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  SmallVector<Type> resultTypes(numOutputs, type);
+  auto generic = linalg::GenericOp::create(
+      b, loc, resultTypes, inputs, inits, maps, iterators,
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        linalg::YieldOp::create(nb, nl,
+                                update(nb, nl, args.take_front(inputs.size())));
+      });
+  return generic.getResults();
+}
+
+struct SgdLowering : OpConversionPattern<SgdOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(SgdOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value lr = extractScalar(rewriter, loc, adaptor.getLr());
+    Value step = extractScalar(rewriter, loc, adaptor.getStep());
+    Value first = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::eq, step,
+        arith::ConstantOp::create(rewriter, loc,
+                                  rewriter.getI64IntegerAttr(0)));
+    double momentum = op.getMomentum().convertToDouble();
+    double dampening = op.getDampening().convertToDouble();
+    double decay = op.getWeightDecay().convertToDouble();
+    bool nesterov = op.getNesterov();
+    size_t n = adaptor.getParams().size();
+    bool withBuffer = momentum != 0.0;
+    SmallVector<Value> newParams, newStates;
+    for (size_t i = 0; i < n; ++i) {
+      SmallVector<Value> inputs = {adaptor.getParams()[i],
+                                   adaptor.getGrads()[i]};
+      if (withBuffer)
+        inputs.push_back(adaptor.getStates()[i]);
+      SmallVector<Value> out = buildUpdate(
+          rewriter, loc, inputs,
+          [&](OpBuilder &b, Location l, ValueRange a) {
+            Scalar s{b, l, a[0].getType()};
+            Value g = a[1];
+            if (decay != 0.0)
+              g = s.add(g, s.mul(s.c(decay), a[0]));
+            SmallVector<Value> results;
+            Value buffer;
+            if (withBuffer) {
+              Value later = s.add(s.mul(s.c(momentum), a[2]),
+                                  s.mul(s.c(1.0 - dampening), g));
+              buffer = arith::SelectOp::create(b, l, first, g, later);
+              g = nesterov ? s.add(g, s.mul(s.c(momentum), buffer)) : buffer;
+            }
+            Value lrCast = lr;
+            if (lr.getType() != a[0].getType())
+              lrCast = arith::ExtFOp::create(b, l, a[0].getType(), lr);
+            results.push_back(s.sub(a[0], s.mul(lrCast, g)));
+            if (withBuffer)
+              results.push_back(buffer);
+            return results;
+          },
+          withBuffer ? 2 : 1);
+      newParams.push_back(out[0]);
+      if (withBuffer)
+        newStates.push_back(out[1]);
+    }
+    SmallVector<Value> results(newParams);
+    llvm::append_range(results, newStates);
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+struct AdamLowering : OpConversionPattern<AdamOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(AdamOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type f32 = rewriter.getF32Type();
+    Scalar outer{rewriter, loc, f32};
+    double beta1 = op.getBeta1().convertToDouble();
+    double beta2 = op.getBeta2().convertToDouble();
+    double eps = op.getEps().convertToDouble();
+    double decay = op.getWeightDecay().convertToDouble();
+    bool amsgrad = op.getAmsgrad(), decoupled = op.getDecoupled();
+    // Once per call: the step size lr / (1 - beta1^t) and sqrt(1 - beta2^t).
+    Value lr = extractScalar(rewriter, loc, adaptor.getLr());
+    Value step = extractScalar(rewriter, loc, adaptor.getStep());
+    Value t = arith::SIToFPOp::create(
+        rewriter, loc, f32,
+        arith::AddIOp::create(
+            rewriter, loc, step,
+            arith::ConstantOp::create(rewriter, loc,
+                                      rewriter.getI64IntegerAttr(1))));
+    Value correction1 = outer.sub(
+        outer.c(1.0), math::PowFOp::create(rewriter, loc, outer.c(beta1), t));
+    Value correction2 = outer.sub(
+        outer.c(1.0), math::PowFOp::create(rewriter, loc, outer.c(beta2), t));
+    Value stepSize = outer.div(lr, correction1);
+    Value sqrtCorrection2 = outer.sqrt(correction2);
+    Value shrink = outer.sub(outer.c(1.0), outer.mul(lr, outer.c(decay)));
+
+    size_t n = adaptor.getParams().size();
+    unsigned numStates = op.getNumStatesPerParam();
+    SmallVector<Value> newParams;
+    SmallVector<SmallVector<Value>> newStates(numStates);
+    for (size_t i = 0; i < n; ++i) {
+      SmallVector<Value> inputs = {adaptor.getParams()[i],
+                                   adaptor.getGrads()[i]};
+      for (unsigned k = 0; k < numStates; ++k)
+        inputs.push_back(adaptor.getStates()[k * n + i]);
+      SmallVector<Value> out = buildUpdate(
+          rewriter, loc, inputs,
+          [&](OpBuilder &b, Location l, ValueRange a) {
+            Scalar s{b, l, a[0].getType()};
+            Value p = a[0], g = a[1];
+            if (decay != 0.0) {
+              if (decoupled)
+                p = s.mul(p, shrink);
+              else
+                g = s.add(g, s.mul(s.c(decay), p));
+            }
+            Value m =
+                s.add(s.mul(s.c(beta1), a[2]), s.mul(s.c(1.0 - beta1), g));
+            Value v = s.add(s.mul(s.c(beta2), a[3]),
+                            s.mul(s.c(1.0 - beta2), s.mul(g, g)));
+            Value vhat = v, vmax;
+            if (amsgrad)
+              vhat = vmax = s.max(a[4], v);
+            Value denom = s.add(s.div(s.sqrt(vhat), sqrtCorrection2), s.c(eps));
+            SmallVector<Value> results = {
+                s.sub(p, s.mul(stepSize, s.div(m, denom))), m, v};
+            if (amsgrad)
+              results.push_back(vmax);
+            return results;
+          },
+          1 + numStates);
+      newParams.push_back(out[0]);
+      for (unsigned k = 0; k < numStates; ++k)
+        newStates[k].push_back(out[1 + k]);
+    }
+    SmallVector<Value> results(newParams);
+    for (auto &state : newStates)
+      llvm::append_range(results, state);
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+} // namespace
+
+void populateOptimizerLoweringPatterns(RewritePatternSet &patterns) {
+  patterns.add<SgdLowering, AdamLowering>(patterns.getContext());
+}
+
+} // namespace fuse::lowering
