@@ -653,6 +653,55 @@ def Fuse_AdamOp : Fuse_OptimizerOp<"adam"> {
       UnitAttr:$amsgrad, UnitAttr:$decoupled);
 }
 
+def Fuse_AdagradOp : Fuse_OptimizerOp<"adagrad"> {
+  let summary = "Adagrad, as torch.optim.Adagrad";
+  let description = [{
+    Updates every parameter, in one op:
+
+    ```
+    clr = lr / (1 + step * lr_decay)
+    g = grad + weight_decay * p
+    sum = sum + g * g
+    p = p - clr * g / (sqrt(sum) + eps)
+    ```
+
+    States: one accumulator `sum` per parameter, which the caller starts at
+    `initial_accumulator_value`.
+  }];
+  let extraArguments = (ins DefaultValuedAttr<F64Attr, "0.0">:$lr_decay,
+      DefaultValuedAttr<F64Attr, "0.0">:$initial_accumulator_value,
+      DefaultValuedAttr<F64Attr, "1.0e-10">:$eps,
+      DefaultValuedAttr<F64Attr, "0.0">:$weight_decay);
+}
+
+def Fuse_RmspropOp : Fuse_OptimizerOp<"rmsprop"> {
+  let summary = "RMSprop, as torch.optim.RMSprop";
+  let description = [{
+    Updates every parameter, in one op:
+
+    ```
+    g = grad + weight_decay * p
+    square_avg = alpha * square_avg + (1 - alpha) * g * g
+    if centered:
+      grad_avg = alpha * grad_avg + (1 - alpha) * g
+      avg = sqrt(square_avg - grad_avg * grad_avg) + eps
+    else:
+      avg = sqrt(square_avg) + eps
+    if momentum != 0:
+      buf = momentum * buf + g / avg;  p = p - lr * buf
+    else:
+      p = p - lr * g / avg
+    ```
+
+    States per parameter, in this order: `square_avg`, then `grad_avg` when
+    `centered`, then the momentum buffer when `momentum` is not 0.
+  }];
+  let extraArguments = (ins DefaultValuedAttr<F64Attr, "0.99">:$alpha,
+      DefaultValuedAttr<F64Attr, "1.0e-8">:$eps,
+      DefaultValuedAttr<F64Attr, "0.0">:$momentum, UnitAttr:$centered,
+      DefaultValuedAttr<F64Attr, "0.0">:$weight_decay);
+}
+
 //===----------------------------------------------------------------------===//
 // Automatic differentiation
 //===----------------------------------------------------------------------===//

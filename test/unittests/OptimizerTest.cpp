@@ -175,6 +175,60 @@ Reference adam(double beta1, double beta2, double eps, double decay,
   };
 }
 
+Reference adagrad(double lrDecay, double eps, double decay) {
+  return [=](Vec &p, const Vec &grad, std::vector<Vec> &s, double lr,
+             int64_t step) {
+    double clr = lr / (1 + step * lrDecay);
+    for (size_t e = 0; e < p.size(); ++e) {
+      double g = grad[e] + decay * p[e];
+      s[0][e] += g * g;
+      p[e] -= clr * g / (std::sqrt(s[0][e]) + eps);
+    }
+  };
+}
+
+Reference rmsprop(double alpha, double eps, double momentum, bool centered,
+                  double decay) {
+  return [=](Vec &p, const Vec &grad, std::vector<Vec> &s, double lr, int64_t) {
+    for (size_t e = 0; e < p.size(); ++e) {
+      double g = grad[e] + decay * p[e];
+      size_t k = 0;
+      double &square = s[k++][e];
+      square = alpha * square + (1 - alpha) * g * g;
+      double avg;
+      if (centered) {
+        double &mean = s[k++][e];
+        mean = alpha * mean + (1 - alpha) * g;
+        avg = std::sqrt(square - mean * mean) + eps;
+      } else {
+        avg = std::sqrt(square) + eps;
+      }
+      double delta = g / avg;
+      if (momentum != 0) {
+        double &buf = s[k++][e];
+        buf = momentum * buf + delta;
+        delta = buf;
+      }
+      p[e] -= lr * delta;
+    }
+  };
+}
+
+TEST(Optimizer, Adagrad) {
+  run("adagrad", "", 1, adagrad(0, 1e-10, 0));
+  run("adagrad", "{lr_decay = 0.01 : f64, weight_decay = 0.001 : f64}", 1,
+      adagrad(0.01, 1e-10, 0.001));
+}
+
+TEST(Optimizer, Rmsprop) {
+  run("rmsprop", "", 1, rmsprop(0.99, 1e-8, 0, false, 0));
+  run("rmsprop", "{centered}", 2, rmsprop(0.99, 1e-8, 0, true, 0));
+  run("rmsprop", "{momentum = 0.9 : f64, weight_decay = 0.01 : f64}", 2,
+      rmsprop(0.99, 1e-8, 0.9, false, 0.01));
+  run("rmsprop", "{alpha = 0.9 : f64, centered, momentum = 0.5 : f64}", 3,
+      rmsprop(0.9, 1e-8, 0.5, true, 0));
+}
+
 TEST(Optimizer, Sgd) {
   run("sgd", "", 0, sgd(0, 0, false, 0));
   run("sgd", "{weight_decay = 0.01 : f64}", 0, sgd(0, 0, false, 0.01));

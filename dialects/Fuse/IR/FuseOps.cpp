@@ -551,6 +551,35 @@ LogicalResult AdamOp::verify() {
                          getResultTypes(), getNumStatesPerParam());
 }
 
+unsigned AdagradOp::getNumStatesPerParam() { return 1; }
+
+LogicalResult AdagradOp::verify() {
+  if (getLrDecay().convertToDouble() < 0.0 ||
+      getEps().convertToDouble() < 0.0 ||
+      getWeightDecay().convertToDouble() < 0.0 ||
+      getInitialAccumulatorValue().convertToDouble() < 0.0)
+    return emitOpError("lr_decay, initial_accumulator_value, eps and "
+                       "weight_decay must be non-negative");
+  return verifyOptimizer(*this, getParams(), getGrads(), getStates(),
+                         getResultTypes(), getNumStatesPerParam());
+}
+
+unsigned RmspropOp::getNumStatesPerParam() {
+  return 1 + (getCentered() ? 1 : 0) +
+         (getMomentum().convertToDouble() != 0.0 ? 1 : 0);
+}
+
+LogicalResult RmspropOp::verify() {
+  if (failed(verifyUnitInterval(*this, "alpha", getAlpha().convertToDouble())))
+    return failure();
+  if (getEps().convertToDouble() < 0.0 ||
+      getMomentum().convertToDouble() < 0.0 ||
+      getWeightDecay().convertToDouble() < 0.0)
+    return emitOpError("eps, momentum and weight_decay must be non-negative");
+  return verifyOptimizer(*this, getParams(), getGrads(), getStates(),
+                         getResultTypes(), getNumStatesPerParam());
+}
+
 //===----------------------------------------------------------------------===//
 // Ops of the backward pass
 //===----------------------------------------------------------------------===//

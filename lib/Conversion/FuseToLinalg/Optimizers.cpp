@@ -203,10 +203,120 @@ struct AdamLowering : OpConversionPattern<AdamOp> {
   }
 };
 
+/// The new parameters then the new states, state k of every parameter
+/// together, from per-parameter update results [param, state 0, ...].
+SmallVector<Value> regroup(ArrayRef<SmallVector<Value>> perParam,
+                           unsigned numStates) {
+  SmallVector<Value> results;
+  for (const SmallVector<Value> &out : perParam)
+    results.push_back(out[0]);
+  for (unsigned k = 0; k < numStates; ++k)
+    for (const SmallVector<Value> &out : perParam)
+      results.push_back(out[1 + k]);
+  return results;
+}
+
+struct AdagradLowering : OpConversionPattern<AdagradOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(AdagradOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type f32 = rewriter.getF32Type();
+    Scalar outer{rewriter, loc, f32};
+    double decay = op.getWeightDecay().convertToDouble();
+    double eps = op.getEps().convertToDouble();
+    // clr = lr / (1 + step * lr_decay), once per call.
+    Value lr = extractScalar(rewriter, loc, adaptor.getLr());
+    Value step = arith::SIToFPOp::create(
+        rewriter, loc, f32, extractScalar(rewriter, loc, adaptor.getStep()));
+    Value clr = outer.div(
+        lr,
+        outer.add(outer.c(1.0),
+                  outer.mul(step, outer.c(op.getLrDecay().convertToDouble()))));
+    size_t n = adaptor.getParams().size();
+    SmallVector<SmallVector<Value>> perParam;
+    for (size_t i = 0; i < n; ++i)
+      perParam.push_back(buildUpdate(
+          rewriter, loc,
+          {adaptor.getParams()[i], adaptor.getGrads()[i],
+           adaptor.getStates()[i]},
+          [&](OpBuilder &b, Location l, ValueRange a) {
+            Scalar s{b, l, a[0].getType()};
+            Value g = a[1];
+            if (decay != 0.0)
+              g = s.add(g, s.mul(s.c(decay), a[0]));
+            Value sum = s.add(a[2], s.mul(g, g));
+            Value p =
+                s.sub(a[0], s.mul(clr, s.div(g, s.add(s.sqrt(sum), s.c(eps)))));
+            return SmallVector<Value>{p, sum};
+          },
+          2));
+    rewriter.replaceOp(op, regroup(perParam, 1));
+    return success();
+  }
+};
+
+struct RmspropLowering : OpConversionPattern<RmspropOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(RmspropOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    double alpha = op.getAlpha().convertToDouble();
+    double eps = op.getEps().convertToDouble();
+    double momentum = op.getMomentum().convertToDouble();
+    double decay = op.getWeightDecay().convertToDouble();
+    bool centered = op.getCentered();
+    Value lr = extractScalar(rewriter, loc, adaptor.getLr());
+    size_t n = adaptor.getParams().size();
+    unsigned numStates = op.getNumStatesPerParam();
+    SmallVector<SmallVector<Value>> perParam;
+    for (size_t i = 0; i < n; ++i) {
+      SmallVector<Value> inputs = {adaptor.getParams()[i],
+                                   adaptor.getGrads()[i]};
+      for (unsigned k = 0; k < numStates; ++k)
+        inputs.push_back(adaptor.getStates()[k * n + i]);
+      perParam.push_back(buildUpdate(
+          rewriter, loc, inputs,
+          [&](OpBuilder &b, Location l, ValueRange a) {
+            Scalar s{b, l, a[0].getType()};
+            Value g = a[1];
+            if (decay != 0.0)
+              g = s.add(g, s.mul(s.c(decay), a[0]));
+            unsigned next = 2;
+            Value square = s.add(s.mul(s.c(alpha), a[next++]),
+                                 s.mul(s.c(1.0 - alpha), s.mul(g, g)));
+            SmallVector<Value> results = {Value(), square};
+            Value avg;
+            if (centered) {
+              Value mean = s.add(s.mul(s.c(alpha), a[next++]),
+                                 s.mul(s.c(1.0 - alpha), g));
+              results.push_back(mean);
+              avg = s.add(s.sqrt(s.sub(square, s.mul(mean, mean))), s.c(eps));
+            } else {
+              avg = s.add(s.sqrt(square), s.c(eps));
+            }
+            Value delta = s.div(g, avg);
+            if (momentum != 0.0) {
+              delta = s.add(s.mul(s.c(momentum), a[next++]), delta);
+              results.push_back(delta);
+            }
+            results[0] = s.sub(a[0], s.mul(lr, delta));
+            return results;
+          },
+          1 + numStates));
+    }
+    rewriter.replaceOp(op, regroup(perParam, numStates));
+    return success();
+  }
+};
+
 } // namespace
 
 void populateOptimizerLoweringPatterns(RewritePatternSet &patterns) {
-  patterns.add<SgdLowering, AdamLowering>(patterns.getContext());
+  patterns.add<SgdLowering, AdamLowering, AdagradLowering, RmspropLowering>(
+      patterns.getContext());
 }
 
 } // namespace fuse::lowering

@@ -175,5 +175,9 @@ func.func @optimizers(%lr: tensor<f32>, %s: tensor<i64>, %p: tensor<4xf32>, %q: 
   %1:6 = fuse.adam %lr, %s params(%p, %q : tensor<4xf32>, tensor<2x3xf32>) grads(%g, %h : tensor<4xf32>, tensor<2x3xf32>)
       states(%p, %q, %p, %q : tensor<4xf32>, tensor<2x3xf32>, tensor<4xf32>, tensor<2x3xf32>) {decoupled, weight_decay = 0.01 : f64}
       -> tensor<4xf32>, tensor<2x3xf32>, tensor<4xf32>, tensor<2x3xf32>, tensor<4xf32>, tensor<2x3xf32>
+  // CHECK: fuse.adagrad %{{.*}}, %{{.*}} params(%{{.*}} : tensor<4xf32>) grads(%{{.*}} : tensor<4xf32>) states(%{{.*}} : tensor<4xf32>) {lr_decay = 1.000000e-02 : f64}
+  %2:2 = fuse.adagrad %lr, %s params(%p : tensor<4xf32>) grads(%g : tensor<4xf32>) states(%p : tensor<4xf32>) {lr_decay = 0.01 : f64} -> tensor<4xf32>, tensor<4xf32>
+  // CHECK: fuse.rmsprop %{{.*}}, %{{.*}} params(%{{.*}} : tensor<4xf32>) grads(%{{.*}} : tensor<4xf32>) states(%{{.*}}, %{{.*}} : tensor<4xf32>, tensor<4xf32>) {centered}
+  %3:3 = fuse.rmsprop %lr, %s params(%p : tensor<4xf32>) grads(%g : tensor<4xf32>) states(%p, %p : tensor<4xf32>, tensor<4xf32>) {centered} -> tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
   return
 }
