@@ -702,6 +702,29 @@ def Fuse_RmspropOp : Fuse_OptimizerOp<"rmsprop"> {
       DefaultValuedAttr<F64Attr, "0.0">:$weight_decay);
 }
 
+def Fuse_LambOp : Fuse_OptimizerOp<"lamb"> {
+  let summary = "LAMB (layer-wise adaptive moments), as apex FusedLAMB";
+  let description = [{
+    Updates every parameter, in one op, with `t = step + 1` and a trust
+    ratio computed per parameter (never over several parameters):
+
+    ```
+    m = beta1 * m + (1 - beta1) * g
+    v = beta2 * v + (1 - beta2) * g * g
+    u = (m / (1 - beta1^t)) / (sqrt(v / (1 - beta2^t)) + eps)
+        + weight_decay * p
+    trust = ||p|| / ||u||   (1 when either norm is 0)
+    p = p - lr * trust * u
+    ```
+
+    States per parameter: `m`, then `v` (all `m` first).
+  }];
+  let extraArguments = (ins DefaultValuedAttr<F64Attr, "0.9">:$beta1,
+      DefaultValuedAttr<F64Attr, "0.999">:$beta2,
+      DefaultValuedAttr<F64Attr, "1.0e-6">:$eps,
+      DefaultValuedAttr<F64Attr, "0.0">:$weight_decay);
+}
+
 //===----------------------------------------------------------------------===//
 // Automatic differentiation
 //===----------------------------------------------------------------------===//

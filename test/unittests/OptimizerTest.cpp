@@ -214,6 +214,36 @@ Reference rmsprop(double alpha, double eps, double momentum, bool centered,
   };
 }
 
+Reference lamb(double beta1, double beta2, double eps, double decay) {
+  return [=](Vec &p, const Vec &grad, std::vector<Vec> &s, double lr,
+             int64_t step) {
+    double t = static_cast<double>(step + 1);
+    double c1 = 1 - std::pow(beta1, t), c2 = 1 - std::pow(beta2, t);
+    Vec u(p.size());
+    double pNorm = 0, uNorm = 0;
+    for (size_t e = 0; e < p.size(); ++e) {
+      double g = grad[e];
+      double &m = s[0][e], &v = s[1][e];
+      m = beta1 * m + (1 - beta1) * g;
+      v = beta2 * v + (1 - beta2) * g * g;
+      u[e] = (m / c1) / (std::sqrt(v / c2) + eps) + decay * p[e];
+      pNorm += p[e] * p[e];
+      uNorm += u[e] * u[e];
+    }
+    pNorm = std::sqrt(pNorm);
+    uNorm = std::sqrt(uNorm);
+    double trust = pNorm > 0 && uNorm > 0 ? pNorm / uNorm : 1.0;
+    for (size_t e = 0; e < p.size(); ++e)
+      p[e] -= lr * trust * u[e];
+  };
+}
+
+TEST(Optimizer, Lamb) {
+  run("lamb", "", 2, lamb(0.9, 0.999, 1e-6, 0));
+  run("lamb", "{weight_decay = 0.01 : f64, beta1 = 0.85 : f64}", 2,
+      lamb(0.85, 0.999, 1e-6, 0.01));
+}
+
 TEST(Optimizer, Adagrad) {
   run("adagrad", "", 1, adagrad(0, 1e-10, 0));
   run("adagrad", "{lr_decay = 0.01 : f64, weight_decay = 0.001 : f64}", 1,

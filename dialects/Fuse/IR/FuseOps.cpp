@@ -580,6 +580,20 @@ LogicalResult RmspropOp::verify() {
                          getResultTypes(), getNumStatesPerParam());
 }
 
+unsigned LambOp::getNumStatesPerParam() { return 2; }
+
+LogicalResult LambOp::verify() {
+  if (failed(
+          verifyUnitInterval(*this, "beta1", getBeta1().convertToDouble())) ||
+      failed(verifyUnitInterval(*this, "beta2", getBeta2().convertToDouble())))
+    return failure();
+  if (getEps().convertToDouble() < 0.0 ||
+      getWeightDecay().convertToDouble() < 0.0)
+    return emitOpError("eps and weight_decay must be non-negative");
+  return verifyOptimizer(*this, getParams(), getGrads(), getStates(),
+                         getResultTypes(), getNumStatesPerParam());
+}
+
 //===----------------------------------------------------------------------===//
 // Ops of the backward pass
 //===----------------------------------------------------------------------===//

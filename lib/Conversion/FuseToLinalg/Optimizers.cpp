@@ -312,11 +312,99 @@ struct RmspropLowering : OpConversionPattern<RmspropOp> {
   }
 };
 
+/// Two passes per parameter: moments and update direction, then the update
+/// scaled by the parameter's own trust ratio.
+struct LambLowering : OpConversionPattern<LambOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(LambOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type f32 = rewriter.getF32Type();
+    Scalar outer{rewriter, loc, f32};
+    double beta1 = op.getBeta1().convertToDouble();
+    double beta2 = op.getBeta2().convertToDouble();
+    double eps = op.getEps().convertToDouble();
+    double decay = op.getWeightDecay().convertToDouble();
+    Value lr = extractScalar(rewriter, loc, adaptor.getLr());
+    Value t = arith::SIToFPOp::create(
+        rewriter, loc, f32,
+        arith::AddIOp::create(
+            rewriter, loc, extractScalar(rewriter, loc, adaptor.getStep()),
+            arith::ConstantOp::create(rewriter, loc,
+                                      rewriter.getI64IntegerAttr(1))));
+    Value correction1 = outer.sub(
+        outer.c(1.0), math::PowFOp::create(rewriter, loc, outer.c(beta1), t));
+    Value correction2 = outer.sub(
+        outer.c(1.0), math::PowFOp::create(rewriter, loc, outer.c(beta2), t));
+    size_t n = adaptor.getParams().size();
+    SmallVector<SmallVector<Value>> perParam;
+    for (size_t i = 0; i < n; ++i) {
+      Value param = adaptor.getParams()[i];
+      SmallVector<Value> moments = buildUpdate(
+          rewriter, loc,
+          {param, adaptor.getGrads()[i], adaptor.getStates()[i],
+           adaptor.getStates()[n + i]},
+          [&](OpBuilder &b, Location l, ValueRange a) {
+            Scalar s{b, l, a[0].getType()};
+            Value g = a[1];
+            Value m =
+                s.add(s.mul(s.c(beta1), a[2]), s.mul(s.c(1.0 - beta1), g));
+            Value v = s.add(s.mul(s.c(beta2), a[3]),
+                            s.mul(s.c(1.0 - beta2), s.mul(g, g)));
+            Value u = s.div(s.div(m, correction1),
+                            s.add(s.sqrt(s.div(v, correction2)), s.c(eps)));
+            if (decay != 0.0)
+              u = s.add(u, s.mul(s.c(decay), a[0]));
+            return SmallVector<Value>{u, m, v};
+          },
+          3);
+      Value u = moments[0];
+      // The squared norms of the parameter and of its update.
+      auto squaredNorm = [&](Value x) {
+        auto type = cast<RankedTensorType>(x.getType());
+        unsigned rank = type.getRank();
+        return extractScalar(
+            rewriter, loc,
+            buildReduction(
+                rewriter, loc, type.getShape(),
+                llvm::to_vector(llvm::seq<int64_t>(0, rank)),
+                type.getElementType(), x, rewriter.getMultiDimIdentityMap(rank),
+                Combiner::Sum, [](OpBuilder &b, Location l, ValueRange a) {
+                  return arith::MulFOp::create(b, l, a[0], a[0]).getResult();
+                }));
+      };
+      Value pNorm = outer.sqrt(squaredNorm(param));
+      Value uNorm = outer.sqrt(squaredNorm(u));
+      Value zero = outer.c(0.0);
+      Value bothPositive = arith::AndIOp::create(
+          rewriter, loc,
+          arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::OGT, pNorm,
+                                zero),
+          arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::OGT, uNorm,
+                                zero));
+      Value trust = arith::SelectOp::create(
+          rewriter, loc, bothPositive, outer.div(pNorm, uNorm), outer.c(1.0));
+      Value scale = outer.mul(lr, trust);
+      SmallVector<Value> applied = buildUpdate(
+          rewriter, loc, {param, u},
+          [&](OpBuilder &b, Location l, ValueRange a) {
+            Scalar s{b, l, a[0].getType()};
+            return SmallVector<Value>{s.sub(a[0], s.mul(scale, a[1]))};
+          },
+          1);
+      perParam.push_back({applied[0], moments[1], moments[2]});
+    }
+    rewriter.replaceOp(op, regroup(perParam, 2));
+    return success();
+  }
+};
+
 } // namespace
 
 void populateOptimizerLoweringPatterns(RewritePatternSet &patterns) {
-  patterns.add<SgdLowering, AdamLowering, AdagradLowering, RmspropLowering>(
-      patterns.getContext());
+  patterns.add<SgdLowering, AdamLowering, AdagradLowering, RmspropLowering,
+               LambLowering>(patterns.getContext());
 }
 
 } // namespace fuse::lowering

@@ -179,5 +179,7 @@ func.func @optimizers(%lr: tensor<f32>, %s: tensor<i64>, %p: tensor<4xf32>, %q: 
   %2:2 = fuse.adagrad %lr, %s params(%p : tensor<4xf32>) grads(%g : tensor<4xf32>) states(%p : tensor<4xf32>) {lr_decay = 0.01 : f64} -> tensor<4xf32>, tensor<4xf32>
   // CHECK: fuse.rmsprop %{{.*}}, %{{.*}} params(%{{.*}} : tensor<4xf32>) grads(%{{.*}} : tensor<4xf32>) states(%{{.*}}, %{{.*}} : tensor<4xf32>, tensor<4xf32>) {centered}
   %3:3 = fuse.rmsprop %lr, %s params(%p : tensor<4xf32>) grads(%g : tensor<4xf32>) states(%p, %p : tensor<4xf32>, tensor<4xf32>) {centered} -> tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+  // CHECK: fuse.lamb %{{.*}}, %{{.*}} params(%{{.*}} : tensor<4xf32>) grads(%{{.*}} : tensor<4xf32>) states(%{{.*}}, %{{.*}} : tensor<4xf32>, tensor<4xf32>) {weight_decay = 1.000000e-02 : f64}
+  %4:3 = fuse.lamb %lr, %s params(%p : tensor<4xf32>) grads(%g : tensor<4xf32>) states(%p, %p : tensor<4xf32>, tensor<4xf32>) {weight_decay = 0.01 : f64} -> tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
   return
 }
