@@ -256,6 +256,58 @@ const MatmulShape kMatmulShapes[] = {
     {1024, 1024, 1024, false, false},
 };
 
+//===----------------------------------------------------------------------===//
+// Optimizer step: effective GB/s (bytes that must move / time) vs triad
+//===----------------------------------------------------------------------===//
+
+/// `fuse.<op>` over `tensors` parameters totalling `total` f32 elements.
+void BM_FuseOptimizer(benchmark::State &state, std::string op,
+                      std::string attrs, unsigned statesPerParam, int64_t total,
+                      int64_t tensors) {
+  int64_t each = total / tensors;
+  std::string t = "tensor<" + std::to_string(each) + "xf32>";
+  std::string args, params, grads, states, types, stateTypes, results;
+  auto list = [&](std::string &out, const std::string &prefix, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+      std::string name = "%" + prefix + std::to_string(i);
+      out += (out.empty() ? "" : ", ") + name;
+      args += ", " + name + ": " + t;
+    }
+  };
+  list(params, "p", tensors);
+  list(grads, "g", tensors);
+  list(states, "s", tensors * statesPerParam);
+  for (int64_t i = 0; i < tensors; ++i)
+    types += (i ? ", " : "") + t;
+  for (int64_t i = 0; i < tensors * statesPerParam; ++i)
+    stateTypes += (i ? ", " : "") + t;
+  results = types + (stateTypes.empty() ? "" : ", " + stateTypes);
+  int64_t numResults = tensors * (1 + statesPerParam);
+  std::string source = "func.func @step(%lr: tensor<f32>, %step: tensor<i64>" +
+                       args + ") -> (" + results +
+                       ") {\n  %r:" + std::to_string(numResults) + " = fuse." +
+                       op + " %lr, %step params(" + params + " : " + types +
+                       ") grads(" + grads + " : " + types + ") states(" +
+                       (states.empty() ? "" : states + " : " + stateTypes) +
+                       ") " + attrs + " -> " + results + "\n  return ";
+  for (int64_t i = 0; i < numResults; ++i)
+    source += (i ? ", %r#" : "%r#") + std::to_string(i);
+  source += " : " + results + "\n}\n";
+  auto engine = makeEngine(source.c_str());
+  Function &f = llvm::cantFail(engine->lookup("step"));
+  std::vector<Tensor> in = {Tensor::fromValues<float>({}, {1e-3f}),
+                            Tensor::fromValues<int64_t>({}, {3})};
+  for (int64_t i = 0; i < tensors * (2 + statesPerParam); ++i)
+    in.push_back(filled({each}, i));
+  std::vector<Tensor> out = llvm::cantFail(f.allocateResults(in));
+  llvm::cantFail(f.callInto(in, out)); // compile, fault pages in
+  // Read p, g and the states; write p and the states.
+  double bytes = double(total) * 4 * (2 + 2 * statesPerParam + 1);
+  double rate =
+      timedRate(state, bytes, [&] { llvm::cantFail(f.callInto(in, out)); });
+  report(state, "GB/s", rate, "triad/10000000", false);
+}
+
 int registerAll() {
   benchmark::RegisterBenchmark("BM_TriadReference", BM_TriadReference)
       ->Arg(1 << 12)
@@ -263,6 +315,23 @@ int registerAll() {
   benchmark::RegisterBenchmark("BM_FuseElementwise", BM_FuseElementwise)
       ->Arg(1 << 12)
       ->Arg(10000000);
+  struct Optimizer {
+    const char *name, *op, *attrs;
+    unsigned states;
+  };
+  for (const Optimizer &o :
+       {Optimizer{"Adam", "adam", "", 2},
+        Optimizer{"AdamW", "adam", "{decoupled, weight_decay = 0.01 : f64}", 2},
+        Optimizer{"SgdMomentum", "sgd", "{momentum = 0.9 : f64}", 1},
+        Optimizer{"Adagrad", "adagrad", "", 1},
+        Optimizer{"Lamb", "lamb", "", 2}})
+    for (int64_t total : {1000000, 10000000})
+      for (int64_t tensors : {1, 100})
+        benchmark::RegisterBenchmark(
+            (std::string("BM_FuseOptimizer/") + o.name + "/" +
+             std::to_string(total) + "/" + std::to_string(tensors))
+                .c_str(),
+            BM_FuseOptimizer, o.op, o.attrs, o.states, total, tensors);
   for (const MatmulShape &s : kMatmulShapes) {
     benchmark::RegisterBenchmark(("BM_OpenBLASSgemm/" + shapeName(s)).c_str(),
                                  BM_OpenBLASSgemm, s);
