@@ -539,17 +539,20 @@ LogicalResult SgdOp::verify() {
 
 unsigned AdamOp::getNumStatesPerParam() { return getAmsgrad() ? 3 : 2; }
 
-LogicalResult AdamOp::verify() {
+/// Adam and LAMB share their moment hyperparameters.
+template <typename OpTy> static LogicalResult verifyAdamLike(OpTy op) {
   if (failed(
-          verifyUnitInterval(*this, "beta1", getBeta1().convertToDouble())) ||
-      failed(verifyUnitInterval(*this, "beta2", getBeta2().convertToDouble())))
+          verifyUnitInterval(op, "beta1", op.getBeta1().convertToDouble())) ||
+      failed(verifyUnitInterval(op, "beta2", op.getBeta2().convertToDouble())))
     return failure();
-  if (getEps().convertToDouble() < 0.0 ||
-      getWeightDecay().convertToDouble() < 0.0)
-    return emitOpError("eps and weight_decay must be non-negative");
-  return verifyOptimizer(*this, getParams(), getGrads(), getStates(),
-                         getResultTypes(), getNumStatesPerParam());
+  if (op.getEps().convertToDouble() < 0.0 ||
+      op.getWeightDecay().convertToDouble() < 0.0)
+    return op.emitOpError("eps and weight_decay must be non-negative");
+  return verifyOptimizer(op, op.getParams(), op.getGrads(), op.getStates(),
+                         op.getResultTypes(), op.getNumStatesPerParam());
 }
+
+LogicalResult AdamOp::verify() { return verifyAdamLike(*this); }
 
 unsigned AdagradOp::getNumStatesPerParam() { return 1; }
 
@@ -582,17 +585,7 @@ LogicalResult RmspropOp::verify() {
 
 unsigned LambOp::getNumStatesPerParam() { return 2; }
 
-LogicalResult LambOp::verify() {
-  if (failed(
-          verifyUnitInterval(*this, "beta1", getBeta1().convertToDouble())) ||
-      failed(verifyUnitInterval(*this, "beta2", getBeta2().convertToDouble())))
-    return failure();
-  if (getEps().convertToDouble() < 0.0 ||
-      getWeightDecay().convertToDouble() < 0.0)
-    return emitOpError("eps and weight_decay must be non-negative");
-  return verifyOptimizer(*this, getParams(), getGrads(), getStates(),
-                         getResultTypes(), getNumStatesPerParam());
-}
+LogicalResult LambOp::verify() { return verifyAdamLike(*this); }
 
 //===----------------------------------------------------------------------===//
 // Ops of the backward pass

@@ -41,6 +41,23 @@ Value extractScalar(OpBuilder &b, Location loc, Value tensor) {
   return tensor::ExtractOp::create(b, loc, tensor, ValueRange{});
 }
 
+/// The bias corrections 1 - beta1^t and 1 - beta2^t of Adam-like
+/// optimizers, with t = step + 1, as f32 scalars computed once per call.
+std::pair<Value, Value> biasCorrections(OpBuilder &b, Location loc,
+                                        Value stepTensor, double beta1,
+                                        double beta2) {
+  Scalar s{b, loc, b.getF32Type()};
+  Value t = arith::SIToFPOp::create(
+      b, loc, b.getF32Type(),
+      arith::AddIOp::create(
+          b, loc, extractScalar(b, loc, stepTensor),
+          arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(1))));
+  auto correction = [&](double beta) {
+    return s.sub(s.c(1.0), math::PowFOp::create(b, loc, s.c(beta), t));
+  };
+  return {correction(beta1), correction(beta2)};
+}
+
 /// Builds, for parameter `i`, one generic over its elements with inputs
 /// (param, grad, states...) and outputs (new param, new states...).
 /// `update` maps the input elements to the output elements.
@@ -141,17 +158,8 @@ struct AdamLowering : OpConversionPattern<AdamOp> {
     bool amsgrad = op.getAmsgrad(), decoupled = op.getDecoupled();
     // Once per call: the step size lr / (1 - beta1^t) and sqrt(1 - beta2^t).
     Value lr = extractScalar(rewriter, loc, adaptor.getLr());
-    Value step = extractScalar(rewriter, loc, adaptor.getStep());
-    Value t = arith::SIToFPOp::create(
-        rewriter, loc, f32,
-        arith::AddIOp::create(
-            rewriter, loc, step,
-            arith::ConstantOp::create(rewriter, loc,
-                                      rewriter.getI64IntegerAttr(1))));
-    Value correction1 = outer.sub(
-        outer.c(1.0), math::PowFOp::create(rewriter, loc, outer.c(beta1), t));
-    Value correction2 = outer.sub(
-        outer.c(1.0), math::PowFOp::create(rewriter, loc, outer.c(beta2), t));
+    auto [correction1, correction2] =
+        biasCorrections(rewriter, loc, adaptor.getStep(), beta1, beta2);
     Value stepSize = outer.div(lr, correction1);
     Value sqrtCorrection2 = outer.sqrt(correction2);
     Value shrink = outer.sub(outer.c(1.0), outer.mul(lr, outer.c(decay)));
@@ -327,16 +335,8 @@ struct LambLowering : OpConversionPattern<LambOp> {
     double eps = op.getEps().convertToDouble();
     double decay = op.getWeightDecay().convertToDouble();
     Value lr = extractScalar(rewriter, loc, adaptor.getLr());
-    Value t = arith::SIToFPOp::create(
-        rewriter, loc, f32,
-        arith::AddIOp::create(
-            rewriter, loc, extractScalar(rewriter, loc, adaptor.getStep()),
-            arith::ConstantOp::create(rewriter, loc,
-                                      rewriter.getI64IntegerAttr(1))));
-    Value correction1 = outer.sub(
-        outer.c(1.0), math::PowFOp::create(rewriter, loc, outer.c(beta1), t));
-    Value correction2 = outer.sub(
-        outer.c(1.0), math::PowFOp::create(rewriter, loc, outer.c(beta2), t));
+    auto [correction1, correction2] =
+        biasCorrections(rewriter, loc, adaptor.getStep(), beta1, beta2);
     size_t n = adaptor.getParams().size();
     SmallVector<SmallVector<Value>> perParam;
     for (size_t i = 0; i < n; ++i) {
