@@ -48,28 +48,6 @@ Error makeError(const llvm::Twine &message) {
 constexpr llvm::StringLiteral kFunctionSymbol = "__fuse_function";
 constexpr llvm::StringLiteral kEntrySymbol = "__fuse_entry";
 
-std::optional<DType> dtypeOfType(mlir::Type type) {
-  if (type.isF32())
-    return DType::F32;
-  if (type.isF64())
-    return DType::F64;
-  if (type.isF16())
-    return DType::F16;
-  if (type.isBF16())
-    return DType::BF16;
-  if (type.isSignlessInteger(1))
-    return DType::I1;
-  if (type.isSignlessInteger(8))
-    return DType::I8;
-  if (type.isSignlessInteger(16))
-    return DType::I16;
-  if (type.isSignlessInteger(32))
-    return DType::I32;
-  if (type.isSignlessInteger(64))
-    return DType::I64;
-  return std::nullopt;
-}
-
 mlir::Type mlirType(DType dtype, mlir::MLIRContext *context) {
   mlir::Builder b(context);
   switch (dtype) {
@@ -93,6 +71,15 @@ mlir::Type mlirType(DType dtype, mlir::MLIRContext *context) {
     return b.getI64Type();
   }
   return {};
+}
+
+/// The dtype of an MLIR element type, if it has one.
+std::optional<DType> dtypeOfType(mlir::Type type) {
+  for (DType dtype : {DType::F32, DType::F64, DType::F16, DType::BF16,
+                      DType::I1, DType::I8, DType::I16, DType::I32, DType::I64})
+    if (mlirType(dtype, type.getContext()) == type)
+      return dtype;
+  return std::nullopt;
 }
 
 /// MLIR's C runtime functions that compiled code may call (memrefCopy for
