@@ -26,8 +26,26 @@ def Fuse_Dialect : Dialect {
     the same element type.
 
     Every op without side effects is `Pure`, so upstream CSE and DCE apply.
+
+    A function result may carry `fuse.in_place = N`: the compiled function
+    writes that result into the buffer of its argument `N` (same type),
+    which the caller therefore gives up, as with JAX's donated arguments.
+    Training steps mark their new parameters and optimizer states this way,
+    so an update streams through memory once and allocates nothing. If the
+    result cannot be computed in that buffer directly, the compiler warns
+    naming the argument, and copies.
+
+    ```mlir
+    func.func @sgd(%lr: tensor<f32>, %step: tensor<i64>, %p: tensor<4xf32>,
+                   %g: tensor<4xf32>) -> (tensor<4xf32> {fuse.in_place = 2}) {
+      %q = fuse.sgd %lr, %step params(%p : tensor<4xf32>)
+          grads(%g : tensor<4xf32>) states() -> tensor<4xf32>
+      return %q : tensor<4xf32>
+    }
+    ```
   }];
   let hasConstantMaterializer = 1;
+  let hasRegionResultAttrVerify = 1;
   let usePropertiesForAttributes = 1;
 }
 

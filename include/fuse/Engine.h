@@ -57,13 +57,18 @@ public:
   /// The source names of the arguments (`x` for `%x`).
   llvm::ArrayRef<std::string> argumentNames() const;
 
-  /// Calls the function; results are new owning tensors.
+  /// Calls the function; results are new owning tensors, except results
+  /// marked `fuse.in_place = N`: those are computed in argument N's buffer
+  /// (which must be contiguous) and returned as views of it.
   llvm::Expected<std::vector<Tensor>> call(llvm::ArrayRef<Tensor> args);
   /// Calls the function writing into `results`, which must be contiguous and
-  /// have the result dtypes and shapes. Allocates nothing on a cache hit.
+  /// have the result dtypes and shapes. A result computed in place may be
+  /// an empty Tensor() or its argument itself; any other buffer receives a
+  /// copy. Allocates nothing on a cache hit.
   llvm::Error callInto(llvm::ArrayRef<Tensor> args,
                        llvm::ArrayRef<Tensor> results);
-  /// The result dtypes and shapes for `args`, compiling if needed.
+  /// The result dtypes and shapes for `args`, compiling if needed (views of
+  /// their arguments for results computed in place).
   llvm::Expected<std::vector<Tensor>>
   allocateResults(llvm::ArrayRef<Tensor> args);
 

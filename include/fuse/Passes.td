@@ -116,6 +116,38 @@ def FuseLowerVectors : Pass<"fuse-lower-vectors", "::mlir::func::FuncOp"> {
   ];
 }
 
+def FuseFuseOptimizer
+    : Pass<"fuse-fuse-optimizer", "::mlir::func::FuncOp"> {
+  let summary = "Expand optimizer ops into fused element-wise updates";
+  let description = [{
+    Replaces each optimizer op (`fuse.sgd`, `fuse.adam`, `fuse.adagrad`,
+    `fuse.rmsprop`, `fuse.lamb`) by one `linalg.generic` per group of
+    parameters of the same type (horizontal fusion, at most
+    `max-group-size` parameters per loop nest): it reads each gradient and
+    takes each parameter and state as an `outs` operand, so every array is
+    read once and written once, in place once bufferized, and no
+    intermediate tensor exists. Learning-rate and step-dependent scalars
+    (bias corrections) are computed once per call, outside the loops. LAMB
+    takes one pass for the moments, one reduction per parameter for the
+    norms of the parameter and of its update direction (recomputed, never
+    stored), and one pass for the update.
+
+    With `fuse=false` the rule is expanded into one fuse op per arithmetic
+    operation instead, as an eager framework runs it: the unfused baseline.
+    Both forms perform the same operations in the same order.
+  }];
+  let options = [
+    Option<"fuse", "fuse", "bool", /*default=*/"true",
+           "Fuse each update into one loop nest (false: one op per operation)">,
+    Option<"maxGroupSize", "max-group-size", "unsigned", /*default=*/"4",
+           "Most parameters of one type updated by one loop nest">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def FuseDistinctResults
     : Pass<"fuse-distinct-results", "::mlir::func::FuncOp"> {
   let summary = "Make every function result a distinct, computed tensor";
@@ -127,10 +159,42 @@ def FuseDistinctResults
     a constant or a view (reshape, slice) is copied into a new tensor with
     `bufferization.materialize_in_destination` (a memcpy). It runs after
     vectorization, whose folds would remove a copy made earlier.
+
+    Arguments are the caller's and read-only (`bufferization.writable =
+    false`), except those a result is tied to with `fuse.in_place`, which
+    bufferization may update in place.
   }];
   let dependentDialects = [
     "::mlir::bufferization::BufferizationDialect",
     "::mlir::tensor::TensorDialect"
+  ];
+}
+
+def FuseInPlaceResults : Pass<"fuse-in-place-results", "::mlir::ModuleOp"> {
+  let summary = "Drop results that bufferization placed in their argument";
+  let description = [{
+    Runs after bufferization. A result marked `fuse.in_place = N` is
+    removed from the signature: the caller finds it in argument N, whose
+    buffer bufferization may write (fuse-distinct-results marks it
+    writable). When the value was computed in another buffer (say, because
+    the argument is still read after its update), it is copied into the
+    argument and a warning names the argument.
+  }];
+}
+
+def FuseWorkspace : Pass<"fuse-workspace", "::mlir::func::FuncOp"> {
+  let summary = "Place intermediate buffers in one caller-provided workspace";
+  let description = [{
+    Runs after buffer deallocation. Every statically shaped `memref.alloc`
+    freed by a `memref.dealloc` in its own block becomes a `memref.view` at
+    a fixed offset of a new last argument, `memref<Nxi8>`; the deallocs go.
+    Buffers whose lifetimes do not overlap share bytes (first fit, largest
+    first, 64-byte aligned). The function gets `fuse.workspace_bytes = N`,
+    so a caller that keeps one workspace per compiled function calls it
+    without any heap allocation. Other allocations are left alone.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect"
   ];
 }
 

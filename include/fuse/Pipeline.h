@@ -15,6 +15,15 @@ class OpPassManager;
 
 namespace fuse {
 
+/// Choices that change the generated code (not its results).
+struct PipelineOptions {
+  /// Fuse element-wise work: each optimizer op into one update per parameter
+  /// group, chains of element-wise ops into one loop nest. False lowers op
+  /// by op, one pass over memory per operation (as eager frameworks run),
+  /// the baseline fusion is measured against.
+  bool fusion = true;
+};
+
 /// Whole-module rewrites that run once, before any specialization: automatic
 /// differentiation (fuse.value_and_grad -> forward and backward ops).
 void buildDifferentiatePipeline(mlir::OpPassManager &pm);
@@ -23,8 +32,11 @@ void buildDifferentiatePipeline(mlir::OpPassManager &pm);
 /// common-subexpression elimination.
 void buildSimplifyPipeline(mlir::OpPassManager &pm);
 
-/// fuse (static shapes) -> tensor-level linalg, with element-wise fusion.
-void buildLowerToLinalgPipeline(mlir::OpPassManager &pm);
+/// fuse (static shapes) -> tensor-level linalg: optimizer ops expanded
+/// (fuse-fuse-optimizer), then everything else lowered, with element-wise
+/// fusion.
+void buildLowerToLinalgPipeline(mlir::OpPassManager &pm,
+                                const PipelineOptions &options = {});
 
 /// Tensor-level linalg -> the LLVM dialect: bufferization (results become
 /// out-parameters the caller allocates), loops, and LLVM conversion with
@@ -33,7 +45,8 @@ void buildLowerToLLVMPipeline(mlir::OpPassManager &pm);
 
 /// The whole chain for a specialized module: differentiate, simplify, lower
 /// to linalg, lower to LLVM.
-void buildCompilePipeline(mlir::OpPassManager &pm);
+void buildCompilePipeline(mlir::OpPassManager &pm,
+                          const PipelineOptions &options = {});
 
 /// Registers the fuse dialect, every upstream dialect the pipeline produces,
 /// their interface models and LLVM IR translations.

@@ -10,7 +10,9 @@
 #include "fuse/SourceNames.h"
 #include "fuse/Version.h"
 
+#include "Fuse/IR/FuseDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -228,14 +230,17 @@ Expected<CachedObject> Function::Impl::compile(llvm::ArrayRef<Tensor> args,
                      Signature::of(args).str() + ":\n" + diagnostics);
 
   CachedObject entry;
-  for (mlir::Type type : func->getResultTypes()) {
+  for (auto [j, type] : llvm::enumerate(func->getResultTypes())) {
     auto tensor = llvm::dyn_cast<mlir::RankedTensorType>(type);
     std::optional<DType> dtype =
         tensor ? dtypeOfType(tensor.getElementType()) : std::nullopt;
     if (!dtype)
       return makeError("function '" + name + "' returns an unsupported type");
+    auto inPlace =
+        func->getResultAttrOfType<mlir::IntegerAttr>(j, kInPlaceAttrName);
     entry.results.push_back(
-        {*dtype, llvm::SmallVector<int64_t, 4>(tensor.getShape())});
+        {*dtype, llvm::SmallVector<int64_t, 4>(tensor.getShape()),
+         inPlace ? static_cast<int32_t>(inPlace.getInt()) : -1});
   }
 
   mlir::PassManager pm(&context);
@@ -245,6 +250,14 @@ Expected<CachedObject> Function::Impl::compile(llvm::ArrayRef<Tensor> args,
   if (failed(pm.run(*clone)))
     return makeError("cannot compile '" + name + "' for " +
                      Signature::of(args).str() + ":\n" + diagnostics);
+  // Warnings (an argument that cannot be updated in place) are the user's.
+  if (!diagnostics.empty())
+    engine->warnings() << diagnostics;
+  if (auto compiled =
+          clone->lookupSymbol<mlir::LLVM::LLVMFuncOp>(kFunctionSymbol))
+    if (auto bytes = compiled->getAttrOfType<mlir::IntegerAttr>(
+            kWorkspaceBytesAttrName))
+      entry.workspaceBytes = bytes.getInt();
 
   llvm::LLVMContext llvmContext;
   Expected<std::unique_ptr<llvm::Module>> llvmModule =
@@ -317,6 +330,7 @@ Function::Impl::build(llvm::ArrayRef<Tensor> args) {
   spec->signature = std::move(signature);
   spec->entry = address->toPtr<Specialization::Entry>();
   spec->results = std::move(entry->results);
+  spec->workspaceBytes = entry->workspaceBytes;
   compileMicros += std::chrono::duration_cast<std::chrono::microseconds>(
                        std::chrono::steady_clock::now() - start)
                        .count();
@@ -388,10 +402,15 @@ FunctionStats Function::stats() const {
   return s;
 }
 
-/// Calls `spec` with contiguous copies of non-contiguous arguments.
-static void invoke(const Specialization &spec, llvm::ArrayRef<Tensor> args,
-                   llvm::ArrayRef<Tensor> results) {
-  llvm::SmallVector<void *, 16> pointers;
+/// Calls `spec` with contiguous copies of non-contiguous arguments. A result
+/// computed in place is found in its argument, which must be contiguous;
+/// it is also copied into `results` when that names another buffer.
+static Error invoke(const Function::Impl &fn, const Specialization &spec,
+                    llvm::ArrayRef<Tensor> args,
+                    llvm::ArrayRef<Tensor> results) {
+  // Reused across calls: a steady-state call allocates nothing.
+  thread_local std::vector<void *> pointers;
+  pointers.clear();
   llvm::SmallVector<Tensor, 0> copies;
   for (const Tensor &arg : args) {
     if (arg.isContiguous()) {
@@ -401,9 +420,42 @@ static void invoke(const Specialization &spec, llvm::ArrayRef<Tensor> args,
     copies.push_back(arg.contiguousCopy());
     pointers.push_back(copies.back().data());
   }
-  for (const Tensor &result : results)
-    pointers.push_back(result.data());
+  for (auto [result, want] : llvm::zip(results, spec.results)) {
+    if (want.inPlaceOf < 0) {
+      pointers.push_back(result.data());
+      continue;
+    }
+    if (!args[want.inPlaceOf].isContiguous())
+      return makeError(fn.describe(want.inPlaceOf) +
+                       " is updated in place and must be contiguous");
+  }
+  void *workspace = spec.acquireWorkspace();
+  if (spec.workspaceBytes && !workspace)
+    return makeError("cannot allocate a workspace of " +
+                     llvm::Twine(spec.workspaceBytes) + " bytes for '" +
+                     fn.name + "'");
+  if (workspace)
+    pointers.push_back(workspace);
   spec.entry(pointers.data());
+  spec.releaseWorkspace(workspace);
+  for (auto [result, want] : llvm::zip(results, spec.results)) {
+    if (want.inPlaceOf < 0)
+      continue;
+    const Tensor &arg = args[want.inPlaceOf];
+    if (result.data() && result.data() != arg.data())
+      std::memcpy(result.data(), arg.data(),
+                  arg.numElements() * byteWidth(arg.dtype()));
+  }
+  return Error::success();
+}
+
+/// A result's tensor: a view of its argument when computed in place, new
+/// storage otherwise.
+static Tensor resultTensor(const ResultSpec &spec,
+                           llvm::ArrayRef<Tensor> args) {
+  if (spec.inPlaceOf >= 0)
+    return Tensor::view(args[spec.inPlaceOf].data(), spec.dtype, spec.shape);
+  return Tensor::empty(spec.dtype, spec.shape);
 }
 
 Expected<std::vector<Tensor>>
@@ -414,7 +466,7 @@ Function::allocateResults(llvm::ArrayRef<Tensor> args) {
   std::vector<Tensor> results;
   results.reserve((*spec)->results.size());
   for (const ResultSpec &r : (*spec)->results)
-    results.push_back(Tensor::empty(r.dtype, r.shape));
+    results.push_back(resultTensor(r, args));
   return results;
 }
 
@@ -425,8 +477,9 @@ Expected<std::vector<Tensor>> Function::call(llvm::ArrayRef<Tensor> args) {
   std::vector<Tensor> results;
   results.reserve((*spec)->results.size());
   for (const ResultSpec &r : (*spec)->results)
-    results.push_back(Tensor::empty(r.dtype, r.shape));
-  invoke(**spec, args, results);
+    results.push_back(resultTensor(r, args));
+  if (Error e = invoke(*impl_, **spec, args, results))
+    return std::move(e);
   return results;
 }
 
@@ -441,6 +494,9 @@ Error Function::callInto(llvm::ArrayRef<Tensor> args,
                      llvm::Twine(want.size()) + " results, got " +
                      llvm::Twine(results.size()) + " result tensors");
   for (auto [i, result] : llvm::enumerate(results)) {
+    // A result computed in place needs no tensor: it is in its argument.
+    if (want[i].inPlaceOf >= 0 && !result.data())
+      continue;
     Tensor expected = Tensor::view(nullptr, want[i].dtype, want[i].shape);
     if (result.dtype() != want[i].dtype ||
         result.shape() != llvm::ArrayRef<int64_t>(want[i].shape))
@@ -454,8 +510,7 @@ Error Function::callInto(llvm::ArrayRef<Tensor> args,
       return makeError("result #" + llvm::Twine(i) + " of '" + impl_->name +
                        "' has no data (null pointer)");
   }
-  invoke(**spec, args, results);
-  return Error::success();
+  return invoke(*impl_, **spec, args, results);
 }
 
 //===----------------------------------------------------------------------===//

@@ -19,7 +19,7 @@ using namespace fuse;
 using namespace llvm;
 
 namespace {
-constexpr char kMagic[8] = {'F', 'U', 'S', 'E', 'O', 'B', 'J', '1'};
+constexpr char kMagic[8] = {'F', 'U', 'S', 'E', 'O', 'B', 'J', '2'};
 
 template <typename T> void put(std::string &out, T value) {
   out.append(reinterpret_cast<const char *>(&value), sizeof(T));
@@ -82,10 +82,12 @@ std::optional<CachedObject> ObjectCache::load(StringRef keyText) const {
   CachedObject entry;
   for (uint32_t i = 0; i < numResults; ++i) {
     uint8_t dtype, rank;
+    int32_t inPlaceOf;
     if (!get(data, at, dtype) || !get(data, at, rank) ||
+        !get(data, at, inPlaceOf) ||
         dtype > static_cast<uint8_t>(DType::I64))
       return std::nullopt;
-    ResultSpec spec{static_cast<DType>(dtype), {}};
+    ResultSpec spec{static_cast<DType>(dtype), {}, inPlaceOf};
     for (uint8_t d = 0; d < rank; ++d) {
       int64_t dim;
       if (!get(data, at, dim) || dim < 0)
@@ -95,7 +97,7 @@ std::optional<CachedObject> ObjectCache::load(StringRef keyText) const {
     entry.results.push_back(std::move(spec));
   }
   uint64_t size, checksum;
-  if (!get(data, at, size) || !get(data, at, checksum) ||
+  if (!get(data, at, entry.workspaceBytes) || !get(data, at, size) || !get(data, at, checksum) ||
       size != data.size() - at)
     return std::nullopt;
   StringRef object = data.substr(at, size);
@@ -114,9 +116,11 @@ std::optional<std::string> ObjectCache::store(StringRef keyText,
   for (const ResultSpec &spec : entry.results) {
     put(bytes, static_cast<uint8_t>(spec.dtype));
     put(bytes, static_cast<uint8_t>(spec.shape.size()));
+    put(bytes, spec.inPlaceOf);
     for (int64_t d : spec.shape)
       put(bytes, d);
   }
+  put(bytes, entry.workspaceBytes);
   StringRef object = entry.object->getBuffer();
   put(bytes, static_cast<uint64_t>(object.size()));
   put(bytes, xxh3_64bits(arrayRefFromStringRef(object)));

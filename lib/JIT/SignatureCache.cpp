@@ -5,6 +5,7 @@
 #include "llvm/ADT/Hashing.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdlib>
 #include <mutex>
 
 using namespace fuse;
@@ -132,3 +133,26 @@ SignatureCache::changingDims(llvm::ArrayRef<std::string> argNames) const {
   }
   return text;
 }
+
+//===----------------------------------------------------------------------===//
+// Specialization
+//===----------------------------------------------------------------------===//
+
+void *Specialization::acquireWorkspace() const {
+  if (!workspaceBytes)
+    return nullptr;
+  if (void *spare = spareWorkspace_.exchange(nullptr, std::memory_order_acquire))
+    return spare;
+  constexpr size_t kAlignment = 64;
+  return std::aligned_alloc(kAlignment, (workspaceBytes + kAlignment - 1) /
+                                            kAlignment * kAlignment);
+}
+
+void Specialization::releaseWorkspace(void *workspace) const {
+  void *expected = nullptr;
+  if (workspace && !spareWorkspace_.compare_exchange_strong(
+                       expected, workspace, std::memory_order_release))
+    std::free(workspace);
+}
+
+Specialization::~Specialization() { std::free(spareWorkspace_.load()); }

@@ -16,10 +16,12 @@
 
 namespace fuse {
 
-/// The dtype and shape of one result.
+/// The dtype and shape of one result, and the argument it is computed in
+/// (`fuse.in_place`), or -1.
 struct ResultSpec {
   DType dtype;
   llvm::SmallVector<int64_t, 4> shape;
+  int32_t inPlaceOf = -1;
 };
 
 /// The dtypes and shapes of a call's arguments, flattened into one vector:
@@ -40,13 +42,25 @@ private:
   llvm::SmallVector<int64_t, 16> key_;
 };
 
-/// A function compiled for one signature: an entry taking the argument and
-/// result data pointers, and the result types.
+/// A function compiled for one signature: an entry taking the data
+/// pointers of the arguments, of the results not computed in place, and of
+/// the workspace (if it needs one), and the result types.
 struct Specialization {
   using Entry = void (*)(void **);
   Signature signature;
   Entry entry = nullptr;
   std::vector<ResultSpec> results;
+  uint64_t workspaceBytes = 0;
+
+  /// A workspace to call with; give it back with releaseWorkspace. The one
+  /// kept between calls makes steady-state calls allocation-free; callers
+  /// running at the same time get their own.
+  void *acquireWorkspace() const;
+  void releaseWorkspace(void *workspace) const;
+  ~Specialization();
+
+private:
+  mutable std::atomic<void *> spareWorkspace_{nullptr};
 };
 
 /// The specializations of one function. Lookups are lock-free for the most

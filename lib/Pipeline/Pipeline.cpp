@@ -26,10 +26,15 @@ void fuse::buildSimplifyPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
 }
 
-void fuse::buildLowerToLinalgPipeline(OpPassManager &pm) {
+void fuse::buildLowerToLinalgPipeline(OpPassManager &pm,
+                                      const PipelineOptions &options) {
   OpPassManager &func = pm.nest<func::FuncOp>();
+  FuseFuseOptimizerOptions optimizer;
+  optimizer.fuse = options.fusion;
+  func.addPass(createFuseFuseOptimizer(optimizer));
   func.addPass(createConvertFuseToLinalg());
-  func.addPass(createFuseElementwiseFusion());
+  if (options.fusion)
+    func.addPass(createFuseElementwiseFusion());
   func.addPass(createCanonicalizerPass());
   func.addPass(createCSEPass());
 }
@@ -47,8 +52,11 @@ void fuse::buildLowerToLLVMPipeline(OpPassManager &pm) {
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  // Fold loop-carried buffers, so each result is visibly its allocation...
+  // Fold loop-carried buffers (CSE makes in-place tile copies self-copies),
+  // so each result is visibly its allocation or its argument...
+  pm.addPass(createCSEPass());
   pm.addPass(createCanonicalizerPass());
+  pm.addPass(createFuseInPlaceResults());
   // ... which then becomes the caller's out-parameter: results are written
   // straight into buffers the caller passes.
   bufferization::BufferResultsToOutParamsPassOptions outParams;
@@ -58,6 +66,7 @@ void fuse::buildLowerToLLVMPipeline(OpPassManager &pm) {
   bufferization::buildBufferDeallocationPipeline(pm);
 
   OpPassManager &func = pm.nest<func::FuncOp>();
+  func.addPass(createFuseWorkspace());
   func.addPass(createFuseFlattenEmptyArguments());
   func.addPass(createFuseLowerVectors());
   func.addPass(createConvertLinalgToLoopsPass());
@@ -84,9 +93,10 @@ void fuse::buildLowerToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
 }
 
-void fuse::buildCompilePipeline(OpPassManager &pm) {
+void fuse::buildCompilePipeline(OpPassManager &pm,
+                                const PipelineOptions &options) {
   buildDifferentiatePipeline(pm);
   buildSimplifyPipeline(pm);
-  buildLowerToLinalgPipeline(pm);
+  buildLowerToLinalgPipeline(pm, options);
   buildLowerToLLVMPipeline(pm);
 }

@@ -12,6 +12,17 @@
 
 using namespace mlir;
 
+namespace {
+/// fuse::PipelineOptions as textual pipeline options.
+struct NamedPipelineOptions : PassPipelineOptions<NamedPipelineOptions> {
+  Option<bool> fusion{*this, "fusion",
+                      llvm::cl::desc("Fuse element-wise work and optimizer "
+                                     "updates (false: op by op)"),
+                      llvm::cl::init(true)};
+  fuse::PipelineOptions get() const { return {fusion}; }
+};
+} // namespace
+
 void fuse::registerDialects(DialectRegistry &registry) {
   // The pipeline reaches most of upstream (bufferization, vector, memref,
   // LLVM, ...) and their external interface models; register all of it here,
@@ -28,17 +39,21 @@ void fuse::registerPassesAndPipelines() {
       "fuse-simplify",
       "Simplify a fuse graph: canonicalize (folds, identities) and CSE",
       buildSimplifyPipeline);
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<NamedPipelineOptions>(
       "fuse-lower-to-linalg",
       "Lower fuse ops (static shapes) to tensor-level linalg",
-      buildLowerToLinalgPipeline);
+      [](OpPassManager &pm, const NamedPipelineOptions &options) {
+        buildLowerToLinalgPipeline(pm, options.get());
+      });
   PassPipelineRegistration<>(
       "fuse-lower-to-llvm",
       "Bufferize tensor-level linalg and lower it to the LLVM dialect",
       buildLowerToLLVMPipeline);
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<NamedPipelineOptions>(
       "fuse-pipeline",
       "The whole chain for a specialized module: differentiate, simplify, "
       "lower to linalg, lower to LLVM",
-      buildCompilePipeline);
+      [](OpPassManager &pm, const NamedPipelineOptions &options) {
+        buildCompilePipeline(pm, options.get());
+      });
 }

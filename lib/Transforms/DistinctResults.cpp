@@ -2,6 +2,7 @@
 
 #include "fuse/Passes.h"
 
+#include "Fuse/IR/FuseDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -19,7 +20,25 @@ namespace {
 struct FuseDistinctResultsPass
     : fuse::impl::FuseDistinctResultsBase<FuseDistinctResultsPass> {
   void runOnOperation() override {
-    getOperation().walk([](func::ReturnOp ret) {
+    func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
+    // Arguments are the caller's: read-only, unless a result is tied to one.
+    SmallVector<Value> tiedArg(func.getNumResults());
+    llvm::DenseSet<unsigned> writable;
+    for (unsigned j = 0; j < func.getNumResults(); ++j)
+      if (auto index = func.getResultAttrOfType<IntegerAttr>(
+              j, fuse::kInPlaceAttrName)) {
+        tiedArg[j] = func.getArgument(index.getInt());
+        writable.insert(index.getInt());
+      }
+    Builder builder(func.getContext());
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      if (isa<TensorType>(func.getArgument(i).getType()))
+        func.setArgAttr(i, bufferization::BufferizationDialect::kWritableAttrName,
+                        builder.getBoolAttr(writable.contains(i)));
+
+    func.walk([&](func::ReturnOp ret) {
       llvm::DenseSet<Value> seen;
       OpBuilder b(ret);
       for (OpOperand &operand : ret->getOpOperands()) {
@@ -27,6 +46,12 @@ struct FuseDistinctResultsPass
         auto type = dyn_cast<RankedTensorType>(value.getType());
         if (!type)
           continue;
+        // A tied result is computed in its argument's buffer where
+        // bufferization can (fuse-in-place-results checks).
+        if (tiedArg[operand.getOperandNumber()]) {
+          seen.insert(value);
+          continue;
+        }
         // Arguments, constants and views have no buffer of their own.
         Operation *def = value.getDefiningOp();
         bool borrowed =

@@ -8,6 +8,8 @@
 #include "fuse/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Affine/ViewLikeInterfaceUtils.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -192,6 +194,71 @@ void packTransposedRhs(RewriterBase &rewriter, linalg::LinalgOp op) {
   rewriter.replaceOp(op, replacement->getResults());
 }
 
+/// Reads a tile through its slice's source: `transfer_read(extract_slice(t))`
+/// becomes `transfer_read(t)`. Only for a slice read and nothing else: a
+/// slice that is also written (the tile of an `outs` operand, updated in
+/// place) must be read through the slice, or bufferization sees a read of
+/// the whole tensor after a write to part of it and copies the tensor.
+struct FoldReadOnlySliceIntoTransferRead
+    : OpRewritePattern<vector::TransferReadOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(vector::TransferReadOp read,
+                                PatternRewriter &rewriter) const override {
+    auto slice = read.getBase().getDefiningOp<tensor::ExtractSliceOp>();
+    if (!slice || !slice->hasOneUse() || read.hasOutOfBoundsDim())
+      return failure();
+    SmallVector<Value> indices;
+    affine::resolveIndicesIntoOpWithOffsetsAndStrides(
+        rewriter, read.getLoc(), slice.getMixedOffsets(),
+        slice.getMixedStrides(), slice.getDroppedDims(),
+        getAsOpFoldResult(read.getIndices()), indices);
+    rewriter.replaceOpWithNewOp<vector::TransferReadOp>(
+        read, read.getVectorType(), slice.getSource(), indices,
+        AffineMapAttr::get(expandDimsToRank(read.getPermutationMap(),
+                                            slice.getSourceType().getRank(),
+                                            slice.getDroppedDims())),
+        read.getPadding(), read.getMask(), read.getInBoundsAttr());
+    return success();
+  }
+};
+
+/// Writes a tile straight into the tensor it is inserted into:
+/// `insert_slice(transfer_write(v, t), x)` becomes `transfer_write(v, x)`
+/// when the write covers all of `t`, whose old contents then do not matter.
+struct FoldInsertSliceOfTransferWrite
+    : OpRewritePattern<tensor::InsertSliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tensor::InsertSliceOp insert,
+                                PatternRewriter &rewriter) const override {
+    auto write = insert.getSource().getDefiningOp<vector::TransferWriteOp>();
+    if (!write || !write->hasOneUse() || write.getMask() ||
+        write.hasOutOfBoundsDim() ||
+        !write.getPermutationMap().isMinorIdentity() ||
+        insert.getSourceType().getRank() != insert.getType().getRank() ||
+        !insert.hasUnitStride())
+      return failure();
+    // The vector covers the whole tile: leading tile dims of 1, trailing
+    // dims equal to the vector's, written from index 0.
+    auto tile = cast<RankedTensorType>(write.getBase().getType());
+    ArrayRef<int64_t> vector = write.getVectorType().getShape();
+    int64_t lead = tile.getRank() - static_cast<int64_t>(vector.size());
+    for (int64_t d = 0; d < tile.getRank(); ++d)
+      if (tile.getDimSize(d) != (d < lead ? 1 : vector[d - lead]))
+        return failure();
+    if (!llvm::all_of(write.getIndices(),
+                      [](Value i) { return isZeroInteger(i); }))
+      return failure();
+    SmallVector<Value> indices = getValueOrCreateConstantIndexOp(
+        rewriter, insert.getLoc(), insert.getMixedOffsets());
+    rewriter.replaceOpWithNewOp<vector::TransferWriteOp>(
+        insert, write.getVector(), insert.getDest(), indices,
+        AffineMapAttr::get(AffineMap::getMinorIdentityMap(
+            insert.getType().getRank(), vector.size(), getContext())),
+        write.getInBoundsAttr());
+    return success();
+  }
+};
+
 struct FuseTileAndVectorizePass
     : fuse::impl::FuseTileAndVectorizeBase<FuseTileAndVectorizePass> {
   using Base::Base;
@@ -284,7 +351,8 @@ struct FuseTileAndVectorizePass
     vector::populateVectorMaskLoweringPatternsForSideEffectingOps(patterns);
     // Tiles of [1, ..., 1, n] become 1-D vectors, which every lowering takes.
     vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
-    tensor::populateFoldTensorSubsetIntoVectorTransferPatterns(patterns);
+    patterns.add<FoldReadOnlySliceIntoTransferRead,
+                 FoldInsertSliceOfTransferWrite>(context);
     vector::populateVectorTransferDropUnitDimsPatterns(patterns);
     vector::TransferReadOp::getCanonicalizationPatterns(patterns, context);
     vector::TransferWriteOp::getCanonicalizationPatterns(patterns, context);

@@ -23,11 +23,14 @@
 // nothing. The loop structure is deliberately not checked: the code
 // generation strategy (tiling, vectorization) will change. "Written to" is
 // checked as: the out-parameter is the destination of a store or memcpy, or
-// the base of an address computation.
+// the base of an address computation. Intermediates live in a workspace, a
+// last pointer argument of `fuse.workspace_bytes` bytes (fuse-workspace):
+// the function allocates nothing.
 
 
 // CHECK-LABEL: llvm.func @dense
-// CHECK-SAME: (%[[X:[^:]*]]: !llvm.ptr, %[[W:[^:]*]]: !llvm.ptr, %[[B:[^:]*]]: !llvm.ptr, %[[OUT:[^:]*]]: !llvm.ptr) {
+// CHECK-SAME: (%[[X:[^:]*]]: !llvm.ptr, %[[W:[^:]*]]: !llvm.ptr, %[[B:[^:]*]]: !llvm.ptr, %[[OUT:[^:]*]]: !llvm.ptr, %[[WS:[^:]*]]: !llvm.ptr) attributes {fuse.workspace_bytes = 128 : i64} {
+// CHECK-NOT: @malloc
 // CHECK: llvm.load %{{.*}} : !llvm.ptr -> {{.*}}f32
 // CHECK: {{(llvm.store [^,]+, |"llvm.intr.memcpy"\(|llvm.getelementptr [a-z|]* ?)}}%[[OUT]]{{[[, ]}}
 // CHECK: llvm.return{{$}}
@@ -116,7 +119,7 @@ func.func @transcendental(%x: tensor<16xf32>) -> tensor<16xf32> {
 // subview, lowered to a call of MLIR's runtime function memrefCopy, which the
 // JIT defines (lib/JIT/Engine.cpp).
 // CHECK-LABEL: llvm.func @padded_conv
-// CHECK-SAME: (%[[X:[^:]*]]: !llvm.ptr, %[[K:[^:]*]]: !llvm.ptr, %[[OUT:[^:]*]]: !llvm.ptr) {
+// CHECK-SAME: (%[[X:[^:]*]]: !llvm.ptr, %[[K:[^:]*]]: !llvm.ptr, %[[OUT:[^:]*]]: !llvm.ptr, %{{[^:]*}}: !llvm.ptr) attributes {fuse.workspace_bytes = {{[0-9]+}} : i64} {
 // CHECK: llvm.return{{$}}
 func.func @padded_conv(%x: tensor<1x8x8x1xf32>, %k: tensor<3x3x1x2xf32>) -> tensor<1x4x4x2xf32> {
   %c = fuse.conv2d %x, %k {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x8x8x1xf32>, tensor<3x3x1x2xf32>) -> tensor<1x8x8x2xf32>

@@ -1,8 +1,8 @@
 // RUN: fuse-opt %s --fuse-distinct-results --split-input-file | FileCheck %s
 
 // Every tensor result must be computed by a linalg op into a buffer of its
-// own: anything else is returned through a linalg.copy into a fresh
-// tensor.empty.
+// own: anything else is returned through a copy into a fresh tensor.empty.
+// Arguments are read-only, except those a result is computed in place of.
 
 // A value returned twice (as CSE leaves two identical exps): the first
 // position keeps the generic, the second gets a copy of it.
@@ -28,7 +28,7 @@ func.func @returned_twice(%arg0: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>
 
 // A function argument returned as is.
 // CHECK-LABEL: func @argument
-// CHECK-SAME: (%[[X:[^:]*]]: tensor<2x3xf32>)
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<2x3xf32> {bufferization.writable = false})
 // CHECK: %[[INIT:.*]] = tensor.empty() : tensor<2x3xf32>
 // CHECK: %[[COPY:.*]] = bufferization.materialize_in_destination %[[X]] in %[[INIT]] : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
 // CHECK: return %[[COPY]] : tensor<2x3xf32>
@@ -40,7 +40,7 @@ func.func @argument(%arg0: tensor<2x3xf32>) -> tensor<2x3xf32> {
 
 // An argument returned twice: each position gets its own copy.
 // CHECK-LABEL: func @argument_twice
-// CHECK-SAME: (%[[X:[^:]*]]: tensor<4xi32>)
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<4xi32> {bufferization.writable = false})
 // CHECK: %[[COPY0:.*]] = bufferization.materialize_in_destination %[[X]] in
 // CHECK: %[[COPY1:.*]] = bufferization.materialize_in_destination %[[X]] in
 // CHECK: return %[[COPY0]], %[[COPY1]] : tensor<4xi32>, tensor<4xi32>
@@ -100,4 +100,24 @@ func.func @computed(%arg0: tensor<4x8xf32>, %arg1: tensor<8x2xf32>) -> (tensor<4
     linalg.yield %5 : f32
   } -> tensor<4x8xf32>
   return %2, %4 : tensor<4x2xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// A result in place of an argument: that argument alone is writable, and
+// the result is returned as computed (fuse-in-place-results checks where
+// bufferization put it). Returning the same value again copies it.
+#map = affine_map<(d0) -> (d0)>
+// CHECK-LABEL: func @in_place
+// CHECK-SAME: (%[[P:[^:]*]]: tensor<4xf32> {bufferization.writable = true}, %[[G:[^:]*]]: tensor<4xf32> {bufferization.writable = false})
+// CHECK: %[[U:.*]] = linalg.generic
+// CHECK: %[[COPY:.*]] = bufferization.materialize_in_destination %[[U]] in
+// CHECK: return %[[U]], %[[COPY]]
+func.func @in_place(%p: tensor<4xf32>, %g: tensor<4xf32>) -> (tensor<4xf32> {fuse.in_place = 0 : i64}, tensor<4xf32>) {
+  %0 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel"]} ins(%g : tensor<4xf32>) outs(%p : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %1 = arith.subf %out, %in : f32
+    linalg.yield %1 : f32
+  } -> tensor<4xf32>
+  return %0, %0 : tensor<4xf32>, tensor<4xf32>
 }

@@ -53,7 +53,6 @@ struct ConvertFuseToLinalgPass
     fuse::lowering::populateReductionLoweringPatterns(patterns);
     fuse::lowering::populateContractionLoweringPatterns(patterns);
     fuse::lowering::populateDropoutLoweringPatterns(patterns);
-    fuse::lowering::populateOptimizerLoweringPatterns(patterns);
     if (failed(applyPartialConversion(func, target, std::move(patterns))))
       signalPassFailure();
   }

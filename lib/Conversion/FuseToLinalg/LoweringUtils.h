@@ -82,7 +82,6 @@ void populateElementwiseLoweringPatterns(mlir::RewritePatternSet &patterns);
 void populateReductionLoweringPatterns(mlir::RewritePatternSet &patterns);
 void populateContractionLoweringPatterns(mlir::RewritePatternSet &patterns);
 void populateDropoutLoweringPatterns(mlir::RewritePatternSet &patterns);
-void populateOptimizerLoweringPatterns(mlir::RewritePatternSet &patterns);
 
 } // namespace fuse::lowering
 

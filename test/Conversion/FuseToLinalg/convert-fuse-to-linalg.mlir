@@ -780,19 +780,3 @@ func.func @backward_ops(%x: tensor<4x10xf32>, %y: tensor<4xi32>, %g: tensor<f32>
   %2 = fuse.softmax_cross_entropy_grad %x, %y, %g : (tensor<4x10xf32>, tensor<4xi32>, tensor<f32>) -> tensor<4x10xf32>
   return %0, %1, %2 : tensor<4x10xf32>, tensor<4x1x10xf32>, tensor<4x10xf32>
 }
-
-// -----
-
-// One generic per parameter: reads p, g, m, v once, writes p, m, v once; the
-// learning rate and bias corrections are scalars computed outside the loop.
-// CHECK-LABEL: func @adam
-// CHECK: %[[LR:.*]] = tensor.extract %arg0[]
-// CHECK: math.powf
-// CHECK: %[[R:.*]]:3 = linalg.generic {{.*}} ins(%arg2, %arg3, %arg4, %arg5 : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) outs(%{{.*}}, %{{.*}}, %{{.*}} : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>)
-// CHECK: math.sqrt
-// CHECK: linalg.yield
-// CHECK: return %[[R]]#0, %[[R]]#1, %[[R]]#2
-func.func @adam(%lr: tensor<f32>, %s: tensor<i64>, %p: tensor<8xf32>, %g: tensor<8xf32>, %m: tensor<8xf32>, %v: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
-  %r:3 = fuse.adam %lr, %s params(%p : tensor<8xf32>) grads(%g : tensor<8xf32>) states(%m, %v : tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
-  return %r#0, %r#1, %r#2 : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
-}

@@ -1,0 +1,614 @@
+//===- FuseOptimizer.cpp - The fuse-fuse-optimizer pass -------------------===//
+//
+// Each optimizer's update rule is written once, against `Arith`, and emitted
+// either fused (scalar arithmetic in the body of one linalg.generic per group
+// of same-shaped parameters, which reads every input array once and writes
+// every output once, in place through its `outs`) or unfused (one fuse op
+// per arithmetic operation, the way eager frameworks run an optimizer). Both
+// perform the same operations in the same order, so they agree bitwise.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fuse/Passes.h"
+
+#include "Fuse/IR/FuseOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/MapVector.h"
+
+namespace fuse {
+#define GEN_PASS_DEF_FUSEFUSEOPTIMIZER
+#include "fuse/Passes.h.inc"
+} // namespace fuse
+
+using namespace mlir;
+using namespace fuse;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Arithmetic on elements or on whole tensors
+//===----------------------------------------------------------------------===//
+
+/// The operations update rules are written with. Values are elements
+/// (`ScalarArith`) or whole tensors (`TensorArith`).
+class Arith {
+public:
+  Arith(OpBuilder &b, Location loc, Type elementType)
+      : b(b), loc(loc), elementType(elementType) {}
+  virtual ~Arith() = default;
+
+  virtual Value constant(double value) = 0;
+  /// A per-call f32 scalar (learning rate, bias correction) as an operand.
+  virtual Value scalar(Value f32) = 0;
+  virtual Value add(Value x, Value y) = 0;
+  virtual Value sub(Value x, Value y) = 0;
+  virtual Value mul(Value x, Value y) = 0;
+  virtual Value div(Value x, Value y) = 0;
+  virtual Value max(Value x, Value y) = 0;
+  virtual Value sqrt(Value x) = 0;
+  /// `condition` is a per-call i1 scalar.
+  virtual Value select(Value condition, Value x, Value y) = 0;
+
+protected:
+  Value toElementType(Value f32) {
+    if (elementType == f32.getType())
+      return f32;
+    if (elementType.getIntOrFloatBitWidth() < 32)
+      return arith::TruncFOp::create(b, loc, elementType, f32);
+    return arith::ExtFOp::create(b, loc, elementType, f32);
+  }
+
+  OpBuilder &b;
+  Location loc;
+  Type elementType;
+};
+
+/// Scalar arithmetic, for the body of a fused update.
+class ScalarArith final : public Arith {
+public:
+  using Arith::Arith;
+  Value constant(double value) override {
+    return arith::ConstantOp::create(b, loc,
+                                     b.getFloatAttr(elementType, value));
+  }
+  Value scalar(Value f32) override { return toElementType(f32); }
+  Value add(Value x, Value y) override {
+    return arith::AddFOp::create(b, loc, x, y);
+  }
+  Value sub(Value x, Value y) override {
+    return arith::SubFOp::create(b, loc, x, y);
+  }
+  Value mul(Value x, Value y) override {
+    return arith::MulFOp::create(b, loc, x, y);
+  }
+  Value div(Value x, Value y) override {
+    return arith::DivFOp::create(b, loc, x, y);
+  }
+  Value max(Value x, Value y) override {
+    return arith::MaximumFOp::create(b, loc, x, y);
+  }
+  Value sqrt(Value x) override { return math::SqrtOp::create(b, loc, x); }
+  Value select(Value condition, Value x, Value y) override {
+    return arith::SelectOp::create(b, loc, condition, x, y);
+  }
+};
+
+/// Whole-tensor fuse ops: each one is its own pass over memory once lowered
+/// without fusion. Scalars become 0-d tensors, broadcast by the ops.
+class TensorArith final : public Arith {
+public:
+  using Arith::Arith;
+  Value constant(double value) override {
+    auto type = RankedTensorType::get({}, elementType);
+    return ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(type,
+                               b.getFloatAttr(elementType, value).getValue()));
+  }
+  Value scalar(Value f32) override {
+    return tensor::FromElementsOp::create(
+        b, loc, RankedTensorType::get({}, elementType), toElementType(f32));
+  }
+  Value add(Value x, Value y) override { return AddOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) override { return SubOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) override { return MulOp::create(b, loc, x, y); }
+  Value div(Value x, Value y) override { return DivOp::create(b, loc, x, y); }
+  Value max(Value x, Value y) override { return MaxOp::create(b, loc, x, y); }
+  Value sqrt(Value x) override { return SqrtOp::create(b, loc, x); }
+  Value select(Value condition, Value x, Value y) override {
+    Value mask = tensor::FromElementsOp::create(
+        b, loc, RankedTensorType::get({}, b.getI1Type()), condition);
+    return SelectOp::create(b, loc, mask, x, y);
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Update rules
+//===----------------------------------------------------------------------===//
+
+/// Maps (param, grad, states...) to (new param, new states...).
+using UpdateFn =
+    std::function<SmallVector<Value>(Arith &, Value, Value, ValueRange)>;
+
+/// Per-call f32 scalars come from the op's 0-d operands.
+struct CallScalars {
+  OpBuilder &b;
+  Location loc;
+  Value lr, step;
+
+  Value c(double v) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  }
+  Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
+  Value div(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
+  Value sqrt(Value x) { return math::SqrtOp::create(b, loc, x); }
+  Value stepAsFloat(int64_t offset) {
+    Value s = step;
+    if (offset)
+      s = arith::AddIOp::create(
+          b, loc, s,
+          arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(offset)));
+    return arith::SIToFPOp::create(b, loc, b.getF32Type(), s);
+  }
+  /// 1 - beta^(step + 1), the bias correction of Adam-like moments.
+  Value biasCorrection(double beta) {
+    return sub(c(1.0), math::PowFOp::create(b, loc, c(beta), stepAsFloat(1)));
+  }
+};
+
+UpdateFn sgdRule(SgdOp op, CallScalars &s) {
+  double momentum = op.getMomentum().convertToDouble();
+  double dampening = op.getDampening().convertToDouble();
+  double decay = op.getWeightDecay().convertToDouble();
+  bool nesterov = op.getNesterov();
+  Value first = arith::CmpIOp::create(
+      s.b, s.loc, arith::CmpIPredicate::eq, s.step,
+      arith::ConstantOp::create(s.b, s.loc, s.b.getI64IntegerAttr(0)));
+  Value lr = s.lr;
+  return [=](Arith &a, Value p, Value g, ValueRange states) {
+    if (decay != 0.0)
+      g = a.add(g, a.mul(a.constant(decay), p));
+    SmallVector<Value> results = {Value()};
+    if (momentum != 0.0) {
+      Value later = a.add(a.mul(a.constant(momentum), states[0]),
+                          a.mul(a.constant(1.0 - dampening), g));
+      Value buffer = a.select(first, g, later);
+      g = nesterov ? a.add(g, a.mul(a.constant(momentum), buffer)) : buffer;
+      results.push_back(buffer);
+    }
+    results[0] = a.sub(p, a.mul(a.scalar(lr), g));
+    return results;
+  };
+}
+
+UpdateFn adamRule(AdamOp op, CallScalars &s) {
+  double beta1 = op.getBeta1().convertToDouble();
+  double beta2 = op.getBeta2().convertToDouble();
+  double eps = op.getEps().convertToDouble();
+  double decay = op.getWeightDecay().convertToDouble();
+  bool amsgrad = op.getAmsgrad(), decoupled = op.getDecoupled();
+  // The step size lr / (1 - beta1^t) and sqrt(1 - beta2^t), once per call.
+  Value stepSize = s.div(s.lr, s.biasCorrection(beta1));
+  Value sqrtCorrection2 = s.sqrt(s.biasCorrection(beta2));
+  Value shrink = s.sub(s.c(1.0), s.mul(s.lr, s.c(decay)));
+  return [=](Arith &a, Value p, Value g, ValueRange states) {
+    if (decay != 0.0) {
+      if (decoupled)
+        p = a.mul(p, a.scalar(shrink));
+      else
+        g = a.add(g, a.mul(a.constant(decay), p));
+    }
+    Value m = a.add(a.mul(a.constant(beta1), states[0]),
+                    a.mul(a.constant(1.0 - beta1), g));
+    Value v = a.add(a.mul(a.constant(beta2), states[1]),
+                    a.mul(a.constant(1.0 - beta2), a.mul(g, g)));
+    Value vhat = amsgrad ? a.max(states[2], v) : v;
+    Value denom = a.add(a.div(a.sqrt(vhat), a.scalar(sqrtCorrection2)),
+                        a.constant(eps));
+    SmallVector<Value> results = {
+        a.sub(p, a.mul(a.scalar(stepSize), a.div(m, denom))), m, v};
+    if (amsgrad)
+      results.push_back(vhat);
+    return results;
+  };
+}
+
+UpdateFn adagradRule(AdagradOp op, CallScalars &s) {
+  double decay = op.getWeightDecay().convertToDouble();
+  double eps = op.getEps().convertToDouble();
+  // clr = lr / (1 + step * lr_decay), once per call.
+  Value clr = s.div(
+      s.lr, s.add(s.c(1.0), s.mul(s.stepAsFloat(0),
+                                  s.c(op.getLrDecay().convertToDouble()))));
+  return [=](Arith &a, Value p, Value g, ValueRange states) {
+    if (decay != 0.0)
+      g = a.add(g, a.mul(a.constant(decay), p));
+    Value sum = a.add(states[0], a.mul(g, g));
+    Value next = a.sub(
+        p, a.mul(a.scalar(clr), a.div(g, a.add(a.sqrt(sum), a.constant(eps)))));
+    return SmallVector<Value>{next, sum};
+  };
+}
+
+UpdateFn rmspropRule(RmspropOp op, CallScalars &s) {
+  double alpha = op.getAlpha().convertToDouble();
+  double eps = op.getEps().convertToDouble();
+  double momentum = op.getMomentum().convertToDouble();
+  double decay = op.getWeightDecay().convertToDouble();
+  bool centered = op.getCentered();
+  Value lr = s.lr;
+  return [=](Arith &a, Value p, Value g, ValueRange states) {
+    if (decay != 0.0)
+      g = a.add(g, a.mul(a.constant(decay), p));
+    unsigned next = 0;
+    Value square = a.add(a.mul(a.constant(alpha), states[next++]),
+                         a.mul(a.constant(1.0 - alpha), a.mul(g, g)));
+    SmallVector<Value> results = {Value(), square};
+    Value avg;
+    if (centered) {
+      Value mean = a.add(a.mul(a.constant(alpha), states[next++]),
+                         a.mul(a.constant(1.0 - alpha), g));
+      results.push_back(mean);
+      avg = a.add(a.sqrt(a.sub(square, a.mul(mean, mean))), a.constant(eps));
+    } else {
+      avg = a.add(a.sqrt(square), a.constant(eps));
+    }
+    Value delta = a.div(g, avg);
+    if (momentum != 0.0) {
+      delta = a.add(a.mul(a.constant(momentum), states[next++]), delta);
+      results.push_back(delta);
+    }
+    results[0] = a.sub(p, a.mul(a.scalar(lr), delta));
+    return results;
+  };
+}
+
+/// LAMB in two phases: the moments, then (after the norms of the parameter
+/// and of its update direction) the update scaled by the trust ratio.
+struct LambRule {
+  double beta1, beta2, eps, decay;
+  Value correction1, correction2;
+
+  SmallVector<Value> moments(Arith &a, Value g, Value m, Value v) const {
+    return {a.add(a.mul(a.constant(beta1), m),
+                  a.mul(a.constant(1.0 - beta1), g)),
+            a.add(a.mul(a.constant(beta2), v),
+                  a.mul(a.constant(1.0 - beta2), a.mul(g, g)))};
+  }
+  Value direction(Arith &a, Value p, Value m, Value v) const {
+    Value u =
+        a.div(a.div(m, a.scalar(correction1)),
+              a.add(a.sqrt(a.div(v, a.scalar(correction2))), a.constant(eps)));
+    if (decay != 0.0)
+      u = a.add(u, a.mul(a.constant(decay), p));
+    return u;
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Emission
+//===----------------------------------------------------------------------===//
+
+/// The operands of one optimizer op, per parameter.
+struct Operands {
+  ValueRange params, grads, states;
+  unsigned numStates;
+
+  SmallVector<Value> statesOf(size_t i) const {
+    SmallVector<Value> result;
+    for (unsigned k = 0; k < numStates; ++k)
+      result.push_back(states[k * params.size() + i]);
+    return result;
+  }
+};
+
+/// One element-wise linalg.generic over tensors of `type`: `inputs` are read
+/// only, `inits` are read and overwritten (so they bufferize in place).
+SmallVector<Value> buildElementwise(
+    OpBuilder &b, Location loc, RankedTensorType type, ValueRange inputs,
+    ValueRange inits,
+    function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange)> body) {
+  unsigned rank = type.getRank();
+  SmallVector<AffineMap> maps(inputs.size() + inits.size(),
+                              b.getMultiDimIdentityMap(rank));
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange(inits), inputs, inits, maps, iterators,
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        linalg::YieldOp::create(nb, nl, body(nb, nl, args));
+      });
+  return generic.getResults();
+}
+
+/// Parameters of the same type, in groups of at most `maxGroupSize`, in
+/// order of first appearance.
+SmallVector<SmallVector<size_t>> groupByType(ValueRange params,
+                                             unsigned maxGroupSize) {
+  llvm::MapVector<Type, SmallVector<SmallVector<size_t>>> byType;
+  for (auto [i, param] : llvm::enumerate(params)) {
+    auto &groups = byType[param.getType()];
+    if (groups.empty() || groups.back().size() >= maxGroupSize)
+      groups.emplace_back();
+    groups.back().push_back(i);
+  }
+  SmallVector<SmallVector<size_t>> result;
+  for (auto &entry : byType)
+    llvm::append_range(result, entry.second);
+  return result;
+}
+
+/// The op's results (new params, then the states in their layout) from
+/// per-parameter [param, state 0, ...] vectors.
+SmallVector<Value> regroup(ArrayRef<SmallVector<Value>> perParam,
+                           unsigned numStates) {
+  SmallVector<Value> results;
+  for (const SmallVector<Value> &out : perParam)
+    results.push_back(out[0]);
+  for (unsigned k = 0; k < numStates; ++k)
+    for (const SmallVector<Value> &out : perParam)
+      results.push_back(out[1 + k]);
+  return results;
+}
+
+Type elementTypeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getElementType();
+}
+
+/// One generic per group of same-typed parameters: inputs the gradients,
+/// inits each parameter and its states.
+SmallVector<Value> emitFused(OpBuilder &b, Location loc, const Operands &ops,
+                             const UpdateFn &update, unsigned maxGroupSize) {
+  size_t n = ops.params.size();
+  unsigned width = 1 + ops.numStates;
+  SmallVector<SmallVector<Value>> perParam(n);
+  for (const SmallVector<size_t> &group :
+       groupByType(ops.params, maxGroupSize)) {
+    SmallVector<Value> inputs, inits;
+    for (size_t i : group) {
+      inputs.push_back(ops.grads[i]);
+      inits.push_back(ops.params[i]);
+      llvm::append_range(inits, ops.statesOf(i));
+    }
+    auto type = cast<RankedTensorType>(ops.params[group[0]].getType());
+    SmallVector<Value> results = buildElementwise(
+        b, loc, type, inputs, inits,
+        [&](OpBuilder &nb, Location nl, ValueRange args) {
+          ScalarArith a(nb, nl, type.getElementType());
+          SmallVector<Value> yields;
+          for (auto [j, i] : llvm::enumerate(group)) {
+            ValueRange own = args.drop_front(group.size() + j * width);
+            llvm::append_range(yields,
+                               update(a, own[0], args[j],
+                                      own.slice(1, ops.numStates)));
+          }
+          return yields;
+        });
+    for (auto [j, i] : llvm::enumerate(group))
+      perParam[i] = llvm::to_vector(ArrayRef(results).slice(j * width, width));
+  }
+  return regroup(perParam, ops.numStates);
+}
+
+SmallVector<Value> emitUnfused(OpBuilder &b, Location loc, const Operands &ops,
+                               const UpdateFn &update) {
+  SmallVector<SmallVector<Value>> perParam;
+  for (size_t i = 0; i < ops.params.size(); ++i) {
+    TensorArith a(b, loc, elementTypeOf(ops.params[i]));
+    perParam.push_back(
+        update(a, ops.params[i], ops.grads[i], ops.statesOf(i)));
+  }
+  return regroup(perParam, ops.numStates);
+}
+
+/// The trust ratio's factor lr * (|p| / |u| if both are positive, else 1).
+Value trustedStep(CallScalars &s, Value pSquared, Value uSquared) {
+  Value pNorm = s.sqrt(pSquared), uNorm = s.sqrt(uSquared);
+  Value zero = s.c(0.0);
+  Value bothPositive = arith::AndIOp::create(
+      s.b, s.loc,
+      arith::CmpFOp::create(s.b, s.loc, arith::CmpFPredicate::OGT, pNorm,
+                            zero),
+      arith::CmpFOp::create(s.b, s.loc, arith::CmpFPredicate::OGT, uNorm,
+                            zero));
+  Value trust = arith::SelectOp::create(s.b, s.loc, bothPositive,
+                                        s.div(pNorm, uNorm), s.c(1.0));
+  return s.mul(s.lr, trust);
+}
+
+Value toF32(OpBuilder &b, Location loc, Value x) {
+  if (x.getType().isF32())
+    return x;
+  if (x.getType().getIntOrFloatBitWidth() < 32)
+    return arith::ExtFOp::create(b, loc, b.getF32Type(), x);
+  return arith::TruncFOp::create(b, loc, b.getF32Type(), x);
+}
+
+/// Fused LAMB: per group one pass for the moments; per parameter one
+/// reduction for both squared norms (recomputing the direction from the new
+/// moments, never storing it); per group one pass for the update.
+SmallVector<Value> emitFusedLamb(OpBuilder &b, Location loc,
+                                 const Operands &ops, const LambRule &rule,
+                                 CallScalars &s, unsigned maxGroupSize) {
+  size_t n = ops.params.size();
+  SmallVector<SmallVector<Value>> perParam(n);
+  auto groups = groupByType(ops.params, maxGroupSize);
+  for (const SmallVector<size_t> &group : groups) {
+    SmallVector<Value> inits;
+    SmallVector<Value> grads;
+    for (size_t i : group) {
+      grads.push_back(ops.grads[i]);
+      llvm::append_range(inits, ops.statesOf(i));
+    }
+    auto type = cast<RankedTensorType>(ops.params[group[0]].getType());
+    SmallVector<Value> moments = buildElementwise(
+        b, loc, type, grads, inits,
+        [&](OpBuilder &nb, Location nl, ValueRange args) {
+          ScalarArith a(nb, nl, type.getElementType());
+          SmallVector<Value> yields;
+          for (size_t j = 0; j < group.size(); ++j) {
+            ValueRange own = args.drop_front(group.size() + 2 * j);
+            llvm::append_range(yields,
+                               rule.moments(a, args[j], own[0], own[1]));
+          }
+          return yields;
+        });
+    for (auto [j, i] : llvm::enumerate(group))
+      perParam[i] = {ops.params[i], moments[2 * j], moments[2 * j + 1]};
+  }
+
+  // Both squared norms in one reduction over each parameter.
+  SmallVector<Value> steps(n);
+  for (size_t i = 0; i < n; ++i) {
+    auto type = cast<RankedTensorType>(ops.params[i].getType());
+    Type element = type.getElementType();
+    unsigned rank = type.getRank();
+    auto scalarType = RankedTensorType::get({}, element);
+    Value zero = linalg::FillOp::create(
+                     b, loc,
+                     ValueRange{arith::ConstantOp::create(
+                         b, loc, b.getFloatAttr(element, 0.0))},
+                     ValueRange{tensor::EmptyOp::create(b, loc, scalarType,
+                                                        ValueRange{})})
+                     .getResult(0);
+    AffineMap all = b.getMultiDimIdentityMap(rank);
+    AffineMap none = AffineMap::get(rank, 0, b.getContext());
+    auto reduction = linalg::GenericOp::create(
+        b, loc, TypeRange{scalarType, scalarType},
+        ValueRange{perParam[i][0], perParam[i][1], perParam[i][2]},
+        ValueRange{zero, zero},
+        SmallVector<AffineMap>{all, all, all, none, none},
+        SmallVector<utils::IteratorType>(rank,
+                                         utils::IteratorType::reduction),
+        [&](OpBuilder &nb, Location nl, ValueRange args) {
+          ScalarArith a(nb, nl, element);
+          Value u = rule.direction(a, args[0], args[1], args[2]);
+          linalg::YieldOp::create(
+              nb, nl,
+              ValueRange{a.add(args[3], a.mul(args[0], args[0])),
+                         a.add(args[4], a.mul(u, u))});
+        });
+    auto extract = [&](Value t) {
+      return toF32(b, loc, tensor::ExtractOp::create(b, loc, t, ValueRange{}));
+    };
+    steps[i] = trustedStep(s, extract(reduction.getResult(0)),
+                           extract(reduction.getResult(1)));
+  }
+
+  for (const SmallVector<size_t> &group : groups) {
+    SmallVector<Value> inputs, inits;
+    for (size_t i : group) {
+      inputs.push_back(perParam[i][1]);
+      inputs.push_back(perParam[i][2]);
+      inits.push_back(ops.params[i]);
+    }
+    auto type = cast<RankedTensorType>(ops.params[group[0]].getType());
+    SmallVector<Value> updated = buildElementwise(
+        b, loc, type, inputs, inits,
+        [&](OpBuilder &nb, Location nl, ValueRange args) {
+          ScalarArith a(nb, nl, type.getElementType());
+          SmallVector<Value> yields;
+          for (auto [j, i] : llvm::enumerate(group)) {
+            Value p = args[2 * group.size() + j];
+            Value u = rule.direction(a, p, args[2 * j], args[2 * j + 1]);
+            yields.push_back(a.sub(p, a.mul(a.scalar(steps[i]), u)));
+          }
+          return yields;
+        });
+    for (auto [j, i] : llvm::enumerate(group))
+      perParam[i][0] = updated[j];
+  }
+  return regroup(perParam, 2);
+}
+
+SmallVector<Value> emitUnfusedLamb(OpBuilder &b, Location loc,
+                                   const Operands &ops, const LambRule &rule,
+                                   CallScalars &s) {
+  SmallVector<SmallVector<Value>> perParam;
+  for (size_t i = 0; i < ops.params.size(); ++i) {
+    Value p = ops.params[i];
+    auto type = cast<RankedTensorType>(p.getType());
+    TensorArith a(b, loc, type.getElementType());
+    SmallVector<Value> states = ops.statesOf(i);
+    SmallVector<Value> moments =
+        rule.moments(a, ops.grads[i], states[0], states[1]);
+    Value u = rule.direction(a, p, moments[0], moments[1]);
+    auto squaredNorm = [&](Value x) {
+      Value sum = ReduceSumOp::create(
+          b, loc, a.mul(x, x),
+          b.getDenseI64ArrayAttr(
+              llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()))),
+          false);
+      return toF32(b, loc, tensor::ExtractOp::create(b, loc, sum, ValueRange{}));
+    };
+    Value step = trustedStep(s, squaredNorm(p), squaredNorm(u));
+    perParam.push_back({a.sub(p, a.mul(a.scalar(step), u)), moments[0],
+                        moments[1]});
+  }
+  return regroup(perParam, 2);
+}
+
+struct FuseFuseOptimizerPass
+    : fuse::impl::FuseFuseOptimizerBase<FuseFuseOptimizerPass> {
+  using Base::Base;
+
+  template <typename OpTy>
+  Operands operandsOf(OpTy op) {
+    return {op.getParams(), op.getGrads(), op.getStates(),
+            op.getNumStatesPerParam()};
+  }
+
+  void runOnOperation() override {
+    SmallVector<Operation *> optimizers;
+    getOperation().walk([&](Operation *op) {
+      if (isa<SgdOp, AdamOp, AdagradOp, RmspropOp, LambOp>(op))
+        optimizers.push_back(op);
+    });
+    unsigned groupSize = std::max(1u, unsigned(maxGroupSize));
+    for (Operation *op : optimizers) {
+      OpBuilder b(op);
+      Location loc = op->getLoc();
+      CallScalars s{b, loc,
+                    tensor::ExtractOp::create(b, loc, op->getOperand(0),
+                                              ValueRange{}),
+                    tensor::ExtractOp::create(b, loc, op->getOperand(1),
+                                              ValueRange{})};
+      SmallVector<Value> results;
+      auto emit = [&](const Operands &operands, const UpdateFn &update) {
+        results = fuse ? emitFused(b, loc, operands, update, groupSize)
+                       : emitUnfused(b, loc, operands, update);
+      };
+      if (auto sgd = dyn_cast<SgdOp>(op))
+        emit(operandsOf(sgd), sgdRule(sgd, s));
+      else if (auto adam = dyn_cast<AdamOp>(op))
+        emit(operandsOf(adam), adamRule(adam, s));
+      else if (auto adagrad = dyn_cast<AdagradOp>(op))
+        emit(operandsOf(adagrad), adagradRule(adagrad, s));
+      else if (auto rmsprop = dyn_cast<RmspropOp>(op))
+        emit(operandsOf(rmsprop), rmspropRule(rmsprop, s));
+      else if (auto lamb = dyn_cast<LambOp>(op)) {
+        double beta1 = lamb.getBeta1().convertToDouble();
+        double beta2 = lamb.getBeta2().convertToDouble();
+        LambRule rule{beta1,
+                      beta2,
+                      lamb.getEps().convertToDouble(),
+                      lamb.getWeightDecay().convertToDouble(),
+                      s.biasCorrection(beta1),
+                      s.biasCorrection(beta2)};
+        results = fuse ? emitFusedLamb(b, loc, operandsOf(lamb), rule, s,
+                                       groupSize)
+                       : emitUnfusedLamb(b, loc, operandsOf(lamb), rule, s);
+      }
+      op->replaceAllUsesWith(results);
+      op->erase();
+    }
+  }
+};
+
+} // namespace
