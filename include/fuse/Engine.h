@@ -35,6 +35,10 @@ struct EngineOptions {
   unsigned retraceWarningThreshold = 8;
   /// Where warnings go; null means stderr.
   llvm::raw_ostream *warnings = nullptr;
+  /// Fuse element-wise work and optimizer updates. False compiles op by op,
+  /// one pass over memory per operation (the baseline fusion is measured
+  /// against); results are the same.
+  bool fusion = true;
 };
 
 /// Per-function counters. Times in milliseconds.

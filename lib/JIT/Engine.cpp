@@ -245,7 +245,9 @@ Expected<CachedObject> Function::Impl::compile(llvm::ArrayRef<Tensor> args,
 
   mlir::PassManager pm(&context);
   buildSimplifyPipeline(pm);
-  buildLowerToLinalgPipeline(pm);
+  PipelineOptions pipeline;
+  pipeline.fusion = engine->options.fusion;
+  buildLowerToLinalgPipeline(pm, pipeline);
   buildLowerToLLVMPipeline(pm);
   if (failed(pm.run(*clone)))
     return makeError("cannot compile '" + name + "' for " +
@@ -286,7 +288,8 @@ Function::Impl::build(llvm::ArrayRef<Tensor> args) {
   Signature signature = Signature::of(args);
   std::string keyText = engine->buildIdentity + "\ncpu " + engine->cpu +
                         "\nmodule " + module->sourceHash + "\nfunction " +
-                        name + "\nsignature " + signature.str();
+                        name + "\nsignature " + signature.str() +
+                        "\nfusion " + (engine->options.fusion ? "on" : "off");
 
   std::optional<CachedObject> entry;
   if (engine->diskCache) {

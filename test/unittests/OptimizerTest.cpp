@@ -7,11 +7,18 @@
 // Tolerance: |f32 - reference| <= 2e-4 * (1 + |reference|) for parameters
 // and states after 200 steps.
 //
+// The same 200 steps also run with the parameters and states updated in
+// place (`fuse.in_place`) and with fusion off (op by op): both must give
+// bitwise the same parameters and states as the fused run, since they
+// perform the same operations in the same order. LAMB's unfused norms are
+// sums in another order, so there the unfused run agrees to 1e-5 only.
+//
 //===----------------------------------------------------------------------===//
 
 #include "TestUtils.h"
 
 #include <cmath>
+#include <cstring>
 #include <sstream>
 
 using namespace fuse;
@@ -31,7 +38,7 @@ std::string type(const std::vector<int64_t> &shape) {
 /// `@step(lr, step, params..., grads..., states...)` returning the op's
 /// results.
 std::string stepFunction(const std::string &op, const std::string &attrs,
-                         unsigned statesPerParam) {
+                         unsigned statesPerParam, bool inPlace = false) {
   size_t n = kShapes.size();
   std::vector<std::string> names, types;
   auto add = [&](const std::string &prefix, size_t count) {
@@ -59,7 +66,14 @@ std::string stepFunction(const std::string &op, const std::string &attrs,
   os << "func.func @step(%lr: tensor<f32>, %step: tensor<i64>";
   for (size_t i = 0; i < names.size(); ++i)
     os << ", " << names[i] << ": " << types[i];
-  os << ") -> (" << join(resultTypes) << ") {\n  %r:" << resultTypes.size()
+  os << ") -> (";
+  for (size_t j = 0; j < resultTypes.size(); ++j) {
+    os << (j ? ", " : "") << resultTypes[j];
+    // Parameter j is argument 2 + j; state k is argument 2 + 2n + k.
+    if (inPlace)
+      os << " {fuse.in_place = " << (j < n ? 2 + j : 2 + n + j) << "}";
+  }
+  os << ") {\n  %r:" << resultTypes.size()
      << " = fuse." << op << " %lr, %step params(" << join(params) << " : "
      << join(paramTypes) << ") grads(" << join(grads) << " : "
      << join(paramTypes) << ") states(";
@@ -78,62 +92,128 @@ using Vec = std::vector<double>;
 using Reference = std::function<void(Vec &p, const Vec &g, std::vector<Vec> &s,
                                      double lr, int64_t step)>;
 
-void run(const std::string &op, const std::string &attrs,
-         unsigned statesPerParam, const Reference &reference) {
-  SCOPED_TRACE(op + " " + attrs);
-  auto engine = makeEngine(stepFunction(op, attrs, statesPerParam));
+float learningRate(int64_t step) {
+  return 0.01f * std::pow(0.99f, static_cast<float>(step));
+}
+
+std::vector<Tensor> gradients(int64_t step) {
+  std::vector<Tensor> grads;
+  for (size_t i = 0; i < kShapes.size(); ++i)
+    grads.push_back(randomTensor(kShapes[i], 1000 * step + i, -2, 2));
+  return grads;
+}
+
+/// Runs 200 steps; returns the parameters then the states.
+std::vector<Tensor> simulate(const std::string &op, const std::string &attrs,
+                             unsigned statesPerParam, bool fusion,
+                             bool inPlace) {
+  SCOPED_TRACE(std::string(fusion ? "fused" : "unfused") +
+               (inPlace ? ", in place" : ""));
+  EngineOptions options;
+  options.fusion = fusion;
+  auto engine =
+      makeEngine(stepFunction(op, attrs, statesPerParam, inPlace), options);
   Function &f = unwrap(engine->lookup("step"));
   size_t n = kShapes.size();
   std::vector<Tensor> params, states;
-  std::vector<Vec> refParams(n);
-  std::vector<std::vector<Vec>> refStates(n, std::vector<Vec>(statesPerParam));
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = 0; i < n; ++i)
     params.push_back(randomTensor(kShapes[i], 10 + i));
-    int64_t count = params.back().numElements();
-    refParams[i].assign(params.back().data<float>(),
-                        params.back().data<float>() + count);
-    for (unsigned k = 0; k < statesPerParam; ++k)
-      refStates[i][k].assign(count, 0.0);
-  }
   for (unsigned k = 0; k < statesPerParam; ++k)
     for (size_t i = 0; i < n; ++i)
       states.push_back(Tensor::zeros(DType::F32, kShapes[i]));
 
   for (int64_t step = 0; step < 200; ++step) {
-    float lr = 0.01f * std::pow(0.99f, static_cast<float>(step));
-    std::vector<Tensor> args = {Tensor::fromValues<float>({}, {lr}),
-                                Tensor::fromValues<int64_t>({}, {step})};
-    std::vector<Tensor> grads;
-    for (size_t i = 0; i < n; ++i)
-      grads.push_back(randomTensor(kShapes[i], 1000 * step + i, -2, 2));
+    std::vector<Tensor> args = {
+        Tensor::fromValues<float>({}, {learningRate(step)}),
+        Tensor::fromValues<int64_t>({}, {step})};
     args.insert(args.end(), params.begin(), params.end());
+    std::vector<Tensor> grads = gradients(step);
     args.insert(args.end(), grads.begin(), grads.end());
     args.insert(args.end(), states.begin(), states.end());
-    std::vector<Tensor> out = unwrap(f.call(args));
-    ASSERT_EQ(out.size(), n * (1 + statesPerParam));
-    for (size_t i = 0; i < n; ++i) {
-      params[i] = out[i];
-      Vec g(grads[i].data<float>(),
-            grads[i].data<float>() + grads[i].numElements());
-      reference(refParams[i], g, refStates[i], lr, step);
+    if (inPlace) {
+      // Every result is in its argument: no result tensors at all.
+      std::vector<Tensor> none(n * (1 + statesPerParam));
+      EXPECT_FALSE(f.callInto(args, none));
+      continue;
     }
+    Tensor before = params[0].contiguousCopy();
+    std::vector<Tensor> out = unwrap(f.call(args));
+    EXPECT_EQ(std::memcmp(before.data(), params[0].data(),
+                          before.numElements() * sizeof(float)),
+              0)
+        << "an argument not marked in place was written";
+    EXPECT_EQ(out.size(), n * (1 + statesPerParam));
+    for (size_t i = 0; i < n; ++i)
+      params[i] = out[i];
     for (size_t j = 0; j < states.size(); ++j)
       states[j] = out[n + j];
   }
   EXPECT_EQ(f.stats().signatures, 1u); // the changing lr never recompiled
-  auto check = [](const Tensor &got, const Vec &want, const std::string &what) {
+  params.insert(params.end(), states.begin(), states.end());
+  return params;
+}
+
+void expectBitwiseEqual(const std::vector<Tensor> &got,
+                        const std::vector<Tensor> &want, const char *what) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t j = 0; j < got.size(); ++j)
+    EXPECT_EQ(std::memcmp(got[j].data(), want[j].data(),
+                          got[j].numElements() * sizeof(float)),
+              0)
+        << what << ": tensor " << j << " differs";
+}
+
+void run(const std::string &op, const std::string &attrs,
+         unsigned statesPerParam, const Reference &reference) {
+  SCOPED_TRACE(op + " " + attrs);
+  size_t n = kShapes.size();
+  std::vector<Tensor> fused =
+      simulate(op, attrs, statesPerParam, /*fusion=*/true, /*inPlace=*/false);
+
+  std::vector<Vec> refParams(n);
+  std::vector<std::vector<Vec>> refStates(n, std::vector<Vec>(statesPerParam));
+  for (size_t i = 0; i < n; ++i) {
+    Tensor p = randomTensor(kShapes[i], 10 + i);
+    refParams[i].assign(p.data<float>(), p.data<float>() + p.numElements());
+    for (unsigned k = 0; k < statesPerParam; ++k)
+      refStates[i][k].assign(p.numElements(), 0.0);
+  }
+  for (int64_t step = 0; step < 200; ++step) {
+    std::vector<Tensor> grads = gradients(step);
+    for (size_t i = 0; i < n; ++i) {
+      Vec g(grads[i].data<float>(),
+            grads[i].data<float>() + grads[i].numElements());
+      reference(refParams[i], g, refStates[i], learningRate(step), step);
+    }
+  }
+  auto check = [](const Tensor &got, const Vec &want, double tolerance,
+                  const std::string &what) {
     double worst = 0;
     for (size_t e = 0; e < want.size(); ++e)
       worst = std::max(worst, std::abs(got.data<float>()[e] - want[e]) /
                                   (1 + std::abs(want[e])));
-    EXPECT_LE(worst, 2e-4) << what;
+    EXPECT_LE(worst, tolerance) << what;
   };
   for (size_t i = 0; i < n; ++i) {
-    check(params[i], refParams[i], "parameter " + std::to_string(i));
+    check(fused[i], refParams[i], 2e-4, "parameter " + std::to_string(i));
     for (unsigned k = 0; k < statesPerParam; ++k)
-      check(states[k * n + i], refStates[i][k],
+      check(fused[n + k * n + i], refStates[i][k], 2e-4,
             "state " + std::to_string(k) + " of parameter " +
                 std::to_string(i));
+  }
+
+  expectBitwiseEqual(simulate(op, attrs, statesPerParam, true, true), fused,
+                     "in place vs out of place");
+  std::vector<Tensor> unfused =
+      simulate(op, attrs, statesPerParam, /*fusion=*/false, false);
+  if (op != "lamb") {
+    expectBitwiseEqual(unfused, fused, "unfused vs fused");
+    return;
+  }
+  for (size_t j = 0; j < fused.size(); ++j) {
+    Vec want(fused[j].data<float>(),
+             fused[j].data<float>() + fused[j].numElements());
+    check(unfused[j], want, 1e-5, "unfused tensor " + std::to_string(j));
   }
 }
 

@@ -42,8 +42,8 @@ inline std::string errorOf(llvm::Error error) {
 }
 
 /// An engine without the disk cache, so tests compile for real.
-inline std::unique_ptr<Engine> makeEngine(llvm::StringRef source) {
-  EngineOptions options;
+inline std::unique_ptr<Engine> makeEngine(llvm::StringRef source,
+                                          EngineOptions options = {}) {
   options.diskCache = false;
   std::unique_ptr<Engine> engine = unwrap(Engine::create(options));
   if (llvm::Error e = engine->loadString(source)) {
