@@ -1,0 +1,188 @@
+// RUN: fuse-opt %s --fuse-fuse-optimizer --split-input-file | FileCheck %s
+// RUN: fuse-opt %s --fuse-fuse-optimizer=max-group-size=2 --split-input-file | FileCheck %s --check-prefix=GROUP2
+// RUN: fuse-opt %s --fuse-fuse-optimizer=fuse=false --split-input-file | FileCheck %s --check-prefix=UNFUSED
+
+// Each optimizer op becomes one linalg.generic per group of parameters of
+// the same type: gradients are its only inputs, the parameters and their
+// states its outs (so they bufferize in place), and per-call scalars (bias
+// corrections, step sizes) are computed once, outside the loops. The order
+// of operations inside a body follows the C++ compiler's evaluation order of
+// arguments, so bodies are only checked for a key operation.
+
+// Adam on two parameters of different shapes: one generic each, reading the
+// gradient and updating the parameter, m and v (the arguments themselves:
+// no tensor.empty, no intermediate tensor). 1 - beta^t is computed once,
+// before the loops, and both bodies use it. Without fusion, one fuse op per
+// arithmetic operation, on whole tensors, and no loop of its own.
+// CHECK-LABEL: func @adam
+// CHECK-SAME: (%[[LR:[^:]*]]: tensor<f32>, %[[STEP:[^:]*]]: tensor<i64>, %[[W:[^:]*]]: tensor<4x3xf32>, %[[B:[^:]*]]: tensor<3xf32>, %[[GW:[^:]*]]: tensor<4x3xf32>, %[[GB:[^:]*]]: tensor<3xf32>, %[[MW:[^:]*]]: tensor<4x3xf32>, %[[MB:[^:]*]]: tensor<3xf32>, %[[VW:[^:]*]]: tensor<4x3xf32>, %[[VB:[^:]*]]: tensor<3xf32>)
+// CHECK-NOT: tensor.empty
+// CHECK: math.powf
+// CHECK: math.powf
+// CHECK: %[[CORRECTION2:.*]] = math.sqrt %{{.*}} : f32
+// CHECK-NOT: tensor.empty
+// CHECK: %[[RW:.*]]:3 = linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} ins(%[[GW]] : tensor<4x3xf32>) outs(%[[W]], %[[MW]], %[[VW]] : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>)
+// CHECK: math.sqrt
+// CHECK: arith.divf %{{.*}}, %[[CORRECTION2]] : f32
+// CHECK: linalg.yield
+// CHECK-NOT: math.powf
+// CHECK-NOT: tensor.empty
+// CHECK: %[[RB:.*]]:3 = linalg.generic {{.*}} iterator_types = ["parallel"]} ins(%[[GB]] : tensor<3xf32>) outs(%[[B]], %[[MB]], %[[VB]] : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+// CHECK: arith.divf %{{.*}}, %[[CORRECTION2]] : f32
+// CHECK-NOT: math.powf
+// CHECK-NOT: tensor.empty
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[RW]]#0, %[[RB]]#0, %[[RW]]#1, %[[RB]]#1, %[[RW]]#2, %[[RB]]#2 :
+
+// UNFUSED-LABEL: func @adam
+// UNFUSED-SAME: (%{{[^:]*}}: tensor<f32>, %{{[^:]*}}: tensor<i64>, %[[W:[^:]*]]: tensor<4x3xf32>, %[[B:[^:]*]]: tensor<3xf32>
+// UNFUSED-NOT: linalg.generic
+// UNFUSED-DAG: fuse.mul {{.*}} -> tensor<4x3xf32>
+// UNFUSED-DAG: fuse.add {{.*}} -> tensor<4x3xf32>
+// UNFUSED-DAG: fuse.sqrt {{.*}} : tensor<4x3xf32>
+// UNFUSED-DAG: fuse.div {{.*}} -> tensor<4x3xf32>
+// UNFUSED: %[[NW:.*]] = fuse.sub %[[W]], %{{.*}} : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+// UNFUSED-NOT: linalg.generic
+// UNFUSED-DAG: fuse.mul {{.*}} -> tensor<3xf32>
+// UNFUSED-DAG: fuse.add {{.*}} -> tensor<3xf32>
+// UNFUSED-DAG: fuse.sqrt {{.*}} : tensor<3xf32>
+// UNFUSED-DAG: fuse.div {{.*}} -> tensor<3xf32>
+// UNFUSED: %[[NB:.*]] = fuse.sub %[[B]], %{{.*}} : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+// UNFUSED-NOT: linalg.generic
+// UNFUSED: return %[[NW]], %[[NB]],
+func.func @adam(%lr: tensor<f32>, %step: tensor<i64>, %w: tensor<4x3xf32>, %b: tensor<3xf32>, %gw: tensor<4x3xf32>, %gb: tensor<3xf32>, %mw: tensor<4x3xf32>, %mb: tensor<3xf32>, %vw: tensor<4x3xf32>, %vb: tensor<3xf32>) -> (tensor<4x3xf32>, tensor<3xf32>, tensor<4x3xf32>, tensor<3xf32>, tensor<4x3xf32>, tensor<3xf32>) {
+  %r:6 = fuse.adam %lr, %step params(%w, %b : tensor<4x3xf32>, tensor<3xf32>) grads(%gw, %gb : tensor<4x3xf32>, tensor<3xf32>) states(%mw, %mb, %vw, %vb : tensor<4x3xf32>, tensor<3xf32>, tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>, tensor<3xf32>, tensor<4x3xf32>, tensor<3xf32>, tensor<4x3xf32>, tensor<3xf32>
+  return %r#0, %r#1, %r#2, %r#3, %r#4, %r#5 : tensor<4x3xf32>, tensor<3xf32>, tensor<4x3xf32>, tensor<3xf32>, tensor<4x3xf32>, tensor<3xf32>
+}
+
+// -----
+
+// Horizontal fusion: three parameters of the same type, SGD with momentum,
+// are updated by ONE generic (ins: the 3 gradients; outs: each parameter
+// followed by its momentum buffer). The results are picked back out of it in
+// the op's layout (parameters, then buffers). With max-group-size=2, the
+// first two share a generic and the third gets its own.
+// CHECK-LABEL: func @sgd_momentum
+// CHECK-SAME: (%{{[^:]*}}: tensor<f32>, %{{[^:]*}}: tensor<i64>, %[[P0:[^:]*]]: tensor<8xf32>, %[[P1:[^:]*]]: tensor<8xf32>, %[[P2:[^:]*]]: tensor<8xf32>, %[[G0:[^:]*]]: tensor<8xf32>, %[[G1:[^:]*]]: tensor<8xf32>, %[[G2:[^:]*]]: tensor<8xf32>, %[[B0:[^:]*]]: tensor<8xf32>, %[[B1:[^:]*]]: tensor<8xf32>, %[[B2:[^:]*]]: tensor<8xf32>)
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq
+// CHECK: %[[R:.*]]:6 = linalg.generic
+// CHECK-SAME: ins(%[[G0]], %[[G1]], %[[G2]] : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>)
+// CHECK-SAME: outs(%[[P0]], %[[B0]], %[[P1]], %[[B1]], %[[P2]], %[[B2]] :
+// CHECK-COUNT-3: arith.select %[[FIRST]]
+// CHECK: linalg.yield
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[R]]#0, %[[R]]#2, %[[R]]#4, %[[R]]#1, %[[R]]#3, %[[R]]#5 :
+
+// GROUP2-LABEL: func @sgd_momentum
+// GROUP2-SAME: (%{{[^:]*}}: tensor<f32>, %{{[^:]*}}: tensor<i64>, %[[P0:[^:]*]]: tensor<8xf32>, %[[P1:[^:]*]]: tensor<8xf32>, %[[P2:[^:]*]]: tensor<8xf32>, %[[G0:[^:]*]]: tensor<8xf32>, %[[G1:[^:]*]]: tensor<8xf32>, %[[G2:[^:]*]]: tensor<8xf32>, %[[B0:[^:]*]]: tensor<8xf32>, %[[B1:[^:]*]]: tensor<8xf32>, %[[B2:[^:]*]]: tensor<8xf32>)
+// GROUP2: %[[R01:.*]]:4 = linalg.generic
+// GROUP2-SAME: ins(%[[G0]], %[[G1]] : tensor<8xf32>, tensor<8xf32>)
+// GROUP2-SAME: outs(%[[P0]], %[[B0]], %[[P1]], %[[B1]] :
+// GROUP2: %[[R2:.*]]:2 = linalg.generic
+// GROUP2-SAME: ins(%[[G2]] : tensor<8xf32>)
+// GROUP2-SAME: outs(%[[P2]], %[[B2]] :
+// GROUP2-NOT: linalg.generic
+// GROUP2: return %[[R01]]#0, %[[R01]]#2, %[[R2]]#0, %[[R01]]#1, %[[R01]]#3, %[[R2]]#1 :
+func.func @sgd_momentum(%lr: tensor<f32>, %step: tensor<i64>, %p0: tensor<8xf32>, %p1: tensor<8xf32>, %p2: tensor<8xf32>, %g0: tensor<8xf32>, %g1: tensor<8xf32>, %g2: tensor<8xf32>, %b0: tensor<8xf32>, %b1: tensor<8xf32>, %b2: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
+  %r:6 = fuse.sgd %lr, %step params(%p0, %p1, %p2 : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) grads(%g0, %g1, %g2 : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) states(%b0, %b1, %b2 : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {momentum = 0.9 : f64} -> tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+  return %r#0, %r#1, %r#2, %r#3, %r#4, %r#5 : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// Adagrad: the decayed learning rate lr / (1 + step * lr_decay) is computed
+// once outside; one generic updates the parameter and its accumulator.
+// CHECK-LABEL: func @adagrad
+// CHECK-SAME: (%{{[^:]*}}: tensor<f32>, %{{[^:]*}}: tensor<i64>, %[[P:[^:]*]]: tensor<8xf32>, %[[G:[^:]*]]: tensor<8xf32>, %[[S:[^:]*]]: tensor<8xf32>)
+// CHECK: %[[CLR:.*]] = arith.divf %{{.*}}, %{{.*}} : f32
+// CHECK: %[[R:.*]]:2 = linalg.generic
+// CHECK-SAME: ins(%[[G]] : tensor<8xf32>) outs(%[[P]], %[[S]] : tensor<8xf32>, tensor<8xf32>)
+// CHECK: math.sqrt
+// CHECK: arith.mulf %[[CLR]],
+// CHECK: linalg.yield
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[R]]#0, %[[R]]#1
+func.func @adagrad(%lr: tensor<f32>, %step: tensor<i64>, %p: tensor<8xf32>, %g: tensor<8xf32>, %s: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %r:2 = fuse.adagrad %lr, %step params(%p : tensor<8xf32>) grads(%g : tensor<8xf32>) states(%s : tensor<8xf32>) {lr_decay = 0.01 : f64} -> tensor<8xf32>, tensor<8xf32>
+  return %r#0, %r#1 : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// Centered RMSprop with momentum: three states (square_avg, grad_avg,
+// momentum buffer), all outs of one generic with the parameter.
+// CHECK-LABEL: func @rmsprop
+// CHECK-SAME: (%{{[^:]*}}: tensor<f32>, %{{[^:]*}}: tensor<i64>, %[[P:[^:]*]]: tensor<8xf32>, %[[G:[^:]*]]: tensor<8xf32>, %[[SQ:[^:]*]]: tensor<8xf32>, %[[AVG:[^:]*]]: tensor<8xf32>, %[[BUF:[^:]*]]: tensor<8xf32>)
+// CHECK-NOT: tensor.empty
+// CHECK: %[[R:.*]]:4 = linalg.generic
+// CHECK-SAME: ins(%[[G]] : tensor<8xf32>) outs(%[[P]], %[[SQ]], %[[AVG]], %[[BUF]] : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>)
+// CHECK: math.sqrt
+// CHECK: linalg.yield
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[R]]#0, %[[R]]#1, %[[R]]#2, %[[R]]#3
+func.func @rmsprop(%lr: tensor<f32>, %step: tensor<i64>, %p: tensor<8xf32>, %g: tensor<8xf32>, %sq: tensor<8xf32>, %avg: tensor<8xf32>, %buf: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
+  %r:4 = fuse.rmsprop %lr, %step params(%p : tensor<8xf32>) grads(%g : tensor<8xf32>) states(%sq, %avg, %buf : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {centered, momentum = 0.5 : f64} -> tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+  return %r#0, %r#1, %r#2, %r#3 : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// SGD with Nesterov momentum and weight decay on a 2-d parameter: one
+// generic, the first-step test (step == 0) computed once outside it.
+// CHECK-LABEL: func @sgd_nesterov
+// CHECK-SAME: (%{{[^:]*}}: tensor<f32>, %{{[^:]*}}: tensor<i64>, %[[P:[^:]*]]: tensor<2x4xf32>, %[[G:[^:]*]]: tensor<2x4xf32>, %[[BUF:[^:]*]]: tensor<2x4xf32>)
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq
+// CHECK: %[[R:.*]]:2 = linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]}
+// CHECK-SAME: ins(%[[G]] : tensor<2x4xf32>) outs(%[[P]], %[[BUF]] : tensor<2x4xf32>, tensor<2x4xf32>)
+// CHECK: arith.select %[[FIRST]]
+// CHECK: linalg.yield
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[R]]#0, %[[R]]#1
+func.func @sgd_nesterov(%lr: tensor<f32>, %step: tensor<i64>, %p: tensor<2x4xf32>, %g: tensor<2x4xf32>, %b: tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>) {
+  %r:2 = fuse.sgd %lr, %step params(%p : tensor<2x4xf32>) grads(%g : tensor<2x4xf32>) states(%b : tensor<2x4xf32>) {momentum = 0.9 : f64, nesterov, weight_decay = 1.0e-4 : f64} -> tensor<2x4xf32>, tensor<2x4xf32>
+  return %r#0, %r#1 : tensor<2x4xf32>, tensor<2x4xf32>
+}
+
+// -----
+
+// LAMB on two parameters of the same type: one generic for the moments of
+// both (outs: each m and v), then per parameter one full reduction giving
+// both squared norms as 0-d tensors (of the parameter and of its update
+// direction, recomputed from the new moments), the trust ratio in scalars,
+// and one generic updating both parameters in place. The update direction
+// is never stored: no tensor of the parameters' shape other than these
+// results.
+// CHECK-LABEL: func @lamb
+// CHECK-SAME: (%[[LR:[^:]*]]: tensor<f32>, %{{[^:]*}}: tensor<i64>, %[[P0:[^:]*]]: tensor<4x3xf32>, %[[P1:[^:]*]]: tensor<4x3xf32>, %[[G0:[^:]*]]: tensor<4x3xf32>, %[[G1:[^:]*]]: tensor<4x3xf32>, %[[M0:[^:]*]]: tensor<4x3xf32>, %[[M1:[^:]*]]: tensor<4x3xf32>, %[[V0:[^:]*]]: tensor<4x3xf32>, %[[V1:[^:]*]]: tensor<4x3xf32>)
+// CHECK-NOT: tensor.empty() : tensor<4x3xf32>
+// CHECK: %[[LRV:.*]] = tensor.extract %[[LR]][] : tensor<f32>
+// CHECK: %[[MOM:.*]]:4 = linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]}
+// CHECK-SAME: ins(%[[G0]], %[[G1]] : tensor<4x3xf32>, tensor<4x3xf32>) outs(%[[M0]], %[[V0]], %[[M1]], %[[V1]] :
+// CHECK-NOT: tensor.empty() : tensor<4x3xf32>
+// CHECK-NOT: -> tensor<4x3xf32>
+// CHECK: %[[ZERO0:.*]] = linalg.fill {{.*}} -> tensor<f32>
+// CHECK: %[[NORMS0:.*]]:2 = linalg.generic {{.*}} iterator_types = ["reduction", "reduction"]}
+// CHECK-SAME: ins(%[[P0]], %[[MOM]]#0, %[[MOM]]#1 : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>) outs(%[[ZERO0]], %[[ZERO0]] : tensor<f32>, tensor<f32>)
+// CHECK: math.sqrt
+// CHECK: } -> (tensor<f32>, tensor<f32>)
+// CHECK: %[[STEP0:.*]] = arith.mulf %[[LRV]], %{{.*}} : f32
+// CHECK-NOT: tensor.empty() : tensor<4x3xf32>
+// CHECK-NOT: -> tensor<4x3xf32>
+// CHECK: %[[ZERO1:.*]] = linalg.fill {{.*}} -> tensor<f32>
+// CHECK: %[[NORMS1:.*]]:2 = linalg.generic {{.*}} iterator_types = ["reduction", "reduction"]}
+// CHECK-SAME: ins(%[[P1]], %[[MOM]]#2, %[[MOM]]#3 : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>) outs(%[[ZERO1]], %[[ZERO1]] : tensor<f32>, tensor<f32>)
+// CHECK: } -> (tensor<f32>, tensor<f32>)
+// CHECK: %[[STEP1:.*]] = arith.mulf %[[LRV]], %{{.*}} : f32
+// CHECK-NOT: tensor.empty() : tensor<4x3xf32>
+// CHECK-NOT: -> tensor<4x3xf32>
+// CHECK: %[[NEW:.*]]:2 = linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]}
+// CHECK-SAME: ins(%[[MOM]]#0, %[[MOM]]#1, %[[MOM]]#2, %[[MOM]]#3 : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>) outs(%[[P0]], %[[P1]] : tensor<4x3xf32>, tensor<4x3xf32>)
+// CHECK-DAG: arith.mulf %[[STEP0]],
+// CHECK-DAG: arith.mulf %[[STEP1]],
+// CHECK: linalg.yield
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[NEW]]#0, %[[NEW]]#1, %[[MOM]]#0, %[[MOM]]#2, %[[MOM]]#1, %[[MOM]]#3 :
+func.func @lamb(%lr: tensor<f32>, %step: tensor<i64>, %p0: tensor<4x3xf32>, %p1: tensor<4x3xf32>, %g0: tensor<4x3xf32>, %g1: tensor<4x3xf32>, %m0: tensor<4x3xf32>, %m1: tensor<4x3xf32>, %v0: tensor<4x3xf32>, %v1: tensor<4x3xf32>) -> (tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>) {
+  %r:6 = fuse.lamb %lr, %step params(%p0, %p1 : tensor<4x3xf32>, tensor<4x3xf32>) grads(%g0, %g1 : tensor<4x3xf32>, tensor<4x3xf32>) states(%m0, %m1, %v0, %v1 : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>) {weight_decay = 0.01 : f64} -> tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>
+  return %r#0, %r#1, %r#2, %r#3, %r#4, %r#5 : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>
+}
