@@ -339,3 +339,80 @@ TEST(Engine, LoadErrors) {
 }
 
 } // namespace
+
+namespace {
+
+constexpr const char *kInPlaceSgd = R"mlir(
+func.func @sgd(%lr: tensor<f32>, %step: tensor<i64>, %p: tensor<5xf32>,
+               %g: tensor<5xf32>) -> (tensor<5xf32> {fuse.in_place = 2}) {
+  %q = fuse.sgd %lr, %step params(%p : tensor<5xf32>)
+      grads(%g : tensor<5xf32>) states() -> tensor<5xf32>
+  return %q : tensor<5xf32>
+}
+// The old value of %p is returned too: the update cannot overwrite it.
+func.func @keeps_old(%lr: tensor<f32>, %step: tensor<i64>, %p: tensor<5xf32>,
+                     %g: tensor<5xf32>)
+    -> (tensor<5xf32> {fuse.in_place = 2}, tensor<5xf32>) {
+  %q = fuse.sgd %lr, %step params(%p : tensor<5xf32>)
+      grads(%g : tensor<5xf32>) states() -> tensor<5xf32>
+  return %q, %p : tensor<5xf32>, tensor<5xf32>
+}
+)mlir";
+
+std::vector<Tensor> sgdArgs() {
+  return {Tensor::fromValues<float>({}, {0.5f}),
+          Tensor::fromValues<int64_t>({}, {0}),
+          Tensor::fromValues<float>({5}, {1, 2, 3, 4, 5}),
+          Tensor::fromValues<float>({5}, {2, 2, 2, 2, 2})};
+}
+
+} // namespace
+
+TEST(Engine, InPlaceResultsAreTheirArguments) {
+  auto engine = makeEngine(kInPlaceSgd);
+  Function &f = unwrap(engine->lookup("sgd"));
+  std::vector<Tensor> args = sgdArgs();
+  std::vector<Tensor> out = unwrap(f.call(args));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].data(), args[2].data()); // a view of the parameter
+  EXPECT_FALSE(out[0].isOwning());
+  EXPECT_EQ(args[2].data<float>()[0], 0.0f);
+  EXPECT_EQ(args[2].data<float>()[4], 4.0f);
+  // callInto with another buffer receives a copy.
+  Tensor copy = Tensor::zeros(DType::F32, {5});
+  EXPECT_FALSE(f.callInto(args, {copy}));
+  EXPECT_EQ(args[2].data<float>()[0], -1.0f);
+  EXPECT_EQ(copy.data<float>()[0], -1.0f);
+  EXPECT_EQ(copy.data<float>()[4], 3.0f);
+}
+
+TEST(Engine, InPlaceArgumentMustBeContiguous) {
+  auto engine = makeEngine(kInPlaceSgd);
+  Function &f = unwrap(engine->lookup("sgd"));
+  std::vector<Tensor> args = sgdArgs();
+  float strided[10] = {};
+  args[2] = Tensor::view(strided, DType::F32, {5}, {2});
+  std::string error = errorOf(f.call(args).takeError());
+  EXPECT_NE(error.find("argument 'p' (#2) of 'sgd' is updated in place and "
+                       "must be contiguous"),
+            std::string::npos)
+      << error;
+}
+
+TEST(Engine, NotInPlaceIsAWarningNamingTheArgument) {
+  std::string warnings;
+  llvm::raw_string_ostream os(warnings);
+  EngineOptions options;
+  options.warnings = &os;
+  auto engine = makeEngine(kInPlaceSgd, options);
+  Function &f = unwrap(engine->lookup("keeps_old"));
+  std::vector<Tensor> args = sgdArgs();
+  std::vector<Tensor> out = unwrap(f.call(args));
+  EXPECT_NE(warnings.find("warning: argument 'p' (#2) of"), std::string::npos)
+      << warnings;
+  EXPECT_NE(warnings.find("cannot be updated in place"), std::string::npos)
+      << warnings;
+  // Still correct: the new value in the argument, the old one returned.
+  EXPECT_EQ(args[2].data<float>()[0], 0.0f);
+  EXPECT_EQ(out[1].data<float>()[0], 1.0f);
+}
