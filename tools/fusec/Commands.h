@@ -7,6 +7,11 @@
 
 namespace fusec {
 
+/// `--fusion` (every command): fuse element-wise work and optimizer updates;
+/// `--fusion=false` compiles op by op, the baseline fusion is measured
+/// against.
+extern llvm::cl::opt<bool> fusion;
+
 /// `fusec FILE.mlir --emit=...`: compile to a chosen level.
 int compileMain();
 

@@ -185,7 +185,9 @@ int fusec::runMain() {
                  << "\n";
     return 1;
   };
-  llvm::Expected<std::unique_ptr<Engine>> engine = Engine::create();
+  EngineOptions options;
+  options.fusion = fusec::fusion;
+  llvm::Expected<std::unique_ptr<Engine>> engine = Engine::create(options);
   if (!engine)
     return fail(engine.takeError());
   if (llvm::Error e = (*engine)->loadFile(input))

@@ -65,6 +65,12 @@ cl::list<std::string>
            cl::sub(cl::SubCommand::getTopLevel()));
 } // namespace
 
+cl::opt<bool> fusec::fusion(
+    "fusion",
+    cl::desc("Fuse element-wise work and optimizer updates (--fusion=false: "
+             "op by op, one pass over memory per operation)"),
+    cl::init(true), cl::sub(cl::SubCommand::getAll()));
+
 static void printVersion(llvm::raw_ostream &os) {
   os << "fusec (Fuse) " << FUSE_VERSION << "\n  built with LLVM/MLIR "
      << LLVM_VERSION_STRING << "\n";
@@ -193,8 +199,10 @@ static LogicalResult compile(MLIRContext &context, llvm::SourceMgr &sourceMgr,
   if (timing->isEnabled())
     pm.enableTiming(std::move(timing));
   fuse::buildSimplifyPipeline(pm);
+  fuse::PipelineOptions options;
+  options.fusion = fusec::fusion;
   if (emit != Emit::Fuse)
-    fuse::buildLowerToLinalgPipeline(pm);
+    fuse::buildLowerToLinalgPipeline(pm, options);
   if (emit != Emit::Fuse && emit != Emit::Linalg)
     fuse::buildLowerToLLVMPipeline(pm);
   if (failed(pm.run(*module)))
