@@ -24,8 +24,8 @@ using namespace fuse;
 
 namespace {
 
-std::unique_ptr<Engine> makeEngine(const char *source) {
-  EngineOptions options;
+std::unique_ptr<Engine> makeEngine(const char *source,
+                                   EngineOptions options = {}) {
   options.diskCache = false;
   auto engine = llvm::cantFail(Engine::create(options));
   llvm::cantFail(engine->loadString(source));
@@ -260,10 +260,13 @@ const MatmulShape kMatmulShapes[] = {
 // Optimizer step: effective GB/s (bytes that must move / time) vs triad
 //===----------------------------------------------------------------------===//
 
-/// `fuse.<op>` over `tensors` parameters totalling `total` f32 elements.
+/// `fuse.<op>` over `tensors` parameters totalling `total` f32 elements,
+/// parameters and states updated in place, fused or (`fusion` false) op by
+/// op. The unfused run records its rate; the fused run reports its ratio to
+/// triad and its speed-up over the unfused run of the same configuration.
 void BM_FuseOptimizer(benchmark::State &state, std::string op,
                       std::string attrs, unsigned statesPerParam, int64_t total,
-                      int64_t tensors) {
+                      int64_t tensors, bool fusion) {
   int64_t each = total / tensors;
   std::string t = "tensor<" + std::to_string(each) + "xf32>";
   std::string args, params, grads, states, types, stateTypes, results;
@@ -281,31 +284,47 @@ void BM_FuseOptimizer(benchmark::State &state, std::string op,
     types += (i ? ", " : "") + t;
   for (int64_t i = 0; i < tensors * statesPerParam; ++i)
     stateTypes += (i ? ", " : "") + t;
-  results = types + (stateTypes.empty() ? "" : ", " + stateTypes);
   int64_t numResults = tensors * (1 + statesPerParam);
+  // Parameter i is argument 2 + i, state k argument 2 + 2 * tensors + k.
+  for (int64_t j = 0; j < numResults; ++j)
+    results += (j ? ", " : "") + t + " {fuse.in_place = " +
+               std::to_string(j < tensors ? 2 + j : 2 + tensors + j) + "}";
+  std::string resultTypes = types + (stateTypes.empty() ? "" : ", " + stateTypes);
   std::string source = "func.func @step(%lr: tensor<f32>, %step: tensor<i64>" +
                        args + ") -> (" + results +
                        ") {\n  %r:" + std::to_string(numResults) + " = fuse." +
                        op + " %lr, %step params(" + params + " : " + types +
                        ") grads(" + grads + " : " + types + ") states(" +
                        (states.empty() ? "" : states + " : " + stateTypes) +
-                       ") " + attrs + " -> " + results + "\n  return ";
+                       ") " + attrs + " -> " + resultTypes + "\n  return ";
   for (int64_t i = 0; i < numResults; ++i)
     source += (i ? ", %r#" : "%r#") + std::to_string(i);
-  source += " : " + results + "\n}\n";
-  auto engine = makeEngine(source.c_str());
+  source += " : " + resultTypes + "\n}\n";
+  EngineOptions options;
+  options.fusion = fusion;
+  auto engine = makeEngine(source.c_str(), options);
   Function &f = llvm::cantFail(engine->lookup("step"));
   std::vector<Tensor> in = {Tensor::fromValues<float>({}, {1e-3f}),
                             Tensor::fromValues<int64_t>({}, {3})};
   for (int64_t i = 0; i < tensors * (2 + statesPerParam); ++i)
     in.push_back(filled({each}, i));
-  std::vector<Tensor> out = llvm::cantFail(f.allocateResults(in));
-  llvm::cantFail(f.callInto(in, out)); // compile, fault pages in
+  // Every result is computed in its argument: no result tensors.
+  std::vector<Tensor> none(numResults);
+  llvm::cantFail(f.callInto(in, none)); // compile, fault pages in
   // Read p, g and the states; write p and the states.
   double bytes = double(total) * 4 * (2 + 2 * statesPerParam + 1);
   double rate =
-      timedRate(state, bytes, [&] { llvm::cantFail(f.callInto(in, out)); });
+      timedRate(state, bytes, [&] { llvm::cantFail(f.callInto(in, none)); });
+  std::string config = op + attrs + "/" + std::to_string(total) + "/" +
+                       std::to_string(tensors);
+  if (!fusion) {
+    report(state, "GB/s", rate, "unfused/" + config, true);
+    return;
+  }
   report(state, "GB/s", rate, "triad/10000000", false);
+  auto unfused = references().find("unfused/" + config);
+  if (unfused != references().end() && unfused->second > 0)
+    state.counters["vs_unfused"] = rate / unfused->second;
 }
 
 int registerAll() {
@@ -327,11 +346,20 @@ int registerAll() {
         Optimizer{"Lamb", "lamb", "", 2}})
     for (int64_t total : {1000000, 10000000})
       for (int64_t tensors : {1, 100})
-        benchmark::RegisterBenchmark(
-            (std::string("BM_FuseOptimizer/") + o.name + "/" +
-             std::to_string(total) + "/" + std::to_string(tensors))
-                .c_str(),
-            BM_FuseOptimizer, o.op, o.attrs, o.states, total, tensors);
+        for (bool fusion : {false, true}) {
+          // Unfused, 100 parameters make thousands of ops, and one-shot
+          // bufferization takes minutes on them: the baseline is measured
+          // on one tensor.
+          if (!fusion && tensors != 1)
+            continue;
+          benchmark::RegisterBenchmark(
+              (std::string(fusion ? "BM_FuseOptimizer/" : "BM_Unfused/") +
+               o.name + "/" + std::to_string(total) + "/" +
+               std::to_string(tensors))
+                  .c_str(),
+              BM_FuseOptimizer, o.op, o.attrs, o.states, total, tensors,
+              fusion);
+        }
   for (const MatmulShape &s : kMatmulShapes) {
     benchmark::RegisterBenchmark(("BM_OpenBLASSgemm/" + shapeName(s)).c_str(),
                                  BM_OpenBLASSgemm, s);

@@ -180,6 +180,7 @@ def FuseInPlaceResults : Pass<"fuse-in-place-results", "::mlir::ModuleOp"> {
     the argument is still read after its update), it is copied into the
     argument and a warning names the argument.
   }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
 def FuseWorkspace : Pass<"fuse-workspace", "::mlir::func::FuncOp"> {

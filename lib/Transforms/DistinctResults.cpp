@@ -46,20 +46,23 @@ struct FuseDistinctResultsPass
         auto type = dyn_cast<RankedTensorType>(value.getType());
         if (!type)
           continue;
-        // A tied result is computed in its argument's buffer where
-        // bufferization can (fuse-in-place-results checks).
-        if (tiedArg[operand.getOperandNumber()]) {
-          seen.insert(value);
-          continue;
-        }
         // Arguments, constants and views have no buffer of their own.
         Operation *def = value.getDefiningOp();
         bool borrowed =
             !def || isa<arith::ConstantOp, tensor::CollapseShapeOp,
                         tensor::ExpandShapeOp, tensor::CastOp,
                         tensor::ExtractSliceOp, tensor::ReshapeOp>(def);
-        if (seen.insert(value).second && !borrowed)
+        // A tied result is computed in its argument's buffer where
+        // bufferization can (fuse-in-place-results checks), unless it is
+        // that argument unchanged. Another argument (say, two parameters
+        // swapped) is copied first, so the copies into the arguments that
+        // follow never read an argument already overwritten.
+        if (Value arg = tiedArg[operand.getOperandNumber()]) {
+          if (value == arg || (seen.insert(value).second && !borrowed))
+            continue;
+        } else if (seen.insert(value).second && !borrowed) {
           continue;
+        }
         Value init = tensor::EmptyOp::create(b, ret.getLoc(), type.getShape(),
                                              type.getElementType());
         operand.set(bufferization::MaterializeInDestinationOp::create(

@@ -67,9 +67,11 @@ struct FuseWorkspacePass : fuse::impl::FuseWorkspaceBase<FuseWorkspacePass> {
         }
       if (!dealloc)
         return;
-      int64_t bits =
-          type.getNumElements() * type.getElementType().getIntOrFloatBitWidth();
-      buffers.push_back({alloc, dealloc, alignTo((bits + 7) / 8),
+      // Elements are stored in whole bytes (an i1 takes one).
+      int64_t elementBytes =
+          (type.getElementType().getIntOrFloatBitWidth() + 7) / 8;
+      buffers.push_back({alloc, dealloc,
+                         alignTo(type.getNumElements() * elementBytes),
                          order[alloc], order[dealloc]});
     });
     if (buffers.empty())

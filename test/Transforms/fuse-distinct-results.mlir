@@ -121,3 +121,18 @@ func.func @in_place(%p: tensor<4xf32>, %g: tensor<4xf32>) -> (tensor<4xf32> {fus
   } -> tensor<4xf32>
   return %0, %0 : tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// Two parameters swapped, each in place of the other: both values are
+// copied to fresh tensors first, so writing one argument never clobbers the
+// value the other needs. A result that is its own argument needs nothing.
+// CHECK-LABEL: func @swapped
+// CHECK-SAME: (%[[A:[^:]*]]: tensor<4xf32> {bufferization.writable = true}, %[[B:[^:]*]]: tensor<4xf32> {bufferization.writable = true}, %[[C:[^:]*]]: tensor<4xf32> {bufferization.writable = true})
+// CHECK: %[[COPY_B:.*]] = bufferization.materialize_in_destination %[[B]] in
+// CHECK: %[[COPY_A:.*]] = bufferization.materialize_in_destination %[[A]] in
+// CHECK-NOT: materialize_in_destination
+// CHECK: return %[[COPY_B]], %[[COPY_A]], %[[C]]
+func.func @swapped(%a: tensor<4xf32>, %b: tensor<4xf32>, %c: tensor<4xf32>) -> (tensor<4xf32> {fuse.in_place = 0 : i64}, tensor<4xf32> {fuse.in_place = 1 : i64}, tensor<4xf32> {fuse.in_place = 2 : i64}) {
+  return %b, %a, %c : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
