@@ -128,9 +128,11 @@ def FuseFuseOptimizer
     read once and written once, in place once bufferized, and no
     intermediate tensor exists. Learning-rate and step-dependent scalars
     (bias corrections) are computed once per call, outside the loops. LAMB
-    takes one pass for the moments, one reduction per parameter for the
-    norms of the parameter and of its update direction (recomputed, never
-    stored), and one pass for the update.
+    takes two passes: one reduction per parameter reads p, g and the
+    moments and sums the squares of p and of its update direction (new
+    moments and direction stay in registers; nothing is written), then one
+    update per group recomputes them and writes p and the moments. The
+    direction is never stored and no norm spans several parameters.
 
     With `fuse=false` the rule is expanded into one fuse op per arithmetic
     operation instead, as an eager framework runs it: the unfused baseline.

@@ -430,69 +430,49 @@ Value toF32(OpBuilder &b, Location loc, Value x) {
   return arith::TruncFOp::create(b, loc, b.getF32Type(), x);
 }
 
-/// Fused LAMB: per group one pass for the moments; per parameter one
-/// reduction for both squared norms (recomputing the direction from the new
-/// moments, never storing it); per group one pass for the update.
+/// Fused LAMB in two passes over memory. The norm pass reads p, g, m and v
+/// and computes the new moments and the update direction in registers, to
+/// sum the squares of p and of the direction (one reduction per parameter);
+/// it writes nothing. The update pass (per group) recomputes the same
+/// moments and direction, bitwise, and writes p, m and v in place.
 SmallVector<Value> emitFusedLamb(OpBuilder &b, Location loc,
                                  const Operands &ops, const LambRule &rule,
                                  CallScalars &s, unsigned maxGroupSize) {
   size_t n = ops.params.size();
-  SmallVector<SmallVector<Value>> perParam(n);
-  auto groups = groupByType(ops.params, maxGroupSize);
-  for (const SmallVector<size_t> &group : groups) {
-    SmallVector<Value> inits;
-    SmallVector<Value> grads;
-    for (size_t i : group) {
-      grads.push_back(ops.grads[i]);
-      llvm::append_range(inits, ops.statesOf(i));
-    }
-    auto type = cast<RankedTensorType>(ops.params[group[0]].getType());
-    SmallVector<Value> moments = buildElementwise(
-        b, loc, type, grads, inits,
-        [&](OpBuilder &nb, Location nl, ValueRange args) {
-          ScalarArith a(nb, nl, type.getElementType());
-          SmallVector<Value> yields;
-          for (size_t j = 0; j < group.size(); ++j) {
-            ValueRange own = args.drop_front(group.size() + 2 * j);
-            llvm::append_range(yields,
-                               rule.moments(a, args[j], own[0], own[1]));
-          }
-          return yields;
-        });
-    for (auto [j, i] : llvm::enumerate(group))
-      perParam[i] = {ops.params[i], moments[2 * j], moments[2 * j + 1]};
-  }
-
-  // Both squared norms in one reduction over each parameter.
   SmallVector<Value> steps(n);
   for (size_t i = 0; i < n; ++i) {
     auto type = cast<RankedTensorType>(ops.params[i].getType());
     Type element = type.getElementType();
     unsigned rank = type.getRank();
     auto scalarType = RankedTensorType::get({}, element);
-    Value zero = linalg::FillOp::create(
-                     b, loc,
-                     ValueRange{arith::ConstantOp::create(
-                         b, loc, b.getFloatAttr(element, 0.0))},
-                     ValueRange{tensor::EmptyOp::create(b, loc, scalarType,
-                                                        ValueRange{})})
-                     .getResult(0);
+    auto zero = [&] {
+      return linalg::FillOp::create(
+                 b, loc,
+                 ValueRange{arith::ConstantOp::create(
+                     b, loc, b.getFloatAttr(element, 0.0))},
+                 ValueRange{tensor::EmptyOp::create(b, loc, scalarType,
+                                                    ValueRange{})})
+          .getResult(0);
+    };
+    SmallVector<Value> states = ops.statesOf(i);
     AffineMap all = b.getMultiDimIdentityMap(rank);
     AffineMap none = AffineMap::get(rank, 0, b.getContext());
     auto reduction = linalg::GenericOp::create(
         b, loc, TypeRange{scalarType, scalarType},
-        ValueRange{perParam[i][0], perParam[i][1], perParam[i][2]},
-        ValueRange{zero, zero},
-        SmallVector<AffineMap>{all, all, all, none, none},
+        ValueRange{ops.params[i], ops.grads[i], states[0], states[1]},
+        ValueRange{zero(), zero()},
+        SmallVector<AffineMap>{all, all, all, all, none, none},
         SmallVector<utils::IteratorType>(rank,
                                          utils::IteratorType::reduction),
         [&](OpBuilder &nb, Location nl, ValueRange args) {
           ScalarArith a(nb, nl, element);
-          Value u = rule.direction(a, args[0], args[1], args[2]);
+          SmallVector<Value> moments =
+              rule.moments(a, args[1], args[2], args[3]);
+          Value u = rule.direction(a, args[0], moments[0], moments[1]);
           linalg::YieldOp::create(
               nb, nl,
-              ValueRange{a.add(args[3], a.mul(args[0], args[0])),
-                         a.add(args[4], a.mul(u, u))});
+              ValueRange{a.add(args[4], a.mul(args[0], args[0])),
+                         a.add(args[5], a.mul(u, u))});
         });
     auto extract = [&](Value t) {
       return toF32(b, loc, tensor::ExtractOp::create(b, loc, t, ValueRange{}));
@@ -501,12 +481,14 @@ SmallVector<Value> emitFusedLamb(OpBuilder &b, Location loc,
                            extract(reduction.getResult(1)));
   }
 
-  for (const SmallVector<size_t> &group : groups) {
+  SmallVector<SmallVector<Value>> perParam(n);
+  for (const SmallVector<size_t> &group :
+       groupByType(ops.params, maxGroupSize)) {
     SmallVector<Value> inputs, inits;
     for (size_t i : group) {
-      inputs.push_back(perParam[i][1]);
-      inputs.push_back(perParam[i][2]);
+      inputs.push_back(ops.grads[i]);
       inits.push_back(ops.params[i]);
+      llvm::append_range(inits, ops.statesOf(i));
     }
     auto type = cast<RankedTensorType>(ops.params[group[0]].getType());
     SmallVector<Value> updated = buildElementwise(
@@ -515,14 +497,17 @@ SmallVector<Value> emitFusedLamb(OpBuilder &b, Location loc,
           ScalarArith a(nb, nl, type.getElementType());
           SmallVector<Value> yields;
           for (auto [j, i] : llvm::enumerate(group)) {
-            Value p = args[2 * group.size() + j];
-            Value u = rule.direction(a, p, args[2 * j], args[2 * j + 1]);
-            yields.push_back(a.sub(p, a.mul(a.scalar(steps[i]), u)));
+            ValueRange own = args.drop_front(group.size() + 3 * j);
+            SmallVector<Value> moments =
+                rule.moments(a, args[j], own[1], own[2]);
+            Value u = rule.direction(a, own[0], moments[0], moments[1]);
+            yields.push_back(a.sub(own[0], a.mul(a.scalar(steps[i]), u)));
+            llvm::append_range(yields, moments);
           }
           return yields;
         });
     for (auto [j, i] : llvm::enumerate(group))
-      perParam[i][0] = updated[j];
+      perParam[i] = llvm::to_vector(ArrayRef(updated).slice(3 * j, 3));
   }
   return regroup(perParam, 2);
 }

@@ -145,43 +145,37 @@ func.func @sgd_nesterov(%lr: tensor<f32>, %step: tensor<i64>, %p: tensor<2x4xf32
 
 // -----
 
-// LAMB on two parameters of the same type: one generic for the moments of
-// both (outs: each m and v), then per parameter one full reduction giving
-// both squared norms as 0-d tensors (of the parameter and of its update
-// direction, recomputed from the new moments), the trust ratio in scalars,
-// and one generic updating both parameters in place. The update direction
-// is never stored: no tensor of the parameters' shape other than these
-// results.
+// LAMB on two parameters of the same type, in two passes over memory. Per
+// parameter, one full reduction reads p, g, m and v and gives both squared
+// norms (of the parameter and of its update direction, whose new moments
+// stay in registers) as 0-d tensors, then the trust ratio in scalars; then
+// one generic recomputes the moments and direction and updates both
+// parameters and their moments in place. The direction is never stored: no
+// tensor of the parameters' shape other than the update's results.
 // CHECK-LABEL: func @lamb
 // CHECK-SAME: (%[[LR:[^:]*]]: tensor<f32>, %{{[^:]*}}: tensor<i64>, %[[P0:[^:]*]]: tensor<4x3xf32>, %[[P1:[^:]*]]: tensor<4x3xf32>, %[[G0:[^:]*]]: tensor<4x3xf32>, %[[G1:[^:]*]]: tensor<4x3xf32>, %[[M0:[^:]*]]: tensor<4x3xf32>, %[[M1:[^:]*]]: tensor<4x3xf32>, %[[V0:[^:]*]]: tensor<4x3xf32>, %[[V1:[^:]*]]: tensor<4x3xf32>)
 // CHECK-NOT: tensor.empty() : tensor<4x3xf32>
 // CHECK: %[[LRV:.*]] = tensor.extract %[[LR]][] : tensor<f32>
-// CHECK: %[[MOM:.*]]:4 = linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]}
-// CHECK-SAME: ins(%[[G0]], %[[G1]] : tensor<4x3xf32>, tensor<4x3xf32>) outs(%[[M0]], %[[V0]], %[[M1]], %[[V1]] :
-// CHECK-NOT: tensor.empty() : tensor<4x3xf32>
 // CHECK-NOT: -> tensor<4x3xf32>
-// CHECK: %[[ZERO0:.*]] = linalg.fill {{.*}} -> tensor<f32>
 // CHECK: %[[NORMS0:.*]]:2 = linalg.generic {{.*}} iterator_types = ["reduction", "reduction"]}
-// CHECK-SAME: ins(%[[P0]], %[[MOM]]#0, %[[MOM]]#1 : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>) outs(%[[ZERO0]], %[[ZERO0]] : tensor<f32>, tensor<f32>)
+// CHECK-SAME: ins(%[[P0]], %[[G0]], %[[M0]], %[[V0]] : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>) outs(%{{.*}}, %{{.*}} : tensor<f32>, tensor<f32>)
 // CHECK: math.sqrt
 // CHECK: } -> (tensor<f32>, tensor<f32>)
 // CHECK: %[[STEP0:.*]] = arith.mulf %[[LRV]], %{{.*}} : f32
 // CHECK-NOT: tensor.empty() : tensor<4x3xf32>
 // CHECK-NOT: -> tensor<4x3xf32>
-// CHECK: %[[ZERO1:.*]] = linalg.fill {{.*}} -> tensor<f32>
 // CHECK: %[[NORMS1:.*]]:2 = linalg.generic {{.*}} iterator_types = ["reduction", "reduction"]}
-// CHECK-SAME: ins(%[[P1]], %[[MOM]]#2, %[[MOM]]#3 : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>) outs(%[[ZERO1]], %[[ZERO1]] : tensor<f32>, tensor<f32>)
+// CHECK-SAME: ins(%[[P1]], %[[G1]], %[[M1]], %[[V1]] : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>) outs(%{{.*}}, %{{.*}} : tensor<f32>, tensor<f32>)
 // CHECK: } -> (tensor<f32>, tensor<f32>)
 // CHECK: %[[STEP1:.*]] = arith.mulf %[[LRV]], %{{.*}} : f32
 // CHECK-NOT: tensor.empty() : tensor<4x3xf32>
-// CHECK-NOT: -> tensor<4x3xf32>
-// CHECK: %[[NEW:.*]]:2 = linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]}
-// CHECK-SAME: ins(%[[MOM]]#0, %[[MOM]]#1, %[[MOM]]#2, %[[MOM]]#3 : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>) outs(%[[P0]], %[[P1]] : tensor<4x3xf32>, tensor<4x3xf32>)
+// CHECK: %[[NEW:.*]]:6 = linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]}
+// CHECK-SAME: ins(%[[G0]], %[[G1]] : tensor<4x3xf32>, tensor<4x3xf32>) outs(%[[P0]], %[[M0]], %[[V0]], %[[P1]], %[[M1]], %[[V1]] :
 // CHECK-DAG: arith.mulf %[[STEP0]],
 // CHECK-DAG: arith.mulf %[[STEP1]],
 // CHECK: linalg.yield
 // CHECK-NOT: linalg.generic
-// CHECK: return %[[NEW]]#0, %[[NEW]]#1, %[[MOM]]#0, %[[MOM]]#2, %[[MOM]]#1, %[[MOM]]#3 :
+// CHECK: return %[[NEW]]#0, %[[NEW]]#3, %[[NEW]]#1, %[[NEW]]#4, %[[NEW]]#2, %[[NEW]]#5 :
 func.func @lamb(%lr: tensor<f32>, %step: tensor<i64>, %p0: tensor<4x3xf32>, %p1: tensor<4x3xf32>, %g0: tensor<4x3xf32>, %g1: tensor<4x3xf32>, %m0: tensor<4x3xf32>, %m1: tensor<4x3xf32>, %v0: tensor<4x3xf32>, %v1: tensor<4x3xf32>) -> (tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>) {
   %r:6 = fuse.lamb %lr, %step params(%p0, %p1 : tensor<4x3xf32>, tensor<4x3xf32>) grads(%g0, %g1 : tensor<4x3xf32>, tensor<4x3xf32>) states(%m0, %m1, %v0, %v1 : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>) {weight_decay = 0.01 : f64} -> tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>
   return %r#0, %r#1, %r#2, %r#3, %r#4, %r#5 : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>
