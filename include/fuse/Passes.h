@@ -17,9 +17,10 @@ namespace fuse {
 #define GEN_PASS_DECL
 #include "fuse/Passes.h.inc"
 
-/// Set by `fuse-workspace` on a function that takes a workspace: the bytes
-/// of its last argument, which the caller provides (64-byte aligned).
-constexpr llvm::StringLiteral kWorkspaceBytesAttrName = "fuse.workspace_bytes";
+/// Set by `fuse-workspace` on a function whose last arguments are buffers
+/// for its intermediates: their sizes in bytes (multiples of 64), which the
+/// caller provides as disjoint, 64-byte aligned buffers.
+constexpr llvm::StringLiteral kWorkspaceAttrName = "fuse.workspace";
 
 /// Retypes `func`'s arguments to `argTypes` and propagates the shapes through
 /// its body (see the `fuse-specialize` pass). Emits a located error and fails

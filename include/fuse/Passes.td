@@ -186,19 +186,20 @@ def FuseInPlaceResults : Pass<"fuse-in-place-results", "::mlir::ModuleOp"> {
 }
 
 def FuseWorkspace : Pass<"fuse-workspace", "::mlir::func::FuncOp"> {
-  let summary = "Place intermediate buffers in one caller-provided workspace";
+  let summary = "Take intermediate buffers from the caller; mark pointers noalias";
   let description = [{
-    Runs after buffer deallocation. Every statically shaped `memref.alloc`
-    freed by a `memref.dealloc` in its own block becomes a `memref.view` at
-    a fixed offset of a new last argument, `memref<Nxi8>`; the deallocs go.
-    Buffers whose lifetimes do not overlap share bytes (first fit, largest
-    first, 64-byte aligned). The function gets `fuse.workspace_bytes = N`,
-    so a caller that keeps one workspace per compiled function calls it
-    without any heap allocation. Other allocations are left alone.
+    Runs after buffer deallocation and fixes the calling convention's last
+    part. Every statically shaped `memref.alloc` freed by a `memref.dealloc`
+    in its own block becomes a new trailing argument (the deallocs go), and
+    the function gets `fuse.workspace = array<i64: bytes...>`, the sizes of
+    those arguments rounded up to 64. A caller that keeps one workspace per
+    compiled function, carved into these disjoint buffers, calls it without
+    any heap allocation. Every memref argument is marked `llvm.noalias`:
+    the buffers a caller passes never overlap. (For that reason buffers do
+    not share bytes even when their lifetimes are disjoint.) Other
+    allocations are left alone.
   }];
-  let dependentDialects = [
-    "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect"
-  ];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
 def FuseFlattenEmptyArguments

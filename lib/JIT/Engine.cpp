@@ -257,9 +257,10 @@ Expected<CachedObject> Function::Impl::compile(llvm::ArrayRef<Tensor> args,
     engine->warnings() << diagnostics;
   if (auto compiled =
           clone->lookupSymbol<mlir::LLVM::LLVMFuncOp>(kFunctionSymbol))
-    if (auto bytes = compiled->getAttrOfType<mlir::IntegerAttr>(
-            kWorkspaceBytesAttrName))
-      entry.workspaceBytes = bytes.getInt();
+    if (auto sizes = compiled->getAttrOfType<mlir::DenseI64ArrayAttr>(
+            kWorkspaceAttrName))
+      for (int64_t size : sizes.asArrayRef())
+        entry.buffers.push_back(size);
 
   llvm::LLVMContext llvmContext;
   Expected<std::unique_ptr<llvm::Module>> llvmModule =
@@ -333,7 +334,9 @@ Function::Impl::build(llvm::ArrayRef<Tensor> args) {
   spec->signature = std::move(signature);
   spec->entry = address->toPtr<Specialization::Entry>();
   spec->results = std::move(entry->results);
-  spec->workspaceBytes = entry->workspaceBytes;
+  spec->buffers = std::move(entry->buffers);
+  for (uint64_t bytes : spec->buffers)
+    spec->workspaceBytes += bytes;
   compileMicros += std::chrono::duration_cast<std::chrono::microseconds>(
                        std::chrono::steady_clock::now() - start)
                        .count();
@@ -437,8 +440,11 @@ static Error invoke(const Function::Impl &fn, const Specialization &spec,
     return makeError("cannot allocate a workspace of " +
                      llvm::Twine(spec.workspaceBytes) + " bytes for '" +
                      fn.name + "'");
-  if (workspace)
-    pointers.push_back(workspace);
+  char *buffer = static_cast<char *>(workspace);
+  for (uint64_t bytes : spec.buffers) {
+    pointers.push_back(buffer);
+    buffer += bytes;
+  }
   spec.entry(pointers.data());
   spec.releaseWorkspace(workspace);
   for (auto [result, want] : llvm::zip(results, spec.results)) {

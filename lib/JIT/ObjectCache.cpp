@@ -19,7 +19,7 @@ using namespace fuse;
 using namespace llvm;
 
 namespace {
-constexpr char kMagic[8] = {'F', 'U', 'S', 'E', 'O', 'B', 'J', '2'};
+constexpr char kMagic[8] = {'F', 'U', 'S', 'E', 'O', 'B', 'J', '3'};
 
 template <typename T> void put(std::string &out, T value) {
   out.append(reinterpret_cast<const char *>(&value), sizeof(T));
@@ -96,8 +96,17 @@ std::optional<CachedObject> ObjectCache::load(StringRef keyText) const {
     }
     entry.results.push_back(std::move(spec));
   }
+  uint32_t numBuffers;
+  if (!get(data, at, numBuffers) || numBuffers > (1u << 20))
+    return std::nullopt;
+  for (uint32_t i = 0; i < numBuffers; ++i) {
+    uint64_t bytes;
+    if (!get(data, at, bytes))
+      return std::nullopt;
+    entry.buffers.push_back(bytes);
+  }
   uint64_t size, checksum;
-  if (!get(data, at, entry.workspaceBytes) || !get(data, at, size) || !get(data, at, checksum) ||
+  if (!get(data, at, size) || !get(data, at, checksum) ||
       size != data.size() - at)
     return std::nullopt;
   StringRef object = data.substr(at, size);
@@ -120,7 +129,9 @@ std::optional<std::string> ObjectCache::store(StringRef keyText,
     for (int64_t d : spec.shape)
       put(bytes, d);
   }
-  put(bytes, entry.workspaceBytes);
+  put(bytes, static_cast<uint32_t>(entry.buffers.size()));
+  for (uint64_t buffer : entry.buffers)
+    put(bytes, buffer);
   StringRef object = entry.object->getBuffer();
   put(bytes, static_cast<uint64_t>(object.size()));
   put(bytes, xxh3_64bits(arrayRefFromStringRef(object)));

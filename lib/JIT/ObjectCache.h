@@ -20,7 +20,7 @@ struct EngineOptions;
 struct CachedObject {
   std::unique_ptr<llvm::MemoryBuffer> object;
   std::vector<ResultSpec> results;
-  uint64_t workspaceBytes = 0;
+  std::vector<uint64_t> buffers; ///< intermediate buffer sizes
 };
 
 /// Objects on disk, one file per key, written atomically (temporary file,

@@ -143,9 +143,8 @@ void *Specialization::acquireWorkspace() const {
     return nullptr;
   if (void *spare = spareWorkspace_.exchange(nullptr, std::memory_order_acquire))
     return spare;
-  constexpr size_t kAlignment = 64;
-  return std::aligned_alloc(kAlignment, (workspaceBytes + kAlignment - 1) /
-                                            kAlignment * kAlignment);
+  // Buffer sizes are multiples of 64: every buffer starts 64-byte aligned.
+  return std::aligned_alloc(64, workspaceBytes);
 }
 
 void Specialization::releaseWorkspace(void *workspace) const {

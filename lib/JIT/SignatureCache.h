@@ -44,17 +44,21 @@ private:
 
 /// A function compiled for one signature: an entry taking the data
 /// pointers of the arguments, of the results not computed in place, and of
-/// the workspace (if it needs one), and the result types.
+/// its intermediate buffers (carved from one workspace), and the result
+/// types.
 struct Specialization {
   using Entry = void (*)(void **);
   Signature signature;
   Entry entry = nullptr;
   std::vector<ResultSpec> results;
+  /// The sizes of the intermediate buffers (multiples of 64 bytes).
+  std::vector<uint64_t> buffers;
   uint64_t workspaceBytes = 0;
 
-  /// A workspace to call with; give it back with releaseWorkspace. The one
-  /// kept between calls makes steady-state calls allocation-free; callers
-  /// running at the same time get their own.
+  /// A workspace to call with (holding every buffer, in order); give it
+  /// back with releaseWorkspace. The one kept between calls makes
+  /// steady-state calls allocation-free; callers running at the same time
+  /// get their own.
   void *acquireWorkspace() const;
   void releaseWorkspace(void *workspace) const;
   ~Specialization();

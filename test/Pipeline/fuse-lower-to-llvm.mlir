@@ -24,12 +24,13 @@
 // generation strategy (tiling, vectorization) will change. "Written to" is
 // checked as: the out-parameter is the destination of a store or memcpy, or
 // the base of an address computation. Intermediates live in a workspace, a
-// last pointer argument of `fuse.workspace_bytes` bytes (fuse-workspace):
-// the function allocates nothing.
+// trailing pointer argument each, sized by `fuse.workspace` (fuse-workspace),
+// which the engine carves from one workspace: the function allocates
+// nothing. Every pointer is noalias: the buffers never overlap.
 
 
 // CHECK-LABEL: llvm.func @dense
-// CHECK-SAME: (%[[X:[^:]*]]: !llvm.ptr, %[[W:[^:]*]]: !llvm.ptr, %[[B:[^:]*]]: !llvm.ptr, %[[OUT:[^:]*]]: !llvm.ptr, %[[WS:[^:]*]]: !llvm.ptr) attributes {fuse.workspace_bytes = 128 : i64} {
+// CHECK-SAME: (%[[X:[^:]*]]: !llvm.ptr {llvm.noalias}, %[[W:[^:]*]]: !llvm.ptr {llvm.noalias}, %[[B:[^:]*]]: !llvm.ptr {llvm.noalias}, %[[OUT:[^:]*]]: !llvm.ptr {llvm.noalias}, %[[WS:[^:]*]]: !llvm.ptr {llvm.noalias}) attributes {fuse.workspace = array<i64: 128>} {
 // CHECK-NOT: @malloc
 // CHECK: llvm.load %{{.*}} : !llvm.ptr -> {{.*}}f32
 // CHECK: {{(llvm.store [^,]+, |"llvm.intr.memcpy"\(|llvm.getelementptr [a-z|]* ?)}}%[[OUT]]{{[[, ]}}
@@ -47,7 +48,7 @@ func.func @dense(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>, %b: tensor<4xf32>) 
 // Two results, two out-parameters, in order; a 0-d result is stored through
 // its pointer directly.
 // CHECK-LABEL: llvm.func @two_results
-// CHECK-SAME: (%[[X:[^:]*]]: !llvm.ptr, %[[OUT0:[^:]*]]: !llvm.ptr, %[[OUT1:[^:]*]]: !llvm.ptr) {
+// CHECK-SAME: (%[[X:[^:]*]]: !llvm.ptr {llvm.noalias}, %[[OUT0:[^:]*]]: !llvm.ptr {llvm.noalias}, %[[OUT1:[^:]*]]: !llvm.ptr {llvm.noalias}) {
 // CHECK-DAG: {{(llvm.store [^,]+, |"llvm.intr.memcpy"\(|llvm.getelementptr [a-z|]* ?)}}%[[OUT0]]{{[[, ]}}
 // CHECK-DAG: llvm.store %{{.*}}, %[[OUT1]] {{.*}}: {{.*}}f32{{>?}}, !llvm.ptr
 // CHECK: llvm.return{{$}}
@@ -61,7 +62,7 @@ func.func @two_results(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<f32>) {
 
 // A 0-d i64 argument (the training step) is a pointer as well.
 // CHECK-LABEL: llvm.func @step_argument
-// CHECK-SAME: (%[[X:[^:]*]]: !llvm.ptr, %[[STEP:[^:]*]]: !llvm.ptr, %[[OUT:[^:]*]]: !llvm.ptr) {
+// CHECK-SAME: (%[[X:[^:]*]]: !llvm.ptr {llvm.noalias}, %[[STEP:[^:]*]]: !llvm.ptr {llvm.noalias}, %[[OUT:[^:]*]]: !llvm.ptr {llvm.noalias}) {
 // CHECK: llvm.load %[[STEP]] {{.*}}: !llvm.ptr -> {{.*}}i64
 // CHECK: llvm.return{{$}}
 func.func @step_argument(%x: tensor<4xf32>, %step: tensor<i64>) -> tensor<4xf32> {
@@ -74,7 +75,7 @@ func.func @step_argument(%x: tensor<4xf32>, %step: tensor<i64>) -> tensor<4xf32>
 // A constant result is a global copied into the out-parameter.
 // CHECK: llvm.mlir.global private constant @{{.*}}(dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]> : tensor<4xf32>)
 // CHECK-LABEL: llvm.func @constant_result
-// CHECK-SAME: (%[[OUT:[^:]*]]: !llvm.ptr) {
+// CHECK-SAME: (%[[OUT:[^:]*]]: !llvm.ptr {llvm.noalias}) {
 // CHECK: "llvm.intr.memcpy"(%[[OUT]], %{{.*}}, %{{.*}})
 // CHECK: llvm.return{{$}}
 func.func @constant_result() -> tensor<4xf32> {
@@ -86,7 +87,7 @@ func.func @constant_result() -> tensor<4xf32> {
 
 // Returning an argument copies it.
 // CHECK-LABEL: llvm.func @return_argument
-// CHECK-SAME: (%[[X:[^:]*]]: !llvm.ptr, %[[OUT:[^:]*]]: !llvm.ptr) {
+// CHECK-SAME: (%[[X:[^:]*]]: !llvm.ptr {llvm.noalias}, %[[OUT:[^:]*]]: !llvm.ptr {llvm.noalias}) {
 // CHECK: "llvm.intr.memcpy"(%[[OUT]], %[[X]], %{{.*}})
 // CHECK: llvm.return{{$}}
 func.func @return_argument(%x: tensor<4xf32>) -> tensor<4xf32> {
@@ -119,7 +120,7 @@ func.func @transcendental(%x: tensor<16xf32>) -> tensor<16xf32> {
 // subview, lowered to a call of MLIR's runtime function memrefCopy, which the
 // JIT defines (lib/JIT/Engine.cpp).
 // CHECK-LABEL: llvm.func @padded_conv
-// CHECK-SAME: (%[[X:[^:]*]]: !llvm.ptr, %[[K:[^:]*]]: !llvm.ptr, %[[OUT:[^:]*]]: !llvm.ptr, %{{[^:]*}}: !llvm.ptr) attributes {fuse.workspace_bytes = {{[0-9]+}} : i64} {
+// CHECK-SAME: (%[[X:[^:]*]]: !llvm.ptr {llvm.noalias}, %[[K:[^:]*]]: !llvm.ptr {llvm.noalias}, %[[OUT:[^:]*]]: !llvm.ptr {llvm.noalias}, %{{[^:]*}}: !llvm.ptr {llvm.noalias}, %{{[^:]*}}: !llvm.ptr {llvm.noalias}) attributes {fuse.workspace = array<i64: 448, 512>} {
 // CHECK: llvm.return{{$}}
 func.func @padded_conv(%x: tensor<1x8x8x1xf32>, %k: tensor<3x3x1x2xf32>) -> tensor<1x4x4x2xf32> {
   %c = fuse.conv2d %x, %k {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x8x8x1xf32>, tensor<3x3x1x2xf32>) -> tensor<1x8x8x2xf32>
@@ -132,7 +133,7 @@ func.func @padded_conv(%x: tensor<1x8x8x1xf32>, %k: tensor<3x3x1x2xf32>) -> tens
 // An element-wise function computes its result straight into the caller's
 // out-parameter: no heap allocation, no copy.
 // CHECK-LABEL: llvm.func @elementwise_into_out_param
-// CHECK-SAME: (%[[X:[^:]*]]: !llvm.ptr, %[[Y:[^:]*]]: !llvm.ptr, %[[OUT:[^:]*]]: !llvm.ptr) {
+// CHECK-SAME: (%[[X:[^:]*]]: !llvm.ptr {llvm.noalias}, %[[Y:[^:]*]]: !llvm.ptr {llvm.noalias}, %[[OUT:[^:]*]]: !llvm.ptr {llvm.noalias}) {
 // CHECK-NOT: llvm.call @malloc
 // CHECK-NOT: memcpy
 // CHECK: {{(llvm.store [^,]+, |llvm.getelementptr [a-z|]* ?)}}%[[OUT]]{{[[, ]}}
@@ -151,7 +152,7 @@ func.func @elementwise_into_out_param(%x: tensor<1024xf32>, %y: tensor<1024xf32>
 // Two results that are the same value (CSE merged two identical exps): each
 // gets its own out-parameter (fuse-distinct-results copies the second).
 // CHECK-LABEL: llvm.func @same_twice
-// CHECK-SAME: (%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) {
+// CHECK-SAME: (%{{.*}}: !llvm.ptr {llvm.noalias}, %{{.*}}: !llvm.ptr {llvm.noalias}, %{{.*}}: !llvm.ptr {llvm.noalias}) {
 // CHECK: "llvm.intr.memcpy"
 // CHECK: llvm.return{{$}}
 func.func @same_twice(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {

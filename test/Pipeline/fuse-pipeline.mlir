@@ -9,10 +9,10 @@
 // RUN: fuse-opt %s --fuse-pipeline --split-input-file | FileCheck %s --check-prefix=LLVM-ONLY
 
 // Seven parameters and inputs, then the loss as an eighth out-parameter,
-// then the workspace of the intermediates; no result. The checks stay loose:
+// then the buffers of the intermediates; no result. The checks stay loose:
 // the code generation strategy will change.
 // MLP-LABEL: llvm.func @loss
-// MLP-SAME: (%{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %[[LOSS:[^:]*]]: !llvm.ptr, %{{[^:]*}}: !llvm.ptr) attributes {fuse.workspace_bytes = {{[0-9]+}} : i64} {
+// MLP-SAME: (%{{[^:]*}}: !llvm.ptr {llvm.noalias}, %{{[^:]*}}: !llvm.ptr {llvm.noalias}, %{{[^:]*}}: !llvm.ptr {llvm.noalias}, %{{[^:]*}}: !llvm.ptr {llvm.noalias}, %{{[^:]*}}: !llvm.ptr {llvm.noalias}, %{{[^:]*}}: !llvm.ptr {llvm.noalias}, %{{[^:]*}}: !llvm.ptr {llvm.noalias}, %[[LOSS:[^:]*]]: !llvm.ptr {llvm.noalias}, {{(%[^:]*: !llvm.ptr \{llvm.noalias\}(, )?)+}}) attributes {fuse.workspace = array<i64: {{[0-9, ]+}}>} {
 // MLP-NOT: @malloc
 // MLP: {{(llvm.store [^,]+, |"llvm.intr.memcpy"\(|llvm.getelementptr [a-z|]* ?)}}%[[LOSS]]{{[[, ]}}
 // MLP: llvm.return{{$}}
@@ -40,7 +40,7 @@
 // The simplify stage runs first: x * 1 + 0 folds to x, and returning an
 // argument is a plain copy into the out-parameter, with no loop left.
 // CHECK-LABEL: llvm.func @identity_after_simplify
-// CHECK-SAME: (%[[X:[^:]*]]: !llvm.ptr, %[[OUT:[^:]*]]: !llvm.ptr) {
+// CHECK-SAME: (%[[X:[^:]*]]: !llvm.ptr {llvm.noalias}, %[[OUT:[^:]*]]: !llvm.ptr {llvm.noalias}) {
 // CHECK-NOT: llvm.fmul
 // CHECK-NOT: llvm.fadd
 // CHECK-NOT: llvm.cond_br
@@ -58,11 +58,11 @@ func.func @identity_after_simplify(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // Every function of the module is compiled.
 // CHECK-LABEL: llvm.func @relu
-// CHECK-SAME: (%{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr) {
+// CHECK-SAME: (%{{[^:]*}}: !llvm.ptr {llvm.noalias}, %{{[^:]*}}: !llvm.ptr {llvm.noalias}) {
 // CHECK: llvm.intr.maximum
 // CHECK: llvm.return{{$}}
 // CHECK-LABEL: llvm.func @total
-// CHECK-SAME: (%{{[^:]*}}: !llvm.ptr, %[[OUT:[^:]*]]: !llvm.ptr) {
+// CHECK-SAME: (%{{[^:]*}}: !llvm.ptr {llvm.noalias}, %[[OUT:[^:]*]]: !llvm.ptr {llvm.noalias}) {
 // CHECK: {{llvm.fadd|llvm.intr.vector.reduce.fadd}}
 // CHECK: {{(llvm.store [^,]+, |"llvm.intr.memcpy"\(|llvm.getelementptr [a-z|]* ?)}}%[[OUT]]{{[[, ]}}
 // CHECK: llvm.return{{$}}

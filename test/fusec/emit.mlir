@@ -17,7 +17,7 @@ func.func @scale(%x: tensor<?x4xf32>, %w: tensor<4xf32>) -> tensor<?x4xf32> {
 // LINALG: linalg.generic
 // LINALG-NOT: fuse.
 
-// LLVMMLIR: llvm.func @scale(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)
+// LLVMMLIR: llvm.func @scale(%{{.*}}: !llvm.ptr {llvm.noalias}, %{{.*}}: !llvm.ptr {llvm.noalias}, %{{.*}}: !llvm.ptr {llvm.noalias})
 // LLVMMLIR-NOT: linalg.
 
 // LLVMIR: define void @scale(ptr
