@@ -25,4 +25,18 @@ def Fuse_VJPOpInterface : OpInterface<"VJPOpInterface"> {
   ];
 }
 
+def Fuse_OptimizerOpInterface : OpInterface<"OptimizerOpInterface"> {
+  let cppNamespace = "::fuse";
+  let description = [{
+    An optimizer op: operands `lr`, `step`, then the parameters, their
+    gradients and their states (state k of parameter i at k * n + i);
+    results the new parameters, then the new states.
+  }];
+  let methods = [
+    InterfaceMethod<
+      "The state tensors each parameter has, given the op's attributes.",
+      "unsigned", "getNumStatesPerParam">
+  ];
+}
+
 #endif // FUSE_INTERFACES_TD

@@ -566,7 +566,8 @@ def Fuse_LearningRate : 0DTensorOf<[F32]> {
 }
 
 class Fuse_OptimizerOp<string mnemonic>
-    : Fuse_Op<mnemonic, [Pure, AttrSizedOperandSegments, InferTypeOpAdaptor]> {
+    : Fuse_Op<mnemonic, [Pure, AttrSizedOperandSegments, InferTypeOpAdaptor,
+                         DeclareOpInterfaceMethods<Fuse_OptimizerOpInterface>]> {
   dag extraArguments = (ins);
   let arguments = !con((ins Fuse_LearningRate:$lr, Fuse_StepTensor:$step,
                             Variadic<Fuse_FloatTensor>:$params,
@@ -581,11 +582,6 @@ class Fuse_OptimizerOp<string mnemonic>
     `->` type($results)
   }];
   let hasVerifier = 1;
-  let extraClassDeclaration = [{
-    /// State tensors per parameter (their layout: state k of parameter i is
-    /// states[k * numParams + i]).
-    unsigned getNumStatesPerParam();
-  }];
   // Results: the new parameters, then the new states.
   let extraClassDefinition = [{
     ::llvm::LogicalResult $cppClass::inferReturnTypes(
@@ -751,6 +747,46 @@ def Fuse_ValueAndGradOp : Fuse_Op<"value_and_grad",
   let assemblyFormat = [{
     $callee `(` $args `)` attr-dict `:` functional-type($args, results)
   }];
+}
+
+//===----------------------------------------------------------------------===//
+// Training
+//===----------------------------------------------------------------------===//
+
+def Fuse_TrainStepOp : Fuse_Op<"train_step",
+    [Symbol, HasParent<"::mlir::ModuleOp">,
+     DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "A training step: a loss function, what it trains, an optimizer";
+  let description = [{
+    Declares the function `sym_name` that takes one training step of the
+    loss function `loss` (which returns one 0-d float tensor): the
+    gradients of the loss with respect to the arguments listed in `params`,
+    then the update of those arguments by `optimizer` (`sgd`, `adam`,
+    `adagrad`, `rmsprop` or `lamb`, with `hyperparameters`: the attributes
+    of the `fuse.<optimizer>` op, e.g. `{momentum = 0.9 : f64}`). If the
+    loss takes the step counter (dropout's key), `step_arg` names that
+    argument. `fuse-expand-train-step` defines the function:
+
+    ```
+    (params..., optimizer states..., other loss arguments..., lr, step)
+        -> (loss, new params..., new states...)
+    ```
+
+    States are laid out as the optimizer op's (state k of parameter i at
+    k * n + i); every new parameter and state is computed in place of its
+    argument (`fuse.in_place`).
+
+    ```mlir
+    fuse.train_step @train {loss = @loss, params = array<i64: 0, 1, 2, 3>,
+                            optimizer = "adam", step_arg = 6,
+                            hyperparameters = {eps = 1.0e-7 : f64}}
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, FlatSymbolRefAttr:$loss,
+                       DenseI64ArrayAttr:$params, StrAttr:$optimizer,
+                       OptionalAttr<DictionaryAttr>:$hyperparameters,
+                       OptionalAttr<I64Attr>:$step_arg);
+  let assemblyFormat = "$sym_name attr-dict";
 }
 
 #endif // FUSE_OPS_TD

@@ -5,6 +5,24 @@
 
 include "mlir/Pass/PassBase.td"
 
+def FuseExpandTrainStep : Pass<"fuse-expand-train-step", "::mlir::ModuleOp"> {
+  let summary = "Define each fuse.train_step as a step function";
+  let description = [{
+    Replaces each `fuse.train_step` by the function it declares:
+
+    ```
+    func.func @train(params..., states..., other loss arguments..., lr, step)
+        -> (loss, new params..., new states...)
+    ```
+
+    whose body is `fuse.value_and_grad` of the loss with respect to the
+    parameters and one `fuse.<optimizer>` op over all of them with the
+    step's hyperparameters. Every new parameter and state is marked
+    `fuse.in_place` of its argument. State arguments are named after their
+    parameter (`w1.state0`). Runs before `fuse-autodiff`.
+  }];
+}
+
 def FuseAutodiff : Pass<"fuse-autodiff", "::mlir::ModuleOp"> {
   let summary = "Replace fuse.value_and_grad by forward and backward ops";
   let description = [{

@@ -24,7 +24,8 @@ struct PipelineOptions {
   bool fusion = true;
 };
 
-/// Whole-module rewrites that run once, before any specialization: automatic
+/// Whole-module rewrites that run once, before any specialization: training
+/// steps defined (fuse.train_step -> step functions), then automatic
 /// differentiation (fuse.value_and_grad -> forward and backward ops).
 void buildDifferentiatePipeline(mlir::OpPassManager &pm);
 

@@ -687,6 +687,73 @@ ValueAndGradOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// Training
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+TrainStepOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto loss = symbolTable.lookupNearestSymbolFrom<FunctionOpInterface>(
+      *this, getLossAttr());
+  if (!loss)
+    return emitOpError("no function named ") << getLossAttr();
+  ArrayRef<Type> inputs = loss.getArgumentTypes();
+  ArrayRef<Type> outputs = loss.getResultTypes();
+  auto lossType = outputs.size() == 1 ? dyn_cast<RankedTensorType>(outputs[0])
+                                      : RankedTensorType();
+  if (!lossType || lossType.getRank() != 0 ||
+      !isa<FloatType>(lossType.getElementType()))
+    return emitOpError("needs ")
+           << getLossAttr() << " to return one 0-d float tensor (a scalar loss)";
+  if (getParams().empty())
+    return emitOpError("trains nothing: params is empty");
+  llvm::SmallSet<int64_t, 8> seen;
+  for (int64_t i : getParams()) {
+    if (i < 0 || i >= static_cast<int64_t>(inputs.size()))
+      return emitOpError("parameter index ")
+             << i << " is out of range for " << inputs.size() << " arguments";
+    if (!seen.insert(i).second)
+      return emitOpError("parameter index ") << i << " appears more than once";
+    auto type = dyn_cast<RankedTensorType>(inputs[i]);
+    if (!type || !isa<FloatType>(type.getElementType()))
+      return emitOpError("cannot train argument #")
+             << i << " of type " << inputs[i] << ": parameters are float tensors";
+  }
+  if (std::optional<int64_t> step = getStepArg()) {
+    if (*step < 0 || *step >= static_cast<int64_t>(inputs.size()))
+      return emitOpError("step_arg ")
+             << *step << " is out of range for " << inputs.size()
+             << " arguments";
+    if (seen.contains(*step))
+      return emitOpError("step_arg ") << *step << " is also a parameter";
+    auto type = dyn_cast<RankedTensorType>(inputs[*step]);
+    if (!type || type.getRank() != 0 || !type.getElementType().isInteger(64))
+      return emitOpError("step_arg ")
+             << *step << " has type " << inputs[*step]
+             << ", the step counter is a tensor<i64>";
+  }
+  std::optional<RegisteredOperationName> optimizer =
+      RegisteredOperationName::lookup(("fuse." + getOptimizer()).str(),
+                                      getContext());
+  if (!optimizer || !optimizer->hasInterface<OptimizerOpInterface>())
+    return emitOpError("unknown optimizer '")
+           << getOptimizer() << "' (sgd, adam, adagrad, rmsprop or lamb)";
+  DictionaryAttr hyperparameters = getHyperparametersAttr();
+  if (!hyperparameters)
+    return success();
+  for (NamedAttribute attr : hyperparameters)
+    if (!llvm::is_contained(optimizer->getAttributeNames(), attr.getName()))
+      return emitOpError("'")
+             << attr.getName().getValue() << "' is not a hyperparameter of "
+             << optimizer->getStringRef();
+  // Their types, as the optimizer op's verifier would check them.
+  NamedAttrList attrs(hyperparameters);
+  return optimizer->verifyInherentAttrs(attrs, [&] {
+    return emitOpError("hyperparameters of ")
+           << optimizer->getStringRef() << ": ";
+  });
+}
+
 #define GET_OP_CLASSES
 #include "Fuse/FuseOps.cpp.inc"
 

@@ -403,3 +403,70 @@ func.func @f(%lr: tensor<f32>, %s: tensor<i64>, %p: tensor<4xf32>, %g: tensor<4x
   %0:3 = fuse.adam %lr, %s params(%p : tensor<4xf32>) grads(%g : tensor<4xf32>) states(%p, %p : tensor<4xf32>, tensor<4xf32>) {beta2 = 1.0 : f64} -> tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
   return
 }
+
+// -----
+
+func.func @loss(%w: tensor<4xf32>, %x: tensor<4xf32>, %s: tensor<i64>) -> tensor<f32> {
+  %l = fuse.mse_loss %w, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+// expected-error @below {{'fuse.train_step' op unknown optimizer 'adamax' (sgd, adam, adagrad, rmsprop or lamb)}}
+fuse.train_step @t {loss = @loss, params = array<i64: 0>, optimizer = "adamax"}
+
+// -----
+
+func.func @loss(%w: tensor<4xf32>, %x: tensor<4xf32>, %s: tensor<i64>) -> tensor<f32> {
+  %l = fuse.mse_loss %w, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+// expected-error @below {{'fuse.train_step' op 'beta_1' is not a hyperparameter of fuse.adam}}
+fuse.train_step @t {loss = @loss, params = array<i64: 0>, optimizer = "adam", hyperparameters = {beta_1 = 0.9 : f64}}
+
+// -----
+
+func.func @loss(%w: tensor<4xf32>, %x: tensor<4xf32>, %s: tensor<i64>) -> tensor<f32> {
+  %l = fuse.mse_loss %w, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+// expected-error @below {{'fuse.train_step' op hyperparameters of fuse.sgd: attribute 'momentum' failed to satisfy constraint: 64-bit float attribute}}
+fuse.train_step @t {loss = @loss, params = array<i64: 0>, optimizer = "sgd", hyperparameters = {momentum = 1 : i64}}
+
+// -----
+
+func.func @loss(%w: tensor<4xf32>, %x: tensor<4xf32>, %s: tensor<i64>) -> tensor<f32> {
+  %l = fuse.mse_loss %w, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+// expected-error @below {{'fuse.train_step' op parameter index 3 is out of range for 3 arguments}}
+fuse.train_step @t {loss = @loss, params = array<i64: 0, 3>, optimizer = "sgd"}
+
+// -----
+
+func.func @loss(%w: tensor<4xf32>, %x: tensor<4xf32>, %s: tensor<i64>) -> tensor<f32> {
+  %l = fuse.mse_loss %w, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+// expected-error @below {{'fuse.train_step' op cannot train argument #2 of type 'tensor<i64>': parameters are float tensors}}
+fuse.train_step @t {loss = @loss, params = array<i64: 2>, optimizer = "sgd"}
+
+// -----
+
+func.func @loss(%w: tensor<4xf32>, %x: tensor<4xf32>, %s: tensor<i64>) -> tensor<f32> {
+  %l = fuse.mse_loss %w, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+// expected-error @below {{'fuse.train_step' op step_arg 1 has type 'tensor<4xf32>', the step counter is a tensor<i64>}}
+fuse.train_step @t {loss = @loss, params = array<i64: 0>, optimizer = "sgd", step_arg = 1}
+
+// -----
+
+func.func @loss(%w: tensor<4xf32>, %x: tensor<4xf32>) -> tensor<4xf32> {
+  return %w : tensor<4xf32>
+}
+// expected-error @below {{'fuse.train_step' op needs @loss to return one 0-d float tensor (a scalar loss)}}
+fuse.train_step @t {loss = @loss, params = array<i64: 0>, optimizer = "sgd"}
+
+// -----
+
+// expected-error @below {{'fuse.train_step' op no function named @missing}}
+fuse.train_step @t {loss = @missing, params = array<i64: 0>, optimizer = "sgd"}

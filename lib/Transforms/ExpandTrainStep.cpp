@@ -1,0 +1,164 @@
+//===- ExpandTrainStep.cpp - The fuse-expand-train-step pass --------------===//
+//
+// Each fuse.train_step becomes the function it declares: the loss's value
+// and gradients (fuse.value_and_grad, which fuse-autodiff then expands) and
+// one optimizer op over all parameters, every new parameter and state
+// computed in place of its argument.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fuse/Passes.h"
+#include "fuse/SourceNames.h"
+
+#include "Fuse/IR/FuseDialect.h"
+#include "Fuse/IR/FuseOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/IR/Verifier.h"
+
+namespace fuse {
+#define GEN_PASS_DEF_FUSEEXPANDTRAINSTEP
+#include "fuse/Passes.h.inc"
+} // namespace fuse
+
+using namespace mlir;
+using namespace fuse;
+
+namespace {
+
+/// Creates `fuse.<optimizer>` with the step's hyperparameters over `params`,
+/// `grads` and `states`.
+Operation *createOptimizer(OpBuilder &b, TrainStepOp step, Value lr,
+                           Value counter, ValueRange params, ValueRange grads,
+                           ValueRange states) {
+  OperationState state(step.getLoc(), ("fuse." + step.getOptimizer()).str());
+  state.addOperands({lr, counter});
+  state.addOperands(params);
+  state.addOperands(grads);
+  state.addOperands(states);
+  state.addTypes(params.getTypes());
+  state.addTypes(states.getTypes());
+  NamedAttrList properties;
+  if (DictionaryAttr hyperparameters = step.getHyperparametersAttr())
+    properties.append(hyperparameters.getValue());
+  int32_t n = params.size();
+  properties.set("operandSegmentSizes",
+                 b.getDenseI32ArrayAttr(
+                     {1, 1, n, n, static_cast<int32_t>(states.size())}));
+  state.propertiesAttr = properties.getDictionary(b.getContext());
+  return b.create(state);
+}
+
+LogicalResult expand(TrainStepOp step, SymbolTable &symbols) {
+  auto loss = symbols.lookup<func::FuncOp>(step.getLoss());
+  if (!loss)
+    return step.emitOpError("needs ")
+           << step.getLossAttr() << " to be a func.func";
+  MLIRContext *context = step.getContext();
+  Location loc = step.getLoc();
+  ArrayRef<Type> inputs = loss.getArgumentTypes();
+  ArrayRef<int64_t> paramIndices = step.getParams();
+  std::optional<int64_t> stepArg = step.getStepArg();
+  size_t n = paramIndices.size();
+  SmallVector<unsigned> others;
+  for (unsigned i = 0; i < inputs.size(); ++i)
+    if (!llvm::is_contained(paramIndices, i) && (!stepArg || i != *stepArg))
+      others.push_back(i);
+
+  // (params..., others..., lr, step); the states go after the parameters
+  // once the optimizer says how many there are.
+  SmallVector<Type> types;
+  SmallVector<Location> locs;
+  for (unsigned i : paramIndices) {
+    types.push_back(inputs[i]);
+    locs.push_back(loss.getArgument(i).getLoc());
+  }
+  for (unsigned i : others) {
+    types.push_back(inputs[i]);
+    locs.push_back(loss.getArgument(i).getLoc());
+  }
+  OpBuilder b(step);
+  types.push_back(RankedTensorType::get({}, b.getF32Type()));
+  locs.push_back(NameLoc::get(StringAttr::get(context, "lr"), loc));
+  types.push_back(RankedTensorType::get({}, b.getI64Type()));
+  locs.push_back(NameLoc::get(StringAttr::get(context, "step"), loc));
+  auto func = func::FuncOp::create(b, loc, step.getSymName(),
+                                   FunctionType::get(context, types, {}));
+  Block *entry = func.addEntryBlock();
+  for (auto [arg, argLoc] : llvm::zip(entry->getArguments(), locs))
+    arg.setLoc(argLoc);
+  Value lr = entry->getArgument(types.size() - 2);
+  Value counter = entry->getArgument(types.size() - 1);
+
+  OpBuilder body = OpBuilder::atBlockBegin(entry);
+  SmallVector<Value> callArgs(inputs.size());
+  SmallVector<Value> params;
+  SmallVector<Type> resultTypes = {loss.getResultTypes()[0]};
+  for (auto [j, i] : llvm::enumerate(paramIndices)) {
+    callArgs[i] = entry->getArgument(j);
+    params.push_back(callArgs[i]);
+    resultTypes.push_back(inputs[i]);
+  }
+  for (auto [j, i] : llvm::enumerate(others))
+    callArgs[i] = entry->getArgument(n + j);
+  if (stepArg)
+    callArgs[*stepArg] = counter;
+  auto grads = ValueAndGradOp::create(body, loc, resultTypes,
+                                      step.getLossAttr(), callArgs,
+                                      step.getParamsAttr());
+
+  // How many states: ask an optimizer op without any.
+  Operation *probe = createOptimizer(body, step, lr, counter, params,
+                                     grads.getResults().drop_front(), {});
+  unsigned perParam =
+      cast<OptimizerOpInterface>(probe).getNumStatesPerParam();
+  probe->erase();
+  SmallVector<Value> states;
+  for (unsigned k = 0; k < perParam; ++k)
+    for (size_t i = 0; i < n; ++i) {
+      unsigned index = n + k * n + i;
+      std::string name = argumentName(loss, paramIndices[i]) + ".state" +
+                         std::to_string(k);
+      if (failed(func.insertArgument(
+              index, params[i].getType(), {},
+              NameLoc::get(StringAttr::get(context, name), loc))))
+        return failure();
+      states.push_back(func.getArgument(index));
+    }
+  Operation *optimizer =
+      createOptimizer(body, step, lr, counter, params,
+                      grads.getResults().drop_front(), states);
+  if (DictionaryAttr hyperparameters = step.getHyperparametersAttr())
+    for (NamedAttribute attr : hyperparameters)
+      if (optimizer->getInherentAttr(attr.getName()) != attr.getValue())
+        return step.emitOpError("hyperparameter '")
+               << attr.getName().getValue() << "' = " << attr.getValue()
+               << " has the wrong type for " << optimizer->getName();
+  if (failed(verify(optimizer)))
+    return failure();
+
+  SmallVector<Value> results = {grads.getResult(0)};
+  llvm::append_range(results, optimizer->getResults());
+  func::ReturnOp::create(body, loc, results);
+  func.setType(FunctionType::get(context, func.getArgumentTypes(),
+                                 ValueRange(results).getTypes()));
+  // New parameter j and state j are computed in place of argument j.
+  for (unsigned j = 1; j < results.size(); ++j)
+    func.setResultAttr(j, kInPlaceAttrName, b.getI64IntegerAttr(j - 1));
+  step.erase();
+  return success();
+}
+
+struct FuseExpandTrainStepPass
+    : fuse::impl::FuseExpandTrainStepBase<FuseExpandTrainStepPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    for (TrainStepOp step :
+         llvm::make_early_inc_range(module.getOps<TrainStepOp>()))
+      if (failed(expand(step, symbols)))
+        return signalPassFailure();
+  }
+};
+
+} // namespace

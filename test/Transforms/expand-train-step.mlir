@@ -1,0 +1,44 @@
+// RUN: fuse-opt %s --fuse-expand-train-step --split-input-file --verify-diagnostics | FileCheck %s
+
+// Adam on a dense layer whose loss takes the step counter: the step function
+// takes (params, states, other loss arguments, lr, step), returns the loss
+// and every new parameter and state in place of its argument; the counter
+// reaches both the loss and the optimizer.
+// CHECK-LABEL: func.func @train
+// CHECK-SAME: (%[[W:[^:]*]]: tensor<3x2xf32>, %[[B:[^:]*]]: tensor<2xf32>, %[[MW:[^:]*]]: tensor<3x2xf32>, %[[MB:[^:]*]]: tensor<2xf32>, %[[VW:[^:]*]]: tensor<3x2xf32>, %[[VB:[^:]*]]: tensor<2xf32>, %[[X:[^:]*]]: tensor<?x3xf32>, %[[Y:[^:]*]]: tensor<?xi32>, %[[LR:[^:]*]]: tensor<f32>, %[[STEP:[^:]*]]: tensor<i64>)
+// CHECK-SAME: -> (tensor<f32>, tensor<3x2xf32> {fuse.in_place = 0 : i64}, tensor<2xf32> {fuse.in_place = 1 : i64}, tensor<3x2xf32> {fuse.in_place = 2 : i64}, tensor<2xf32> {fuse.in_place = 3 : i64}, tensor<3x2xf32> {fuse.in_place = 4 : i64}, tensor<2xf32> {fuse.in_place = 5 : i64})
+// CHECK: %[[G:.*]]:3 = fuse.value_and_grad @loss(%[[W]], %[[B]], %[[X]], %[[Y]], %[[STEP]]) {wrt = array<i64: 0, 1>}
+// CHECK: %[[U:.*]]:6 = fuse.adam %[[LR]], %[[STEP]] params(%[[W]], %[[B]] : {{.*}}) grads(%[[G]]#1, %[[G]]#2 : {{.*}}) states(%[[MW]], %[[MB]], %[[VW]], %[[VB]] : {{.*}}) {beta1 = 8.000000e-01 : f64}
+// CHECK: return %[[G]]#0, %[[U]]#0, %[[U]]#1, %[[U]]#2, %[[U]]#3, %[[U]]#4, %[[U]]#5
+// CHECK-NOT: fuse.train_step
+func.func @loss(%w: tensor<3x2xf32>, %b: tensor<2xf32>, %x: tensor<?x3xf32>, %y: tensor<?xi32>, %step: tensor<i64>) -> tensor<f32> {
+  %h = fuse.matmul %x, %w : (tensor<?x3xf32>, tensor<3x2xf32>) -> tensor<?x2xf32>
+  %o = fuse.add %h, %b : (tensor<?x2xf32>, tensor<2xf32>) -> tensor<?x2xf32>
+  %l = fuse.softmax_cross_entropy %o, %y : (tensor<?x2xf32>, tensor<?xi32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+fuse.train_step @train {loss = @loss, params = array<i64: 0, 1>, optimizer = "adam", step_arg = 4, hyperparameters = {beta1 = 0.8 : f64}}
+
+// -----
+
+// Plain SGD has no state; parameters need not come first, and a loss
+// without a step counter still gets the step argument (for the optimizer).
+// CHECK-LABEL: func.func @sgd_step
+// CHECK-SAME: (%[[W:[^:]*]]: tensor<4xf32>, %[[X:[^:]*]]: tensor<4xf32>, %[[LR:[^:]*]]: tensor<f32>, %[[STEP:[^:]*]]: tensor<i64>) -> (tensor<f32>, tensor<4xf32> {fuse.in_place = 0 : i64})
+// CHECK: fuse.value_and_grad @mse(%[[X]], %[[W]]) {wrt = array<i64: 1>}
+// CHECK: fuse.sgd %[[LR]], %[[STEP]] params(%[[W]] : tensor<4xf32>) grads(%{{.*}} : tensor<4xf32>) states()
+func.func @mse(%x: tensor<4xf32>, %w: tensor<4xf32>) -> tensor<f32> {
+  %l = fuse.mse_loss %w, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+fuse.train_step @sgd_step {loss = @mse, params = array<i64: 1>, optimizer = "sgd"}
+
+// -----
+
+func.func @mse(%x: tensor<4xf32>, %w: tensor<4xf32>) -> tensor<f32> {
+  %l = fuse.mse_loss %w, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+// Values the optimizer rejects are reported by its verifier, at the step.
+// expected-error @below {{'fuse.adam' op beta1 must be in [0, 1), got 1.500000e+00}}
+fuse.train_step @bad {loss = @mse, params = array<i64: 1>, optimizer = "adam", hyperparameters = {beta1 = 1.5 : f64}}
