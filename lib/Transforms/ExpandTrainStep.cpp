@@ -58,11 +58,12 @@ LogicalResult expand(TrainStepOp step, SymbolTable &symbols) {
   Location loc = step.getLoc();
   ArrayRef<Type> inputs = loss.getArgumentTypes();
   ArrayRef<int64_t> paramIndices = step.getParams();
-  std::optional<int64_t> stepArg = step.getStepArg();
+  // The loss's step-counter argument, or -1.
+  int64_t stepArg = step.getStepArg().value_or(-1);
   size_t n = paramIndices.size();
   SmallVector<unsigned> others;
   for (unsigned i = 0; i < inputs.size(); ++i)
-    if (!llvm::is_contained(paramIndices, i) && (!stepArg || i != *stepArg))
+    if (!llvm::is_contained(paramIndices, i) && i != stepArg)
       others.push_back(i);
 
   // (params..., others..., lr, step); the states go after the parameters
@@ -101,8 +102,8 @@ LogicalResult expand(TrainStepOp step, SymbolTable &symbols) {
   }
   for (auto [j, i] : llvm::enumerate(others))
     callArgs[i] = entry->getArgument(n + j);
-  if (stepArg)
-    callArgs[*stepArg] = counter;
+  if (stepArg >= 0)
+    callArgs[stepArg] = counter;
   auto grads = ValueAndGradOp::create(body, loc, resultTypes,
                                       step.getLossAttr(), callArgs,
                                       step.getParamsAttr());

@@ -130,9 +130,10 @@ public:
 // Update rules
 //===----------------------------------------------------------------------===//
 
-/// Maps (param, grad, states...) to (new param, new states...).
-using UpdateFn =
-    std::function<SmallVector<Value>(Arith &, Value, Value, ValueRange)>;
+/// Maps (parameter index, param, grad, states...) to (new param, new
+/// states...).
+using UpdateFn = std::function<SmallVector<Value>(Arith &, size_t, Value,
+                                                  Value, ValueRange)>;
 
 /// Per-call f32 scalars come from the op's 0-d operands.
 struct CallScalars {
@@ -171,7 +172,7 @@ UpdateFn sgdRule(SgdOp op, CallScalars &s) {
       s.b, s.loc, arith::CmpIPredicate::eq, s.step,
       arith::ConstantOp::create(s.b, s.loc, s.b.getI64IntegerAttr(0)));
   Value lr = s.lr;
-  return [=](Arith &a, Value p, Value g, ValueRange states) {
+  return [=](Arith &a, size_t, Value p, Value g, ValueRange states) {
     if (decay != 0.0)
       g = a.add(g, a.mul(a.constant(decay), p));
     SmallVector<Value> results = {Value()};
@@ -197,7 +198,7 @@ UpdateFn adamRule(AdamOp op, CallScalars &s) {
   Value stepSize = s.div(s.lr, s.biasCorrection(beta1));
   Value sqrtCorrection2 = s.sqrt(s.biasCorrection(beta2));
   Value shrink = s.sub(s.c(1.0), s.mul(s.lr, s.c(decay)));
-  return [=](Arith &a, Value p, Value g, ValueRange states) {
+  return [=](Arith &a, size_t, Value p, Value g, ValueRange states) {
     if (decay != 0.0) {
       if (decoupled)
         p = a.mul(p, a.scalar(shrink));
@@ -226,7 +227,7 @@ UpdateFn adagradRule(AdagradOp op, CallScalars &s) {
   Value clr = s.div(
       s.lr, s.add(s.c(1.0), s.mul(s.stepAsFloat(0),
                                   s.c(op.getLrDecay().convertToDouble()))));
-  return [=](Arith &a, Value p, Value g, ValueRange states) {
+  return [=](Arith &a, size_t, Value p, Value g, ValueRange states) {
     if (decay != 0.0)
       g = a.add(g, a.mul(a.constant(decay), p));
     Value sum = a.add(states[0], a.mul(g, g));
@@ -243,7 +244,7 @@ UpdateFn rmspropRule(RmspropOp op, CallScalars &s) {
   double decay = op.getWeightDecay().convertToDouble();
   bool centered = op.getCentered();
   Value lr = s.lr;
-  return [=](Arith &a, Value p, Value g, ValueRange states) {
+  return [=](Arith &a, size_t, Value p, Value g, ValueRange states) {
     if (decay != 0.0)
       g = a.add(g, a.mul(a.constant(decay), p));
     unsigned next = 0;
@@ -385,7 +386,7 @@ SmallVector<Value> emitFused(OpBuilder &b, Location loc, const Operands &ops,
           for (auto [j, i] : llvm::enumerate(group)) {
             ValueRange own = args.drop_front(group.size() + j * width);
             llvm::append_range(yields,
-                               update(a, own[0], args[j],
+                               update(a, i, own[0], args[j],
                                       own.slice(1, ops.numStates)));
           }
           return yields;
@@ -402,7 +403,7 @@ SmallVector<Value> emitUnfused(OpBuilder &b, Location loc, const Operands &ops,
   for (size_t i = 0; i < ops.params.size(); ++i) {
     TensorArith a(b, loc, elementTypeOf(ops.params[i]));
     perParam.push_back(
-        update(a, ops.params[i], ops.grads[i], ops.statesOf(i)));
+        update(a, i, ops.params[i], ops.grads[i], ops.statesOf(i)));
   }
   return regroup(perParam, ops.numStates);
 }
@@ -481,35 +482,15 @@ SmallVector<Value> emitFusedLamb(OpBuilder &b, Location loc,
                            extract(reduction.getResult(1)));
   }
 
-  SmallVector<SmallVector<Value>> perParam(n);
-  for (const SmallVector<size_t> &group :
-       groupByType(ops.params, maxGroupSize)) {
-    SmallVector<Value> inputs, inits;
-    for (size_t i : group) {
-      inputs.push_back(ops.grads[i]);
-      inits.push_back(ops.params[i]);
-      llvm::append_range(inits, ops.statesOf(i));
-    }
-    auto type = cast<RankedTensorType>(ops.params[group[0]].getType());
-    SmallVector<Value> updated = buildElementwise(
-        b, loc, type, inputs, inits,
-        [&](OpBuilder &nb, Location nl, ValueRange args) {
-          ScalarArith a(nb, nl, type.getElementType());
-          SmallVector<Value> yields;
-          for (auto [j, i] : llvm::enumerate(group)) {
-            ValueRange own = args.drop_front(group.size() + 3 * j);
-            SmallVector<Value> moments =
-                rule.moments(a, args[j], own[1], own[2]);
-            Value u = rule.direction(a, own[0], moments[0], moments[1]);
-            yields.push_back(a.sub(own[0], a.mul(a.scalar(steps[i]), u)));
-            llvm::append_range(yields, moments);
-          }
-          return yields;
-        });
-    for (auto [j, i] : llvm::enumerate(group))
-      perParam[i] = llvm::to_vector(ArrayRef(updated).slice(3 * j, 3));
-  }
-  return regroup(perParam, 2);
+  return emitFused(
+      b, loc, ops,
+      [&](Arith &a, size_t i, Value p, Value g, ValueRange states) {
+        SmallVector<Value> moments = rule.moments(a, g, states[0], states[1]);
+        Value u = rule.direction(a, p, moments[0], moments[1]);
+        return SmallVector<Value>{a.sub(p, a.mul(a.scalar(steps[i]), u)),
+                                  moments[0], moments[1]};
+      },
+      maxGroupSize);
 }
 
 SmallVector<Value> emitUnfusedLamb(OpBuilder &b, Location loc,
