@@ -289,7 +289,8 @@ void BM_FuseOptimizer(benchmark::State &state, std::string op,
   for (int64_t j = 0; j < numResults; ++j)
     results += (j ? ", " : "") + t + " {fuse.in_place = " +
                std::to_string(j < tensors ? 2 + j : 2 + tensors + j) + "}";
-  std::string resultTypes = types + (stateTypes.empty() ? "" : ", " + stateTypes);
+  std::string resultTypes =
+      types + (stateTypes.empty() ? "" : ", " + stateTypes);
   std::string source = "func.func @step(%lr: tensor<f32>, %step: tensor<i64>" +
                        args + ") -> (" + results +
                        ") {\n  %r:" + std::to_string(numResults) + " = fuse." +
@@ -315,8 +316,8 @@ void BM_FuseOptimizer(benchmark::State &state, std::string op,
   double bytes = double(total) * 4 * (2 + 2 * statesPerParam + 1);
   double rate =
       timedRate(state, bytes, [&] { llvm::cantFail(f.callInto(in, none)); });
-  std::string config = op + attrs + "/" + std::to_string(total) + "/" +
-                       std::to_string(tensors);
+  std::string config =
+      op + attrs + "/" + std::to_string(total) + "/" + std::to_string(tensors);
   if (!fusion) {
     report(state, "GB/s", rate, "unfused/" + config, true);
     return;
@@ -342,14 +343,17 @@ void BM_MaskedGradientAdam(benchmark::State &state, bool materialized) {
       " {fuse.in_place = 6}" + (materialized ? ", " + t : "") +
       ") {\n"
       "  %zero = fuse.constant dense<0.0> : tensor<f32>\n"
-      "  %c = fuse.compare gt, %x, %zero : (" + t + ", tensor<f32>) -> tensor<" +
-      std::to_string(n) + "xi1>\n"
-      "  %g = fuse.select %c, %dy, %zero : (tensor<" + std::to_string(n) +
-      "xi1>, " + t + ", tensor<f32>) -> " + t + "\n"
-      "  %r:3 = fuse.adam %lr, %step params(%p : " + t + ") grads(%g : " + t +
-      ") states(%m, %v : " + t + ", " + t + ") -> " + t + ", " + t + ", " + t +
-      "\n  return %r#0, %r#1, %r#2" + (materialized ? ", %g" : "") + " : " +
-      t + ", " + t + ", " + t + (materialized ? ", " + t : "") + "\n}\n";
+      "  %c = fuse.compare gt, %x, %zero : (" +
+      t + ", tensor<f32>) -> tensor<" + std::to_string(n) +
+      "xi1>\n"
+      "  %g = fuse.select %c, %dy, %zero : (tensor<" +
+      std::to_string(n) + "xi1>, " + t + ", tensor<f32>) -> " + t +
+      "\n"
+      "  %r:3 = fuse.adam %lr, %step params(%p : " +
+      t + ") grads(%g : " + t + ") states(%m, %v : " + t + ", " + t + ") -> " +
+      t + ", " + t + ", " + t + "\n  return %r#0, %r#1, %r#2" +
+      (materialized ? ", %g" : "") + " : " + t + ", " + t + ", " + t +
+      (materialized ? ", " + t : "") + "\n}\n";
   auto engine = makeEngine(source.c_str());
   Function &f = llvm::cantFail(engine->lookup("step"));
   std::vector<Tensor> in = {Tensor::fromValues<float>({}, {1e-3f}),

@@ -289,8 +289,8 @@ Function::Impl::build(llvm::ArrayRef<Tensor> args) {
   Signature signature = Signature::of(args);
   std::string keyText = engine->buildIdentity + "\ncpu " + engine->cpu +
                         "\nmodule " + module->sourceHash + "\nfunction " +
-                        name + "\nsignature " + signature.str() +
-                        "\nfusion " + (engine->options.fusion ? "on" : "off");
+                        name + "\nsignature " + signature.str() + "\nfusion " +
+                        (engine->options.fusion ? "on" : "off");
 
   std::optional<CachedObject> entry;
   if (engine->diskCache) {

@@ -84,8 +84,7 @@ std::optional<CachedObject> ObjectCache::load(StringRef keyText) const {
     uint8_t dtype, rank;
     int32_t inPlaceOf;
     if (!get(data, at, dtype) || !get(data, at, rank) ||
-        !get(data, at, inPlaceOf) ||
-        dtype > static_cast<uint8_t>(DType::I64))
+        !get(data, at, inPlaceOf) || dtype > static_cast<uint8_t>(DType::I64))
       return std::nullopt;
     ResultSpec spec{static_cast<DType>(dtype), {}, inPlaceOf};
     for (uint8_t d = 0; d < rank; ++d) {

@@ -141,7 +141,8 @@ SignatureCache::changingDims(llvm::ArrayRef<std::string> argNames) const {
 void *Specialization::acquireWorkspace() const {
   if (!workspaceBytes)
     return nullptr;
-  if (void *spare = spareWorkspace_.exchange(nullptr, std::memory_order_acquire))
+  if (void *spare =
+          spareWorkspace_.exchange(nullptr, std::memory_order_acquire))
     return spare;
   // Buffer sizes are multiples of 64: every buffer starts 64-byte aligned.
   return std::aligned_alloc(64, workspaceBytes);

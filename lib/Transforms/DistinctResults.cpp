@@ -35,7 +35,8 @@ struct FuseDistinctResultsPass
     Builder builder(func.getContext());
     for (unsigned i = 0; i < func.getNumArguments(); ++i)
       if (isa<TensorType>(func.getArgument(i).getType()))
-        func.setArgAttr(i, bufferization::BufferizationDialect::kWritableAttrName,
+        func.setArgAttr(i,
+                        bufferization::BufferizationDialect::kWritableAttrName,
                         builder.getBoolAttr(writable.contains(i)));
 
     func.walk([&](func::ReturnOp ret) {

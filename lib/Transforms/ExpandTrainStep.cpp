@@ -104,31 +104,29 @@ LogicalResult expand(TrainStepOp step, SymbolTable &symbols) {
     callArgs[i] = entry->getArgument(n + j);
   if (stepArg >= 0)
     callArgs[stepArg] = counter;
-  auto grads = ValueAndGradOp::create(body, loc, resultTypes,
-                                      step.getLossAttr(), callArgs,
-                                      step.getParamsAttr());
+  auto grads =
+      ValueAndGradOp::create(body, loc, resultTypes, step.getLossAttr(),
+                             callArgs, step.getParamsAttr());
 
   // How many states: ask an optimizer op without any.
   Operation *probe = createOptimizer(body, step, lr, counter, params,
                                      grads.getResults().drop_front(), {});
-  unsigned perParam =
-      cast<OptimizerOpInterface>(probe).getNumStatesPerParam();
+  unsigned perParam = cast<OptimizerOpInterface>(probe).getNumStatesPerParam();
   probe->erase();
   SmallVector<Value> states;
   for (unsigned k = 0; k < perParam; ++k)
     for (size_t i = 0; i < n; ++i) {
       unsigned index = n + k * n + i;
-      std::string name = argumentName(loss, paramIndices[i]) + ".state" +
-                         std::to_string(k);
+      std::string name =
+          argumentName(loss, paramIndices[i]) + ".state" + std::to_string(k);
       if (failed(func.insertArgument(
               index, params[i].getType(), {},
               NameLoc::get(StringAttr::get(context, name), loc))))
         return failure();
       states.push_back(func.getArgument(index));
     }
-  Operation *optimizer =
-      createOptimizer(body, step, lr, counter, params,
-                      grads.getResults().drop_front(), states);
+  Operation *optimizer = createOptimizer(
+      body, step, lr, counter, params, grads.getResults().drop_front(), states);
   if (DictionaryAttr hyperparameters = step.getHyperparametersAttr())
     for (NamedAttribute attr : hyperparameters)
       if (optimizer->getInherentAttr(attr.getName()) != attr.getValue())

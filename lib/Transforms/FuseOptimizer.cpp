@@ -132,8 +132,8 @@ public:
 
 /// Maps (parameter index, param, grad, states...) to (new param, new
 /// states...).
-using UpdateFn = std::function<SmallVector<Value>(Arith &, size_t, Value,
-                                                  Value, ValueRange)>;
+using UpdateFn = std::function<SmallVector<Value>(Arith &, size_t, Value, Value,
+                                                  ValueRange)>;
 
 /// Per-call f32 scalars come from the op's 0-d operands.
 struct CallScalars {
@@ -210,8 +210,8 @@ UpdateFn adamRule(AdamOp op, CallScalars &s) {
     Value v = a.add(a.mul(a.constant(beta2), states[1]),
                     a.mul(a.constant(1.0 - beta2), a.mul(g, g)));
     Value vhat = amsgrad ? a.max(states[2], v) : v;
-    Value denom = a.add(a.div(a.sqrt(vhat), a.scalar(sqrtCorrection2)),
-                        a.constant(eps));
+    Value denom =
+        a.add(a.div(a.sqrt(vhat), a.scalar(sqrtCorrection2)), a.constant(eps));
     SmallVector<Value> results = {
         a.sub(p, a.mul(a.scalar(stepSize), a.div(m, denom))), m, v};
     if (amsgrad)
@@ -277,10 +277,10 @@ struct LambRule {
   Value correction1, correction2;
 
   SmallVector<Value> moments(Arith &a, Value g, Value m, Value v) const {
-    return {a.add(a.mul(a.constant(beta1), m),
-                  a.mul(a.constant(1.0 - beta1), g)),
-            a.add(a.mul(a.constant(beta2), v),
-                  a.mul(a.constant(1.0 - beta2), a.mul(g, g)))};
+    return {
+        a.add(a.mul(a.constant(beta1), m), a.mul(a.constant(1.0 - beta1), g)),
+        a.add(a.mul(a.constant(beta2), v),
+              a.mul(a.constant(1.0 - beta2), a.mul(g, g)))};
   }
   Value direction(Arith &a, Value p, Value m, Value v) const {
     Value u =
@@ -385,9 +385,8 @@ SmallVector<Value> emitFused(OpBuilder &b, Location loc, const Operands &ops,
           SmallVector<Value> yields;
           for (auto [j, i] : llvm::enumerate(group)) {
             ValueRange own = args.drop_front(group.size() + j * width);
-            llvm::append_range(yields,
-                               update(a, i, own[0], args[j],
-                                      own.slice(1, ops.numStates)));
+            llvm::append_range(yields, update(a, i, own[0], args[j],
+                                              own.slice(1, ops.numStates)));
           }
           return yields;
         });
@@ -414,8 +413,7 @@ Value trustedStep(CallScalars &s, Value pSquared, Value uSquared) {
   Value zero = s.c(0.0);
   Value bothPositive = arith::AndIOp::create(
       s.b, s.loc,
-      arith::CmpFOp::create(s.b, s.loc, arith::CmpFPredicate::OGT, pNorm,
-                            zero),
+      arith::CmpFOp::create(s.b, s.loc, arith::CmpFPredicate::OGT, pNorm, zero),
       arith::CmpFOp::create(s.b, s.loc, arith::CmpFPredicate::OGT, uNorm,
                             zero));
   Value trust = arith::SelectOp::create(s.b, s.loc, bothPositive,
@@ -447,12 +445,11 @@ SmallVector<Value> emitFusedLamb(OpBuilder &b, Location loc,
     unsigned rank = type.getRank();
     auto scalarType = RankedTensorType::get({}, element);
     auto zero = [&] {
-      return linalg::FillOp::create(
-                 b, loc,
-                 ValueRange{arith::ConstantOp::create(
-                     b, loc, b.getFloatAttr(element, 0.0))},
-                 ValueRange{tensor::EmptyOp::create(b, loc, scalarType,
-                                                    ValueRange{})})
+      return linalg::FillOp::create(b, loc,
+                                    ValueRange{arith::ConstantOp::create(
+                                        b, loc, b.getFloatAttr(element, 0.0))},
+                                    ValueRange{tensor::EmptyOp::create(
+                                        b, loc, scalarType, ValueRange{})})
           .getResult(0);
     };
     SmallVector<Value> states = ops.statesOf(i);
@@ -463,8 +460,7 @@ SmallVector<Value> emitFusedLamb(OpBuilder &b, Location loc,
         ValueRange{ops.params[i], ops.grads[i], states[0], states[1]},
         ValueRange{zero(), zero()},
         SmallVector<AffineMap>{all, all, all, all, none, none},
-        SmallVector<utils::IteratorType>(rank,
-                                         utils::IteratorType::reduction),
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::reduction),
         [&](OpBuilder &nb, Location nl, ValueRange args) {
           ScalarArith a(nb, nl, element);
           SmallVector<Value> moments =
@@ -506,16 +502,17 @@ SmallVector<Value> emitUnfusedLamb(OpBuilder &b, Location loc,
         rule.moments(a, ops.grads[i], states[0], states[1]);
     Value u = rule.direction(a, p, moments[0], moments[1]);
     auto squaredNorm = [&](Value x) {
-      Value sum = ReduceSumOp::create(
-          b, loc, a.mul(x, x),
-          b.getDenseI64ArrayAttr(
-              llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()))),
-          false);
-      return toF32(b, loc, tensor::ExtractOp::create(b, loc, sum, ValueRange{}));
+      Value sum =
+          ReduceSumOp::create(b, loc, a.mul(x, x),
+                              b.getDenseI64ArrayAttr(llvm::to_vector(
+                                  llvm::seq<int64_t>(0, type.getRank()))),
+                              false);
+      return toF32(b, loc,
+                   tensor::ExtractOp::create(b, loc, sum, ValueRange{}));
     };
     Value step = trustedStep(s, squaredNorm(p), squaredNorm(u));
-    perParam.push_back({a.sub(p, a.mul(a.scalar(step), u)), moments[0],
-                        moments[1]});
+    perParam.push_back(
+        {a.sub(p, a.mul(a.scalar(step), u)), moments[0], moments[1]});
   }
   return regroup(perParam, 2);
 }
@@ -524,8 +521,7 @@ struct FuseFuseOptimizerPass
     : fuse::impl::FuseFuseOptimizerBase<FuseFuseOptimizerPass> {
   using Base::Base;
 
-  template <typename OpTy>
-  Operands operandsOf(OpTy op) {
+  template <typename OpTy> Operands operandsOf(OpTy op) {
     return {op.getParams(), op.getGrads(), op.getStates(),
             op.getNumStatesPerParam()};
   }
@@ -540,11 +536,10 @@ struct FuseFuseOptimizerPass
     for (Operation *op : optimizers) {
       OpBuilder b(op);
       Location loc = op->getLoc();
-      CallScalars s{b, loc,
-                    tensor::ExtractOp::create(b, loc, op->getOperand(0),
-                                              ValueRange{}),
-                    tensor::ExtractOp::create(b, loc, op->getOperand(1),
-                                              ValueRange{})};
+      CallScalars s{
+          b, loc,
+          tensor::ExtractOp::create(b, loc, op->getOperand(0), ValueRange{}),
+          tensor::ExtractOp::create(b, loc, op->getOperand(1), ValueRange{})};
       SmallVector<Value> results;
       auto emit = [&](const Operands &operands, const UpdateFn &update) {
         results = fuse ? emitFused(b, loc, operands, update, groupSize)
@@ -567,9 +562,9 @@ struct FuseFuseOptimizerPass
                       lamb.getWeightDecay().convertToDouble(),
                       s.biasCorrection(beta1),
                       s.biasCorrection(beta2)};
-        results = fuse ? emitFusedLamb(b, loc, operandsOf(lamb), rule, s,
-                                       groupSize)
-                       : emitUnfusedLamb(b, loc, operandsOf(lamb), rule, s);
+        results =
+            fuse ? emitFusedLamb(b, loc, operandsOf(lamb), rule, s, groupSize)
+                 : emitUnfusedLamb(b, loc, operandsOf(lamb), rule, s);
       }
       op->replaceAllUsesWith(results);
       op->erase();

@@ -351,8 +351,9 @@ struct FuseTileAndVectorizePass
     vector::populateVectorMaskLoweringPatternsForSideEffectingOps(patterns);
     // Tiles of [1, ..., 1, n] become 1-D vectors, which every lowering takes.
     vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
-    patterns.add<FoldReadOnlySliceIntoTransferRead,
-                 FoldInsertSliceOfTransferWrite>(context);
+    patterns
+        .add<FoldReadOnlySliceIntoTransferRead, FoldInsertSliceOfTransferWrite>(
+            context);
     vector::populateVectorTransferDropUnitDimsPatterns(patterns);
     vector::TransferReadOp::getCanonicalizationPatterns(patterns, context);
     vector::TransferWriteOp::getCanonicalizationPatterns(patterns, context);

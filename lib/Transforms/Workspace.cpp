@@ -49,8 +49,7 @@ struct FuseWorkspacePass : fuse::impl::FuseWorkspaceBase<FuseWorkspacePass> {
     func.walk([&](memref::AllocOp alloc) {
       MemRefType type = alloc.getType();
       if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
-          type.getMemorySpace() ||
-          !type.getElementType().isIntOrFloat())
+          type.getMemorySpace() || !type.getElementType().isIntOrFloat())
         return;
       // Exactly one dealloc, in the same block; no other escape is possible
       // after buffer deallocation, which frees every buffer it owns.

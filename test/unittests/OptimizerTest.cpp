@@ -73,10 +73,9 @@ std::string stepFunction(const std::string &op, const std::string &attrs,
     if (inPlace)
       os << " {fuse.in_place = " << (j < n ? 2 + j : 2 + n + j) << "}";
   }
-  os << ") {\n  %r:" << resultTypes.size()
-     << " = fuse." << op << " %lr, %step params(" << join(params) << " : "
-     << join(paramTypes) << ") grads(" << join(grads) << " : "
-     << join(paramTypes) << ") states(";
+  os << ") {\n  %r:" << resultTypes.size() << " = fuse." << op
+     << " %lr, %step params(" << join(params) << " : " << join(paramTypes)
+     << ") grads(" << join(grads) << " : " << join(paramTypes) << ") states(";
   if (!states.empty())
     os << join(states) << " : " << join(stateTypes);
   os << ") " << attrs << " -> " << join(resultTypes) << "\n  return ";

@@ -64,11 +64,10 @@ TEST(Training, TrainStepMatchesHandWrittenStepsBitwise) {
   Function &manual = unwrap(engine->lookup("manual"));
   const int64_t batch = 5;
   // Parameters, then m and v of each: the same layout in both functions.
-  std::vector<Tensor> inPlace = {randomTensor({6, 4}, 1), randomTensor({4}, 2),
-                                 Tensor::zeros(DType::F32, {6, 4}),
-                                 Tensor::zeros(DType::F32, {4}),
-                                 Tensor::zeros(DType::F32, {6, 4}),
-                                 Tensor::zeros(DType::F32, {4})};
+  std::vector<Tensor> inPlace = {
+      randomTensor({6, 4}, 1),           randomTensor({4}, 2),
+      Tensor::zeros(DType::F32, {6, 4}), Tensor::zeros(DType::F32, {4}),
+      Tensor::zeros(DType::F32, {6, 4}), Tensor::zeros(DType::F32, {4})};
   std::vector<Tensor> fresh;
   for (const Tensor &t : inPlace)
     fresh.push_back(t.contiguousCopy());

@@ -26,9 +26,9 @@ Operation *FuseDialect::materializeConstant(OpBuilder &builder, Attribute value,
 }
 
 LogicalResult FuseDialect::verifyRegionResultAttribute(Operation *op,
-                                                      unsigned regionIndex,
-                                                      unsigned resultIndex,
-                                                      NamedAttribute attr) {
+                                                       unsigned regionIndex,
+                                                       unsigned resultIndex,
+                                                       NamedAttribute attr) {
   if (attr.getName() != kInPlaceAttrName)
     return op->emitError("unknown fuse result attribute '")
            << attr.getName().getValue() << "'";
@@ -50,8 +50,8 @@ LogicalResult FuseDialect::verifyRegionResultAttribute(Operation *op,
            << resultIndex << " (" << result << ") is in place of argument #"
            << arg << " of another type (" << args[arg] << ")";
   for (unsigned other = 0; other < resultIndex; ++other)
-    if (auto earlier = func.getResultAttrOfType<IntegerAttr>(
-            other, kInPlaceAttrName);
+    if (auto earlier =
+            func.getResultAttrOfType<IntegerAttr>(other, kInPlaceAttrName);
         earlier && earlier.getInt() == arg)
       return op->emitError("results #")
              << other << " and #" << resultIndex

@@ -704,7 +704,8 @@ TrainStepOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   if (!lossType || lossType.getRank() != 0 ||
       !isa<FloatType>(lossType.getElementType()))
     return emitOpError("needs ")
-           << getLossAttr() << " to return one 0-d float tensor (a scalar loss)";
+           << getLossAttr()
+           << " to return one 0-d float tensor (a scalar loss)";
   if (getParams().empty())
     return emitOpError("trains nothing: params is empty");
   llvm::SmallSet<int64_t, 8> seen;
@@ -717,20 +718,19 @@ TrainStepOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
     auto type = dyn_cast<RankedTensorType>(inputs[i]);
     if (!type || !isa<FloatType>(type.getElementType()))
       return emitOpError("cannot train argument #")
-             << i << " of type " << inputs[i] << ": parameters are float tensors";
+             << i << " of type " << inputs[i]
+             << ": parameters are float tensors";
   }
   if (std::optional<int64_t> step = getStepArg()) {
     if (*step < 0 || *step >= static_cast<int64_t>(inputs.size()))
-      return emitOpError("step_arg ")
-             << *step << " is out of range for " << inputs.size()
-             << " arguments";
+      return emitOpError("step_arg ") << *step << " is out of range for "
+                                      << inputs.size() << " arguments";
     if (seen.contains(*step))
       return emitOpError("step_arg ") << *step << " is also a parameter";
     auto type = dyn_cast<RankedTensorType>(inputs[*step]);
     if (!type || type.getRank() != 0 || !type.getElementType().isInteger(64))
-      return emitOpError("step_arg ")
-             << *step << " has type " << inputs[*step]
-             << ", the step counter is a tensor<i64>";
+      return emitOpError("step_arg ") << *step << " has type " << inputs[*step]
+                                      << ", the step counter is a tensor<i64>";
   }
   std::optional<RegisteredOperationName> optimizer =
       RegisteredOperationName::lookup(("fuse." + getOptimizer()).str(),
