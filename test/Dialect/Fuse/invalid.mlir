@@ -470,3 +470,38 @@ fuse.train_step @t {loss = @loss, params = array<i64: 0>, optimizer = "sgd"}
 
 // expected-error @below {{'fuse.train_step' op no function named @missing}}
 fuse.train_step @t {loss = @missing, params = array<i64: 0>, optimizer = "sgd"}
+
+// -----
+
+// expected-error @below {{result #0 is in place of argument #2, but the function has 2 arguments}}
+func.func @f(%p: tensor<4xf32>, %g: tensor<4xf32>) -> (tensor<4xf32> {fuse.in_place = 2}) {
+  return %p : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @below {{result #0 ('tensor<4xf32>') is in place of argument #1 of another type ('tensor<4xi32>')}}
+func.func @f(%p: tensor<4xf32>, %q: tensor<4xi32>) -> (tensor<4xf32> {fuse.in_place = 1}) {
+  return %p : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @below {{results #0 and #1 are both in place of argument #0}}
+func.func @f(%p: tensor<4xf32>) -> (tensor<4xf32> {fuse.in_place = 0}, tensor<4xf32> {fuse.in_place = 0}) {
+  return %p, %p : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// expected-error @below {{'fuse.in_place' must be an integer (an argument index) on a function result}}
+func.func @f(%p: tensor<4xf32>) -> (tensor<4xf32> {fuse.in_place = "p"}) {
+  return %p : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @below {{unknown fuse result attribute 'fuse.inplace'}}
+func.func @f(%p: tensor<4xf32>) -> (tensor<4xf32> {fuse.inplace = 0}) {
+  return %p : tensor<4xf32>
+}
