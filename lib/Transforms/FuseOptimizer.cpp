@@ -33,6 +33,15 @@ namespace {
 // Arithmetic on elements or on whole tensors
 //===----------------------------------------------------------------------===//
 
+/// `x` (a float scalar) as `type`.
+Value convertFloat(OpBuilder &b, Location loc, Value x, Type type) {
+  if (x.getType() == type)
+    return x;
+  if (type.getIntOrFloatBitWidth() < x.getType().getIntOrFloatBitWidth())
+    return arith::TruncFOp::create(b, loc, type, x);
+  return arith::ExtFOp::create(b, loc, type, x);
+}
+
 /// The operations update rules are written with. Values are elements
 /// (`ScalarArith`) or whole tensors (`TensorArith`).
 class Arith {
@@ -53,29 +62,22 @@ public:
   /// `condition` is a per-call i1 scalar.
   virtual Value select(Value condition, Value x, Value y) = 0;
 
-protected:
-  Value toElementType(Value f32) {
-    if (elementType == f32.getType())
-      return f32;
-    if (elementType.getIntOrFloatBitWidth() < 32)
-      return arith::TruncFOp::create(b, loc, elementType, f32);
-    return arith::ExtFOp::create(b, loc, elementType, f32);
-  }
-
   OpBuilder &b;
   Location loc;
   Type elementType;
 };
 
 /// Scalar arithmetic, for the body of a fused update.
-class ScalarArith final : public Arith {
+class ScalarArith : public Arith {
 public:
   using Arith::Arith;
   Value constant(double value) override {
     return arith::ConstantOp::create(b, loc,
                                      b.getFloatAttr(elementType, value));
   }
-  Value scalar(Value f32) override { return toElementType(f32); }
+  Value scalar(Value f32) override {
+    return convertFloat(b, loc, f32, elementType);
+  }
   Value add(Value x, Value y) override {
     return arith::AddFOp::create(b, loc, x, y);
   }
@@ -111,7 +113,8 @@ public:
   }
   Value scalar(Value f32) override {
     return tensor::FromElementsOp::create(
-        b, loc, RankedTensorType::get({}, elementType), toElementType(f32));
+        b, loc, RankedTensorType::get({}, elementType),
+        convertFloat(b, loc, f32, elementType));
   }
   Value add(Value x, Value y) override { return AddOp::create(b, loc, x, y); }
   Value sub(Value x, Value y) override { return SubOp::create(b, loc, x, y); }
@@ -135,20 +138,12 @@ public:
 using UpdateFn = std::function<SmallVector<Value>(Arith &, size_t, Value, Value,
                                                   ValueRange)>;
 
-/// Per-call f32 scalars come from the op's 0-d operands.
-struct CallScalars {
-  OpBuilder &b;
-  Location loc;
+/// Per-call f32 arithmetic on scalars from the op's 0-d operands.
+struct CallScalars : ScalarArith {
+  CallScalars(OpBuilder &b, Location loc, Value lr, Value step)
+      : ScalarArith(b, loc, b.getF32Type()), lr(lr), step(step) {}
   Value lr, step;
 
-  Value c(double v) {
-    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
-  }
-  Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
-  Value sub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
-  Value div(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
-  Value sqrt(Value x) { return math::SqrtOp::create(b, loc, x); }
   Value stepAsFloat(int64_t offset) {
     Value s = step;
     if (offset)
@@ -159,7 +154,8 @@ struct CallScalars {
   }
   /// 1 - beta^(step + 1), the bias correction of Adam-like moments.
   Value biasCorrection(double beta) {
-    return sub(c(1.0), math::PowFOp::create(b, loc, c(beta), stepAsFloat(1)));
+    return sub(constant(1.0),
+               math::PowFOp::create(b, loc, constant(beta), stepAsFloat(1)));
   }
 };
 
@@ -197,7 +193,7 @@ UpdateFn adamRule(AdamOp op, CallScalars &s) {
   // The step size lr / (1 - beta1^t) and sqrt(1 - beta2^t), once per call.
   Value stepSize = s.div(s.lr, s.biasCorrection(beta1));
   Value sqrtCorrection2 = s.sqrt(s.biasCorrection(beta2));
-  Value shrink = s.sub(s.c(1.0), s.mul(s.lr, s.c(decay)));
+  Value shrink = s.sub(s.constant(1.0), s.mul(s.lr, s.constant(decay)));
   return [=](Arith &a, size_t, Value p, Value g, ValueRange states) {
     if (decay != 0.0) {
       if (decoupled)
@@ -224,9 +220,10 @@ UpdateFn adagradRule(AdagradOp op, CallScalars &s) {
   double decay = op.getWeightDecay().convertToDouble();
   double eps = op.getEps().convertToDouble();
   // clr = lr / (1 + step * lr_decay), once per call.
-  Value clr = s.div(
-      s.lr, s.add(s.c(1.0), s.mul(s.stepAsFloat(0),
-                                  s.c(op.getLrDecay().convertToDouble()))));
+  Value clr =
+      s.div(s.lr, s.add(s.constant(1.0),
+                        s.mul(s.stepAsFloat(0),
+                              s.constant(op.getLrDecay().convertToDouble()))));
   return [=](Arith &a, size_t, Value p, Value g, ValueRange states) {
     if (decay != 0.0)
       g = a.add(g, a.mul(a.constant(decay), p));
@@ -410,23 +407,15 @@ SmallVector<Value> emitUnfused(OpBuilder &b, Location loc, const Operands &ops,
 /// The trust ratio's factor lr * (|p| / |u| if both are positive, else 1).
 Value trustedStep(CallScalars &s, Value pSquared, Value uSquared) {
   Value pNorm = s.sqrt(pSquared), uNorm = s.sqrt(uSquared);
-  Value zero = s.c(0.0);
+  Value zero = s.constant(0.0);
   Value bothPositive = arith::AndIOp::create(
       s.b, s.loc,
       arith::CmpFOp::create(s.b, s.loc, arith::CmpFPredicate::OGT, pNorm, zero),
       arith::CmpFOp::create(s.b, s.loc, arith::CmpFPredicate::OGT, uNorm,
                             zero));
   Value trust = arith::SelectOp::create(s.b, s.loc, bothPositive,
-                                        s.div(pNorm, uNorm), s.c(1.0));
+                                        s.div(pNorm, uNorm), s.constant(1.0));
   return s.mul(s.lr, trust);
-}
-
-Value toF32(OpBuilder &b, Location loc, Value x) {
-  if (x.getType().isF32())
-    return x;
-  if (x.getType().getIntOrFloatBitWidth() < 32)
-    return arith::ExtFOp::create(b, loc, b.getF32Type(), x);
-  return arith::TruncFOp::create(b, loc, b.getF32Type(), x);
 }
 
 /// Fused LAMB in two passes over memory. The norm pass reads p, g, m and v
@@ -472,7 +461,9 @@ SmallVector<Value> emitFusedLamb(OpBuilder &b, Location loc,
                          a.add(args[5], a.mul(u, u))});
         });
     auto extract = [&](Value t) {
-      return toF32(b, loc, tensor::ExtractOp::create(b, loc, t, ValueRange{}));
+      return convertFloat(b, loc,
+                          tensor::ExtractOp::create(b, loc, t, ValueRange{}),
+                          b.getF32Type());
     };
     steps[i] = trustedStep(s, extract(reduction.getResult(0)),
                            extract(reduction.getResult(1)));
@@ -507,8 +498,9 @@ SmallVector<Value> emitUnfusedLamb(OpBuilder &b, Location loc,
                               b.getDenseI64ArrayAttr(llvm::to_vector(
                                   llvm::seq<int64_t>(0, type.getRank()))),
                               false);
-      return toF32(b, loc,
-                   tensor::ExtractOp::create(b, loc, sum, ValueRange{}));
+      return convertFloat(b, loc,
+                          tensor::ExtractOp::create(b, loc, sum, ValueRange{}),
+                          b.getF32Type());
     };
     Value step = trustedStep(s, squaredNorm(p), squaredNorm(u));
     perParam.push_back(
@@ -528,18 +520,16 @@ struct FuseFuseOptimizerPass
 
   void runOnOperation() override {
     SmallVector<Operation *> optimizers;
-    getOperation().walk([&](Operation *op) {
-      if (isa<SgdOp, AdamOp, AdagradOp, RmspropOp, LambOp>(op))
-        optimizers.push_back(op);
-    });
+    getOperation().walk(
+        [&](OptimizerOpInterface op) { optimizers.push_back(op); });
     unsigned groupSize = std::max(1u, unsigned(maxGroupSize));
     for (Operation *op : optimizers) {
       OpBuilder b(op);
       Location loc = op->getLoc();
-      CallScalars s{
+      CallScalars s(
           b, loc,
           tensor::ExtractOp::create(b, loc, op->getOperand(0), ValueRange{}),
-          tensor::ExtractOp::create(b, loc, op->getOperand(1), ValueRange{})};
+          tensor::ExtractOp::create(b, loc, op->getOperand(1), ValueRange{}));
       SmallVector<Value> results;
       auto emit = [&](const Operands &operands, const UpdateFn &update) {
         results = fuse ? emitFused(b, loc, operands, update, groupSize)
