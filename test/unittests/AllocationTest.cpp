@@ -78,44 +78,14 @@ using namespace fuse::testing;
 
 namespace {
 
-/// The seed MLP's loss and an Adam training step over it that updates the
-/// four parameters and eight states in place.
+/// The seed MLP's loss and its Adam training step, which updates the four
+/// parameters and eight states in place.
 std::string trainingModule() {
   std::ifstream file(FUSE_SOURCE_DIR "/examples/mlp.mlir");
   std::stringstream source;
-  source << file.rdbuf();
-  const char *params = "tensor<784x128xf32>, tensor<128xf32>, "
-                       "tensor<128x10xf32>, tensor<10xf32>";
-  source << "func.func @train(%w1: tensor<784x128xf32>, %b1: tensor<128xf32>, "
-            "%w2: tensor<128x10xf32>, %b2: tensor<10xf32>, "
-            "%m1: tensor<784x128xf32>, %m2: tensor<128xf32>, "
-            "%m3: tensor<128x10xf32>, %m4: tensor<10xf32>, "
-            "%v1: tensor<784x128xf32>, %v2: tensor<128xf32>, "
-            "%v3: tensor<128x10xf32>, %v4: tensor<10xf32>, "
-            "%x: tensor<?x28x28xf32>, %y: tensor<?xi32>, %lr: tensor<f32>, "
-            "%step: tensor<i64>) -> (tensor<f32>";
-  const char *types[] = {"tensor<784x128xf32>", "tensor<128xf32>",
-                         "tensor<128x10xf32>", "tensor<10xf32>"};
-  for (int j = 0; j < 12; ++j)
-    source << ", " << types[j % 4] << " {fuse.in_place = " << j << "}";
-  source << ") {\n"
-         << "  %r:5 = fuse.value_and_grad @loss(%w1, %b1, %w2, %b2, %x, %y, "
-            "%step) {wrt = array<i64: 0, 1, 2, 3>} : ("
-         << params
-         << ", tensor<?x28x28xf32>, tensor<?xi32>, tensor<i64>) -> "
-            "(tensor<f32>, "
-         << params << ")\n"
-         << "  %u:12 = fuse.adam %lr, %step params(%w1, %b1, %w2, %b2 : "
-         << params << ") grads(%r#1, %r#2, %r#3, %r#4 : " << params
-         << ") states(%m1, %m2, %m3, %m4, %v1, %v2, %v3, %v4 : " << params
-         << ", " << params << ") -> " << params << ", " << params << ", "
-         << params << "\n  return %r#0";
-  for (int j = 0; j < 12; ++j)
-    source << ", %u#" << j;
-  source << " : tensor<f32>";
-  for (int j = 0; j < 12; ++j)
-    source << ", " << types[j % 4];
-  source << "\n}\n";
+  source << file.rdbuf()
+         << "fuse.train_step @train {loss = @loss, params = array<i64: 0, 1, "
+            "2, 3>, optimizer = \"adam\", step_arg = 6}\n";
   return source.str();
 }
 
