@@ -43,8 +43,18 @@ def Fuse_Dialect : Dialect {
       return %q : tensor<4xf32>
     }
     ```
+
+    A step function (what `fuse-expand-train-step` produces, or one written
+    by hand) marks its batch inputs `fuse.per_step` and its `tensor<i64>`
+    step number `fuse.step_counter`; its results marked `fuse.in_place` are
+    carried from one step to the next, the others are per-step metrics.
+    `fuse-wrap-steps` derives from it a function running K steps per call,
+    whose batch inputs and per-step results are `fuse.stacked`: a leading
+    dim of K that the compiler keeps dynamic, so one compiled function
+    serves every K.
   }];
   let hasConstantMaterializer = 1;
+  let hasRegionArgAttrVerify = 1;
   let hasRegionResultAttrVerify = 1;
   let usePropertiesForAttributes = 1;
 }

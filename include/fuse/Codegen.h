@@ -44,8 +44,9 @@ llvm::Expected<std::unique_ptr<llvm::Module>>
 translateToLLVMIR(mlir::ModuleOp module, llvm::LLVMContext &context);
 
 /// Adds `void <wrapper>(void **args)`, which calls `function` with
-/// args[0..n) as its pointer arguments: one calling convention for every
-/// specialization.
+/// args[0..n) as its arguments: pointers as they are, integer arguments (the
+/// sizes of dynamic memrefs) cast from the pointer-sized slot. One calling
+/// convention for every specialization.
 llvm::Error addPackedWrapper(llvm::Module &module, llvm::StringRef function,
                              llvm::StringRef wrapper);
 

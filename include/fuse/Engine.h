@@ -52,6 +52,27 @@ struct FunctionStats {
 
 class Engine;
 
+/// A declared argument of a function: its dtype, its shape (-1 for a dim
+/// given at each call) and its role in training.
+struct ArgumentInfo {
+  std::string name; ///< the source name (`x` for `%x`)
+  DType dtype;
+  std::vector<int64_t> shape;
+  bool perStep = false;     ///< `fuse.per_step`: a batch input of a step
+  bool stepCounter = false; ///< `fuse.step_counter`: the step number
+  /// `fuse.stacked`: dim 0 is the number of steps of the call (K). Not part
+  /// of the signature: every K runs the same compiled code.
+  bool stacked = false;
+};
+
+/// A declared result of a function.
+struct ResultInfo {
+  DType dtype;
+  std::vector<int64_t> shape;
+  int inPlaceOf = -1;   ///< `fuse.in_place = N`: computed in argument N
+  bool stacked = false; ///< `fuse.stacked`: one row per step of the call
+};
+
 /// A function of a loaded module. Owned by its Engine.
 class Function {
 public:
@@ -60,6 +81,8 @@ public:
   size_t numResults() const;
   /// The source names of the arguments (`x` for `%x`).
   llvm::ArrayRef<std::string> argumentNames() const;
+  llvm::ArrayRef<ArgumentInfo> arguments() const;
+  llvm::ArrayRef<ResultInfo> results() const;
 
   /// Calls the function; results are new owning tensors, except results
   /// marked `fuse.in_place = N`: those are computed in argument N's buffer

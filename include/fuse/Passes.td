@@ -55,6 +55,36 @@ def ConvertFuseToLinalg
   ];
 }
 
+def FuseWrapSteps : Pass<"fuse-wrap-steps", "::mlir::ModuleOp"> {
+  let summary = "Derive a K-step function from each step function";
+  let description = [{
+    Step fusing (Keras' `steps_per_execution`) done by the compiler. For each
+    step function (one with an argument marked `fuse.per_step`, as
+    `fuse-expand-train-step` makes them) adds `@<name>_steps`, which runs K
+    steps in one call:
+
+    - each `fuse.per_step` argument gains a leading dim of K
+      (`tensor<?x64x784xf32>`, marked `fuse.stacked`), sliced per step;
+    - results marked `fuse.in_place` (parameters, optimizer state) are
+      loop-carried, and still computed in place of their arguments;
+    - the `fuse.step_counter` argument is the first step's number; step i
+      sees it plus i, exactly as if called alone;
+    - every other result is a per-step metric (the loss), returned stacked:
+      `tensor<?xf32>` with one value per step; they must have static shapes;
+    - other arguments (the learning rate) are the same at every step.
+
+    The body is an `scf.for` from 0 to K around a copy of the step's body.
+    K is read from the first stacked argument at run time and stays dynamic
+    through compilation, so one compiled function serves every K, including
+    the shorter last chunk of an epoch.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def FuseSpecialize : Pass<"fuse-specialize", "::mlir::ModuleOp"> {
   let summary = "Give a function's dynamic dimensions concrete sizes";
   let description = [{
@@ -220,15 +250,23 @@ def FuseWorkspace : Pass<"fuse-workspace", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
-def FuseFlattenEmptyArguments
-    : Pass<"fuse-flatten-empty-arguments", "::mlir::func::FuncOp"> {
-  let summary = "Pass zero-sized memref arguments as flat memrefs";
+def FuseBarePointerArguments
+    : Pass<"fuse-bare-pointer-arguments", "::mlir::func::FuncOp"> {
+  let summary = "Make every memref argument passable as a bare pointer";
   let description = [{
     Compiled functions take bare pointers, which the LLVM lowering only
-    allows for memrefs with static strides; a zero-sized dimension after the
-    first (`memref<4x0xf32>`) has none. Such an argument becomes
-    `memref<0xT>`, expanded back to its shape at the function's entry. It
-    holds no data either way.
+    allows for memrefs with static shapes and strides. This pass rewrites
+    the arguments it cannot take:
+
+    - a dynamic memref (`memref<?x64x784xf32>`, the stacked batches of a
+      K-step function) becomes `memref<f32>` (its base pointer) plus one
+      trailing `index` argument per dynamic dim, and is rebuilt at the
+      entry with `memref.reinterpret_cast`. The function gets
+      `fuse.dynamic_sizes = array<i64: arg, dim, ...>`, which says which
+      argument's dim each size argument carries, in order;
+    - a zero-sized dim after the first (`memref<4x0xf32>`, which has no
+      static strides) becomes `memref<0xT>`, expanded back at the entry. It
+      holds no data either way.
   }];
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }

@@ -25,8 +25,9 @@ struct PipelineOptions {
 };
 
 /// Whole-module rewrites that run once, before any specialization: training
-/// steps defined (fuse.train_step -> step functions), then automatic
-/// differentiation (fuse.value_and_grad -> forward and backward ops).
+/// steps defined (fuse.train_step -> step functions), automatic
+/// differentiation (fuse.value_and_grad -> forward and backward ops), and a
+/// K-step function derived from each step function (`@<name>_steps`).
 void buildDifferentiatePipeline(mlir::OpPassManager &pm);
 
 /// Graph simplification: canonicalization (folds, algebraic identities) and

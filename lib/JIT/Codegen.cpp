@@ -78,12 +78,17 @@ Error fuse::addPackedWrapper(Module &module, StringRef function,
   IRBuilder<> b(BasicBlock::Create(context, "entry", entry));
   SmallVector<Value *> args;
   for (auto [i, param] : llvm::enumerate(callee->args())) {
-    if (!param.getType()->isPointerTy())
+    Type *type = param.getType();
+    if (!type->isPointerTy() && !type->isIntegerTy())
       return createStringError(inconvertibleErrorCode(),
-                               "argument %zu of '%s' is not a pointer", i,
-                               function.str().c_str());
+                               "argument %zu of '%s' is neither a pointer "
+                               "nor an integer",
+                               i, function.str().c_str());
     Value *slot = b.CreateConstGEP1_64(ptrType, entry->getArg(0), i);
-    args.push_back(b.CreateLoad(ptrType, slot));
+    Value *value = b.CreateLoad(ptrType, slot);
+    // Sizes travel in the pointer slots as integers.
+    args.push_back(type->isIntegerTy() ? b.CreatePtrToInt(value, type)
+                                       : value);
   }
   b.CreateCall(callee, args);
   b.CreateRetVoid();

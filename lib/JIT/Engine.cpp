@@ -159,7 +159,11 @@ struct Function::Impl {
   std::string name;
   std::vector<std::string> argNames;
   llvm::SmallVector<mlir::RankedTensorType> argTypes;
-  size_t numResults;
+  std::vector<ArgumentInfo> arguments;
+  std::vector<ResultInfo> results;
+  /// Per argument: `fuse.stacked` (dim 0 is the call's step count).
+  llvm::SmallVector<bool> stacked;
+  int firstStacked = -1;
   SignatureCache cache;
   std::atomic<uint64_t> hits{0}, misses{0}, diskHits{0}, compileMicros{0};
   std::atomic<bool> warnedRetrace{false};
@@ -169,7 +173,13 @@ struct Function::Impl {
            name + "'";
   }
 
+  /// The number of steps of a call: dim 0 of the stacked arguments.
+  int64_t steps(llvm::ArrayRef<Tensor> args) const {
+    return firstStacked >= 0 ? args[firstStacked].shape()[0] : 0;
+  }
+
   Error validate(llvm::ArrayRef<Tensor> args) const;
+  Error validateSteps(llvm::ArrayRef<Tensor> args) const;
   Expected<const Specialization *> specialization(llvm::ArrayRef<Tensor> args);
   Expected<std::unique_ptr<Specialization>> build(llvm::ArrayRef<Tensor> args);
   Expected<CachedObject> compile(llvm::ArrayRef<Tensor> args,
@@ -211,6 +221,24 @@ Error Function::Impl::validate(llvm::ArrayRef<Tensor> args) const {
   return Error::success();
 }
 
+Error Function::Impl::validateSteps(llvm::ArrayRef<Tensor> args) const {
+  for (auto [i, arg] : llvm::enumerate(args)) {
+    if (!stacked[i])
+      continue;
+    if (arg.rank() == 0)
+      return makeError(describe(i) +
+                       ": stacked along dim 0 (one row per step), got a 0-d "
+                       "tensor");
+    if (arg.shape()[0] != args[firstStacked].shape()[0])
+      return makeError(describe(i) + ": dim 0 counts the steps and must be " +
+                       llvm::Twine(args[firstStacked].shape()[0]) + " like " +
+                       describe(firstStacked) + ", got " +
+                       llvm::Twine(arg.shape()[0]) + " (" + arg.typeString() +
+                       ")");
+  }
+  return Error::success();
+}
+
 Expected<CachedObject> Function::Impl::compile(llvm::ArrayRef<Tensor> args,
                                                std::string &diagnostics) {
   mlir::MLIRContext &context = engine->context;
@@ -220,14 +248,20 @@ Expected<CachedObject> Function::Impl::compile(llvm::ArrayRef<Tensor> args,
   // A private copy holding only this function, specialized.
   mlir::OwningOpRef<mlir::ModuleOp> clone = module->module->clone();
   llvm::SmallVector<mlir::Type> types;
-  for (const Tensor &arg : args)
-    types.push_back(mlir::RankedTensorType::get(
-        arg.shape(), mlirType(arg.dtype(), &context)));
+  for (auto [i, arg] : llvm::enumerate(args)) {
+    llvm::SmallVector<int64_t> shape(arg.shape());
+    // The step count stays dynamic: one specialization serves every K.
+    if (stacked[i])
+      shape[0] = mlir::ShapedType::kDynamic;
+    types.push_back(
+        mlir::RankedTensorType::get(shape, mlirType(arg.dtype(), &context)));
+  }
   mlir::FailureOr<mlir::func::FuncOp> func =
       isolateAndSpecialize(*clone, name, types, kFunctionSymbol);
   if (failed(func))
     return makeError("cannot specialize '" + name + "' for " +
-                     Signature::of(args).str() + ":\n" + diagnostics);
+                     Signature::of(args, stacked).str() + ":\n" +
+                     diagnostics);
 
   CachedObject entry;
   for (auto [j, type] : llvm::enumerate(func->getResultTypes())) {
@@ -238,9 +272,16 @@ Expected<CachedObject> Function::Impl::compile(llvm::ArrayRef<Tensor> args,
       return makeError("function '" + name + "' returns an unsupported type");
     auto inPlace =
         func->getResultAttrOfType<mlir::IntegerAttr>(j, kInPlaceAttrName);
-    entry.results.push_back(
-        {*dtype, llvm::SmallVector<int64_t, 4>(tensor.getShape()),
-         inPlace ? static_cast<int32_t>(inPlace.getInt()) : -1});
+    ResultSpec result{*dtype, llvm::SmallVector<int64_t, 4>(tensor.getShape()),
+                      inPlace ? static_cast<int32_t>(inPlace.getInt()) : -1,
+                      static_cast<bool>(func->getResultAttr(j, kStackedAttrName))};
+    if (result.stacked)
+      result.shape[0] = 0;
+    if (llvm::any_of(result.shape, mlir::ShapedType::isDynamic))
+      return makeError("result #" + llvm::Twine(j) + " of '" + name +
+                       "' has a dynamic shape that does not follow from the "
+                       "argument shapes");
+    entry.results.push_back(std::move(result));
   }
 
   mlir::PassManager pm(&context);
@@ -251,16 +292,21 @@ Expected<CachedObject> Function::Impl::compile(llvm::ArrayRef<Tensor> args,
   buildLowerToLLVMPipeline(pm);
   if (failed(pm.run(*clone)))
     return makeError("cannot compile '" + name + "' for " +
-                     Signature::of(args).str() + ":\n" + diagnostics);
+                     Signature::of(args, stacked).str() + ":\n" +
+                     diagnostics);
   // Warnings (an argument that cannot be updated in place) are the user's.
   if (!diagnostics.empty())
     engine->warnings() << diagnostics;
   if (auto compiled =
-          clone->lookupSymbol<mlir::LLVM::LLVMFuncOp>(kFunctionSymbol))
+          clone->lookupSymbol<mlir::LLVM::LLVMFuncOp>(kFunctionSymbol)) {
     if (auto sizes = compiled->getAttrOfType<mlir::DenseI64ArrayAttr>(
             kWorkspaceAttrName))
       for (int64_t size : sizes.asArrayRef())
         entry.buffers.push_back(size);
+    if (auto sizes = compiled->getAttrOfType<mlir::DenseI64ArrayAttr>(
+            kDynamicSizesAttrName))
+      llvm::append_range(entry.dynamicSizes, sizes.asArrayRef());
+  }
 
   llvm::LLVMContext llvmContext;
   Expected<std::unique_ptr<llvm::Module>> llvmModule =
@@ -286,7 +332,7 @@ Expected<CachedObject> Function::Impl::compile(llvm::ArrayRef<Tensor> args,
 Expected<std::unique_ptr<Specialization>>
 Function::Impl::build(llvm::ArrayRef<Tensor> args) {
   auto start = std::chrono::steady_clock::now();
-  Signature signature = Signature::of(args);
+  Signature signature = Signature::of(args, stacked);
   std::string keyText = engine->buildIdentity + "\ncpu " + engine->cpu +
                         "\nmodule " + module->sourceHash + "\nfunction " +
                         name + "\nsignature " + signature.str() + "\nfusion " +
@@ -335,6 +381,7 @@ Function::Impl::build(llvm::ArrayRef<Tensor> args) {
   spec->entry = address->toPtr<Specialization::Entry>();
   spec->results = std::move(entry->results);
   spec->buffers = std::move(entry->buffers);
+  spec->dynamicSizes = std::move(entry->dynamicSizes);
   for (uint64_t bytes : spec->buffers)
     spec->workspaceBytes += bytes;
   compileMicros += std::chrono::duration_cast<std::chrono::microseconds>(
@@ -363,13 +410,18 @@ Function::Impl::specialization(llvm::ArrayRef<Tensor> args) {
   for (auto [i, arg] : llvm::enumerate(args))
     if (!arg.data() && arg.numElements() != 0 && i < argNames.size())
       return makeError(describe(i) + " has no data (null pointer)");
-  if (const Specialization *spec = cache.find(args)) {
+  // Checked on every call: the step count is not part of the signature.
+  if (firstStacked >= 0 && args.size() == argTypes.size()) {
+    if (Error e = validateSteps(args))
+      return std::move(e);
+  }
+  if (const Specialization *spec = cache.find(args, stacked)) {
     hits.fetch_add(1, std::memory_order_relaxed);
     return spec;
   }
   std::lock_guard<std::mutex> lock(engine->contextMutex);
   // Another thread may have built it while we waited.
-  if (const Specialization *spec = cache.find(args)) {
+  if (const Specialization *spec = cache.find(args, stacked)) {
     hits.fetch_add(1, std::memory_order_relaxed);
     return spec;
   }
@@ -393,10 +445,14 @@ Function::~Function() = default;
 
 llvm::StringRef Function::name() const { return impl_->name; }
 size_t Function::numArguments() const { return impl_->argTypes.size(); }
-size_t Function::numResults() const { return impl_->numResults; }
+size_t Function::numResults() const { return impl_->results.size(); }
 llvm::ArrayRef<std::string> Function::argumentNames() const {
   return impl_->argNames;
 }
+llvm::ArrayRef<ArgumentInfo> Function::arguments() const {
+  return impl_->arguments;
+}
+llvm::ArrayRef<ResultInfo> Function::results() const { return impl_->results; }
 
 FunctionStats Function::stats() const {
   FunctionStats s;
@@ -445,6 +501,23 @@ static Error invoke(const Function::Impl &fn, const Specialization &spec,
     pointers.push_back(buffer);
     buffer += bytes;
   }
+  // Sizes of dynamic operands travel as integers in pointer slots.
+  for (size_t at = 0; at + 1 < spec.dynamicSizes.size(); at += 2) {
+    size_t operand = spec.dynamicSizes[at];
+    int64_t size = 0;
+    if (operand < args.size()) {
+      size = args[operand].shape()[spec.dynamicSizes[at + 1]];
+    } else {
+      // The out-parameters: the results not computed in place, in order.
+      size_t outParam = operand - args.size();
+      for (auto [result, want] : llvm::zip(results, spec.results))
+        if (want.inPlaceOf < 0 && outParam-- == 0) {
+          size = result.shape()[spec.dynamicSizes[at + 1]];
+          break;
+        }
+    }
+    pointers.push_back(reinterpret_cast<void *>(static_cast<intptr_t>(size)));
+  }
   spec.entry(pointers.data());
   spec.releaseWorkspace(workspace);
   for (auto [result, want] : llvm::zip(results, spec.results)) {
@@ -458,13 +531,22 @@ static Error invoke(const Function::Impl &fn, const Specialization &spec,
   return Error::success();
 }
 
+/// The shape of a result for a call of `steps` steps.
+static llvm::SmallVector<int64_t, 4> resultShape(const ResultSpec &spec,
+                                                 int64_t steps) {
+  llvm::SmallVector<int64_t, 4> shape = spec.shape;
+  if (spec.stacked)
+    shape[0] = steps;
+  return shape;
+}
+
 /// A result's tensor: a view of its argument when computed in place, new
 /// storage otherwise.
-static Tensor resultTensor(const ResultSpec &spec,
-                           llvm::ArrayRef<Tensor> args) {
+static Tensor resultTensor(const ResultSpec &spec, llvm::ArrayRef<Tensor> args,
+                           int64_t steps) {
   if (spec.inPlaceOf >= 0)
     return Tensor::view(args[spec.inPlaceOf].data(), spec.dtype, spec.shape);
-  return Tensor::empty(spec.dtype, spec.shape);
+  return Tensor::empty(spec.dtype, resultShape(spec, steps));
 }
 
 Expected<std::vector<Tensor>>
@@ -475,7 +557,7 @@ Function::allocateResults(llvm::ArrayRef<Tensor> args) {
   std::vector<Tensor> results;
   results.reserve((*spec)->results.size());
   for (const ResultSpec &r : (*spec)->results)
-    results.push_back(resultTensor(r, args));
+    results.push_back(resultTensor(r, args, impl_->steps(args)));
   return results;
 }
 
@@ -486,7 +568,7 @@ Expected<std::vector<Tensor>> Function::call(llvm::ArrayRef<Tensor> args) {
   std::vector<Tensor> results;
   results.reserve((*spec)->results.size());
   for (const ResultSpec &r : (*spec)->results)
-    results.push_back(resultTensor(r, args));
+    results.push_back(resultTensor(r, args, impl_->steps(args)));
   if (Error e = invoke(*impl_, **spec, args, results))
     return std::move(e);
   return results;
@@ -506,9 +588,11 @@ Error Function::callInto(llvm::ArrayRef<Tensor> args,
     // A result computed in place needs no tensor: it is in its argument.
     if (want[i].inPlaceOf >= 0 && !result.data())
       continue;
-    Tensor expected = Tensor::view(nullptr, want[i].dtype, want[i].shape);
+    llvm::SmallVector<int64_t, 4> shape =
+        resultShape(want[i], impl_->steps(args));
+    Tensor expected = Tensor::view(nullptr, want[i].dtype, shape);
     if (result.dtype() != want[i].dtype ||
-        result.shape() != llvm::ArrayRef<int64_t>(want[i].shape))
+        result.shape() != llvm::ArrayRef<int64_t>(shape))
       return makeError("result #" + llvm::Twine(i) + " of '" + impl_->name +
                        "': expected " + expected.typeString() + ", got " +
                        result.typeString());
@@ -603,7 +687,6 @@ Error Engine::loadString(llvm::StringRef source, llvm::StringRef bufferName) {
     fn->engine = &impl;
     fn->module = loaded.get();
     fn->name = func.getSymName().str();
-    fn->numResults = func.getNumResults();
     for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
       auto type = llvm::dyn_cast<mlir::RankedTensorType>(arg.getType());
       if (!type || !dtypeOfType(type.getElementType()))
@@ -612,6 +695,38 @@ Error Engine::loadString(llvm::StringRef source, llvm::StringRef bufferName) {
                          " is not a ranked tensor of a supported dtype");
       fn->argTypes.push_back(type);
       fn->argNames.push_back(argumentName(func, i));
+      ArgumentInfo info{fn->argNames.back(), *dtypeOfType(type.getElementType()),
+                        {}};
+      for (int64_t d : type.getShape())
+        info.shape.push_back(mlir::ShapedType::isDynamic(d) ? -1 : d);
+      info.perStep = static_cast<bool>(func.getArgAttr(i, kPerStepAttrName));
+      info.stepCounter =
+          static_cast<bool>(func.getArgAttr(i, kStepCounterAttrName));
+      info.stacked = static_cast<bool>(func.getArgAttr(i, kStackedAttrName));
+      fn->stacked.push_back(info.stacked);
+      if (info.stacked && fn->firstStacked < 0)
+        fn->firstStacked = i;
+      fn->arguments.push_back(std::move(info));
+    }
+    for (auto [j, result] : llvm::enumerate(func.getResultTypes())) {
+      auto type = llvm::dyn_cast<mlir::RankedTensorType>(result);
+      if (!type || !dtypeOfType(type.getElementType()))
+        return makeError("function '" + fn->name + "': result #" +
+                         llvm::Twine(j) +
+                         " is not a ranked tensor of a supported dtype");
+      ResultInfo info{*dtypeOfType(type.getElementType()), {}};
+      for (int64_t d : type.getShape())
+        info.shape.push_back(mlir::ShapedType::isDynamic(d) ? -1 : d);
+      if (auto index =
+              func.getResultAttrOfType<mlir::IntegerAttr>(j, kInPlaceAttrName))
+        info.inPlaceOf = index.getInt();
+      info.stacked = static_cast<bool>(func.getResultAttr(j, kStackedAttrName));
+      if (info.stacked && fn->firstStacked < 0)
+        return makeError("function '" + fn->name + "': result #" +
+                         llvm::Twine(j) +
+                         " is stacked but no argument is: nothing gives the "
+                         "number of steps");
+      fn->results.push_back(std::move(info));
     }
     std::string name = fn->name;
     impl.functions[name] = std::make_unique<Function>(std::move(fn));

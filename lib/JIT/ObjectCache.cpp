@@ -19,7 +19,7 @@ using namespace fuse;
 using namespace llvm;
 
 namespace {
-constexpr char kMagic[8] = {'F', 'U', 'S', 'E', 'O', 'B', 'J', '3'};
+constexpr char kMagic[8] = {'F', 'U', 'S', 'E', 'O', 'B', 'J', '4'};
 
 template <typename T> void put(std::string &out, T value) {
   out.append(reinterpret_cast<const char *>(&value), sizeof(T));
@@ -83,10 +83,12 @@ std::optional<CachedObject> ObjectCache::load(StringRef keyText) const {
   for (uint32_t i = 0; i < numResults; ++i) {
     uint8_t dtype, rank;
     int32_t inPlaceOf;
+    uint8_t stacked;
     if (!get(data, at, dtype) || !get(data, at, rank) ||
-        !get(data, at, inPlaceOf) || dtype > static_cast<uint8_t>(DType::I64))
+        !get(data, at, inPlaceOf) || !get(data, at, stacked) ||
+        dtype > static_cast<uint8_t>(DType::I64) || stacked > 1)
       return std::nullopt;
-    ResultSpec spec{static_cast<DType>(dtype), {}, inPlaceOf};
+    ResultSpec spec{static_cast<DType>(dtype), {}, inPlaceOf, stacked == 1};
     for (uint8_t d = 0; d < rank; ++d) {
       int64_t dim;
       if (!get(data, at, dim) || dim < 0)
@@ -103,6 +105,15 @@ std::optional<CachedObject> ObjectCache::load(StringRef keyText) const {
     if (!get(data, at, bytes))
       return std::nullopt;
     entry.buffers.push_back(bytes);
+  }
+  uint32_t numSizes;
+  if (!get(data, at, numSizes) || numSizes > 4096)
+    return std::nullopt;
+  for (uint32_t i = 0; i < numSizes; ++i) {
+    int64_t value;
+    if (!get(data, at, value) || value < 0)
+      return std::nullopt;
+    entry.dynamicSizes.push_back(value);
   }
   uint64_t size, checksum;
   if (!get(data, at, size) || !get(data, at, checksum) ||
@@ -125,12 +136,16 @@ std::optional<std::string> ObjectCache::store(StringRef keyText,
     put(bytes, static_cast<uint8_t>(spec.dtype));
     put(bytes, static_cast<uint8_t>(spec.shape.size()));
     put(bytes, spec.inPlaceOf);
+    put(bytes, static_cast<uint8_t>(spec.stacked));
     for (int64_t d : spec.shape)
       put(bytes, d);
   }
   put(bytes, static_cast<uint32_t>(entry.buffers.size()));
   for (uint64_t buffer : entry.buffers)
     put(bytes, buffer);
+  put(bytes, static_cast<uint32_t>(entry.dynamicSizes.size()));
+  for (int64_t value : entry.dynamicSizes)
+    put(bytes, value);
   StringRef object = entry.object->getBuffer();
   put(bytes, static_cast<uint64_t>(object.size()));
   put(bytes, xxh3_64bits(arrayRefFromStringRef(object)));

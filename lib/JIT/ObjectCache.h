@@ -21,6 +21,7 @@ struct CachedObject {
   std::unique_ptr<llvm::MemoryBuffer> object;
   std::vector<ResultSpec> results;
   std::vector<uint64_t> buffers; ///< intermediate buffer sizes
+  std::vector<int64_t> dynamicSizes; ///< (operand, dim) per size argument
 };
 
 /// Objects on disk, one file per key, written atomically (temporary file,

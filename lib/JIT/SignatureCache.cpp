@@ -10,27 +10,34 @@
 
 using namespace fuse;
 
-Signature Signature::of(llvm::ArrayRef<Tensor> args) {
+/// Whether dim `d` of argument `i` is left to run time.
+static bool isRuntimeDim(StackedMask stacked, size_t i, int64_t d) {
+  return d == 0 && i < stacked.size() && stacked[i];
+}
+
+Signature Signature::of(llvm::ArrayRef<Tensor> args, StackedMask stacked) {
   Signature s;
-  for (const Tensor &t : args) {
+  for (auto [i, t] : llvm::enumerate(args)) {
     s.key_.push_back(static_cast<int64_t>(t.dtype()));
     s.key_.push_back(t.rank());
-    s.key_.append(t.shape().begin(), t.shape().end());
+    for (auto [d, size] : llvm::enumerate(t.shape()))
+      s.key_.push_back(isRuntimeDim(stacked, i, d) ? kRuntimeDim : size);
   }
   return s;
 }
 
-bool Signature::matches(llvm::ArrayRef<Tensor> args) const {
+bool Signature::matches(llvm::ArrayRef<Tensor> args,
+                        StackedMask stacked) const {
   size_t at = 0, size = key_.size();
-  for (const Tensor &t : args) {
+  for (auto [i, t] : llvm::enumerate(args)) {
     if (at + 2 > size || key_[at] != static_cast<int64_t>(t.dtype()) ||
         key_[at + 1] != t.rank())
       return false;
     at += 2;
     if (at + t.rank() > size)
       return false;
-    for (int64_t d : t.shape())
-      if (key_[at++] != d)
+    for (auto [d, size] : llvm::enumerate(t.shape()))
+      if (key_[at++] != (isRuntimeDim(stacked, i, d) ? kRuntimeDim : size))
         return false;
   }
   return at == size;
@@ -51,25 +58,30 @@ std::string Signature::str() const {
     int64_t rank = key_[at + 1];
     at += 2;
     os << "tensor<";
-    for (int64_t d = 0; d < rank; ++d)
-      os << key_[at++] << "x";
+    for (int64_t d = 0; d < rank; ++d, ++at) {
+      if (key_[at] == kRuntimeDim)
+        os << "?x";
+      else
+        os << key_[at] << "x";
+    }
     os << dtypeName(dtype) << ">";
   }
   os << ")";
   return text;
 }
 
-const Specialization *SignatureCache::find(llvm::ArrayRef<Tensor> args) const {
+const Specialization *SignatureCache::find(llvm::ArrayRef<Tensor> args,
+                                           StackedMask stacked) const {
   const Specialization *last = last_.load(std::memory_order_acquire);
-  if (last && last->signature.matches(args))
+  if (last && last->signature.matches(args, stacked))
     return last;
-  size_t hash = Signature::of(args).hash();
+  size_t hash = Signature::of(args, stacked).hash();
   std::shared_lock lock(mutex_);
   auto it = byHash_.find(hash);
   if (it == byHash_.end())
     return nullptr;
   for (const Specialization *spec : it->second)
-    if (spec->signature.matches(args)) {
+    if (spec->signature.matches(args, stacked)) {
       last_.store(spec, std::memory_order_release);
       return spec;
     }

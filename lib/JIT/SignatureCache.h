@@ -22,17 +22,25 @@ struct ResultSpec {
   DType dtype;
   llvm::SmallVector<int64_t, 4> shape;
   int32_t inPlaceOf = -1;
+  /// `fuse.stacked`: dim 0 is the call's step count (shape[0] is unused).
+  bool stacked = false;
 };
 
+/// Which arguments are `fuse.stacked`: their dim 0 is not part of the
+/// signature. Empty when none are.
+using StackedMask = llvm::ArrayRef<bool>;
+
 /// The dtypes and shapes of a call's arguments, flattened into one vector:
-/// per argument its dtype, rank and dims.
+/// per argument its dtype, rank and dims, with kRuntimeDim for the dim 0 of
+/// stacked arguments.
 class Signature {
 public:
-  static Signature of(llvm::ArrayRef<Tensor> args);
-  bool matches(llvm::ArrayRef<Tensor> args) const;
+  static constexpr int64_t kRuntimeDim = -1;
+  static Signature of(llvm::ArrayRef<Tensor> args, StackedMask stacked = {});
+  bool matches(llvm::ArrayRef<Tensor> args, StackedMask stacked = {}) const;
   bool operator==(const Signature &other) const { return key_ == other.key_; }
   size_t hash() const;
-  /// "(tensor<64x784xf32>, tensor<64xi32>)".
+  /// "(tensor<64x784xf32>, tensor<?x64xi32>)".
   std::string str() const;
   /// The dims of argument `arg` (dtype and rank must match across the
   /// signatures compared).
@@ -53,6 +61,9 @@ struct Specialization {
   std::vector<ResultSpec> results;
   /// The sizes of the intermediate buffers (multiples of 64 bytes).
   std::vector<uint64_t> buffers;
+  /// The trailing size arguments: (operand, dim) pairs, operands numbered
+  /// over the arguments and then the results passed as out-parameters.
+  std::vector<int64_t> dynamicSizes;
   uint64_t workspaceBytes = 0;
 
   /// A workspace to call with (holding every buffer, in order); give it
@@ -72,7 +83,8 @@ private:
 class SignatureCache {
 public:
   /// The specialization for `args`, or null.
-  const Specialization *find(llvm::ArrayRef<Tensor> args) const;
+  const Specialization *find(llvm::ArrayRef<Tensor> args,
+                             StackedMask stacked = {}) const;
   /// Adds a specialization; returns the stored one.
   const Specialization *insert(std::unique_ptr<Specialization> spec);
   size_t size() const;

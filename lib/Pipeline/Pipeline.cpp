@@ -17,6 +17,7 @@ using namespace mlir;
 void fuse::buildDifferentiatePipeline(OpPassManager &pm) {
   pm.addPass(createFuseExpandTrainStep());
   pm.addPass(createFuseAutodiff());
+  pm.addPass(createFuseWrapSteps());
 }
 
 void fuse::buildSimplifyPipeline(OpPassManager &pm) {
@@ -62,13 +63,14 @@ void fuse::buildLowerToLLVMPipeline(OpPassManager &pm) {
   // straight into buffers the caller passes.
   bufferization::BufferResultsToOutParamsPassOptions outParams;
   outParams.hoistStaticAllocs = true;
+  outParams.hoistDynamicAllocs = true;
   outParams.modifyPublicFunctions = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   bufferization::buildBufferDeallocationPipeline(pm);
 
   OpPassManager &func = pm.nest<func::FuncOp>();
   func.addPass(createFuseWorkspace());
-  func.addPass(createFuseFlattenEmptyArguments());
+  func.addPass(createFuseBarePointerArguments());
   func.addPass(createFuseLowerVectors());
   func.addPass(createConvertLinalgToLoopsPass());
   func.addPass(createFuseApproximateMath());

@@ -90,6 +90,10 @@ LogicalResult expand(TrainStepOp step, SymbolTable &symbols) {
     arg.setLoc(argLoc);
   Value lr = entry->getArgument(types.size() - 2);
   Value counter = entry->getArgument(types.size() - 1);
+  // The loss's other arguments are the batch; fuse-wrap-steps stacks them.
+  for (unsigned j = 0; j < others.size(); ++j)
+    func.setArgAttr(n + j, kPerStepAttrName, b.getUnitAttr());
+  func.setArgAttr(types.size() - 1, kStepCounterAttrName, b.getUnitAttr());
 
   OpBuilder body = OpBuilder::atBlockBegin(entry);
   SmallVector<Value> callArgs(inputs.size());

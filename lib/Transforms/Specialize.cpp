@@ -6,6 +6,8 @@
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/IR/Verifier.h"
@@ -99,6 +101,10 @@ static LogicalResult refineResults(Operation *op) {
     types.push_back(dropout.getInput().getType());
   } else if (isa<fuse::ConstantOp>(op)) {
     return success();
+  } else if (!isa<fuse::FuseDialect>(op->getDialect())) {
+    // Loop and slice plumbing (fuse-wrap-steps): types that do not follow
+    // from the specialized operands (the dynamic step dim) stay.
+    return success();
   } else {
     return op->emitOpError("cannot be specialized to concrete shapes");
   }
@@ -107,6 +113,64 @@ static LogicalResult refineResults(Operation *op) {
       return op->emitOpError("result type ")
              << result.getType() << " contradicts the specialized " << type;
     result.setType(type);
+  }
+  return success();
+}
+
+/// A static size for `size` where it is a dim of a value whose type is now
+/// static there.
+static OpFoldResult refineSize(OpFoldResult size) {
+  auto value = dyn_cast<Value>(size);
+  auto dim = value ? value.getDefiningOp<tensor::DimOp>() : nullptr;
+  if (!dim)
+    return size;
+  auto type = dyn_cast<RankedTensorType>(dim.getSource().getType());
+  std::optional<int64_t> index = dim.getConstantIndex();
+  if (!type || !index || type.isDynamicDim(*index))
+    return size;
+  return Builder(dim.getContext()).getIndexAttr(type.getDimSize(*index));
+}
+
+/// Rebuilds a slice whose sizes became static (the per-step slices of
+/// fuse-wrap-steps).
+static LogicalResult refineSlice(tensor::ExtractSliceOp slice) {
+  SmallVector<OpFoldResult> sizes = llvm::map_to_vector(
+      slice.getMixedSizes(), [](OpFoldResult s) { return refineSize(s); });
+  RankedTensorType type =
+      tensor::ExtractSliceOp::inferCanonicalRankReducedResultType(
+          slice.getType().getRank(), slice.getSourceType(), sizes);
+  if (!refines(slice.getType(), type))
+    return slice.emitOpError("result type ")
+           << slice.getType() << " contradicts the specialized " << type;
+  OpBuilder b(slice);
+  auto refined = tensor::ExtractSliceOp::create(
+      b, slice.getLoc(), type, slice.getSource(), slice.getMixedOffsets(),
+      sizes, slice.getMixedStrides());
+  slice.replaceAllUsesWith(refined.getResult());
+  slice.erase();
+  return success();
+}
+
+/// Refines every op of `block`, nested loops included, in order.
+static LogicalResult refineBlock(Block &block) {
+  for (Operation &op : llvm::make_early_inc_range(block.without_terminator())) {
+    if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {
+      if (failed(refineSlice(slice)))
+        return failure();
+      continue;
+    }
+    if (auto loop = dyn_cast<scf::ForOp>(op)) {
+      for (auto [arg, init, result] : llvm::zip(
+               loop.getRegionIterArgs(), loop.getInitArgs(), loop.getResults())) {
+        arg.setType(init.getType());
+        result.setType(init.getType());
+      }
+      if (failed(refineBlock(*loop.getBody())))
+        return failure();
+      continue;
+    }
+    if (failed(refineResults(&op)))
+      return failure();
   }
   return success();
 }
@@ -127,9 +191,8 @@ LogicalResult fuse::specializeFunction(func::FuncOp func, TypeRange argTypes) {
   Block &entry = func.front();
   for (auto [arg, given] : llvm::zip(entry.getArguments(), argTypes))
     arg.setType(given);
-  for (Operation &op : entry.without_terminator())
-    if (failed(refineResults(&op)))
-      return failure();
+  if (failed(refineBlock(entry)))
+    return failure();
   func.setType(FunctionType::get(func.getContext(), argTypes,
                                  entry.getTerminator()->getOperandTypes()));
   return success();

@@ -5,6 +5,10 @@
 // parameters and states as the same training written by hand with
 // fuse.value_and_grad and fuse.adam (new tensors every step).
 //
+//
+// The K-step function fuse-wrap-steps derives from it runs N steps in chunks
+// of K (N not a multiple of K) bitwise like N single steps.
+//
 //===----------------------------------------------------------------------===//
 
 #include "TestUtils.h"
@@ -97,6 +101,123 @@ TEST(Training, TrainStepMatchesHandWrittenStepsBitwise) {
                           fresh[j].numElements() * sizeof(float)),
               0)
         << "tensor " << j;
+}
+
+constexpr int64_t kBatch = 5;
+
+/// The batch of step `step`: x [kBatch, 6], y [kBatch].
+Tensor batchX(int64_t step) { return randomTensor({kBatch, 6}, 100 + step); }
+Tensor batchY(int64_t step) {
+  Tensor y = Tensor::empty(DType::I32, {kBatch});
+  for (int64_t i = 0; i < kBatch; ++i)
+    y.data<int32_t>()[i] = (step + 3 * i) % 4;
+  return y;
+}
+
+/// Steps [first, first + k) stacked along a new dim 0.
+Tensor stack(int64_t first, int64_t k, Tensor (*batch)(int64_t)) {
+  Tensor one = batch(first);
+  llvm::SmallVector<int64_t> shape = {k};
+  llvm::append_range(shape, one.shape());
+  Tensor stacked = Tensor::empty(one.dtype(), shape);
+  size_t bytes = one.numElements() * byteWidth(one.dtype());
+  for (int64_t i = 0; i < k; ++i)
+    std::memcpy(static_cast<char *>(stacked.data()) + i * bytes,
+                batch(first + i).data(), bytes);
+  return stacked;
+}
+
+std::vector<Tensor> initialState() {
+  return {randomTensor({6, 4}, 1),           randomTensor({4}, 2),
+          Tensor::zeros(DType::F32, {6, 4}), Tensor::zeros(DType::F32, {4}),
+          Tensor::zeros(DType::F32, {6, 4}), Tensor::zeros(DType::F32, {4})};
+}
+
+TEST(Training, WrappedStepsDeclareStackedBatches) {
+  auto engine = makeEngine(kModule);
+  Function &steps = unwrap(engine->lookup("train_steps"));
+  llvm::ArrayRef<ArgumentInfo> args = steps.arguments();
+  ASSERT_EQ(args.size(), 10u);
+  EXPECT_TRUE(args[6].stacked);
+  EXPECT_EQ(args[6].shape, (std::vector<int64_t>{-1, -1, 6}));
+  EXPECT_TRUE(args[7].stacked);
+  EXPECT_FALSE(args[8].stacked);
+  EXPECT_TRUE(args[9].stepCounter);
+  ASSERT_EQ(steps.results().size(), 7u);
+  EXPECT_TRUE(steps.results()[0].stacked);
+  EXPECT_EQ(steps.results()[1].inPlaceOf, 0);
+  Function &train = unwrap(engine->lookup("train"));
+  EXPECT_TRUE(train.arguments()[6].perStep);
+  EXPECT_FALSE(train.arguments()[8].perStep);
+}
+
+class WrappedSteps : public ::testing::TestWithParam<int64_t> {};
+
+// N = 67 steps, with dropout: as 67 calls of the step function, and in calls
+// of K steps (the last one shorter), bitwise the same losses, parameters and
+// Adam states. Every K is served by one specialization.
+TEST_P(WrappedSteps, MatchSingleStepsBitwise) {
+  const int64_t n = 67, k = GetParam();
+  auto engine = makeEngine(kModule);
+  Function &train = unwrap(engine->lookup("train"));
+  Function &steps = unwrap(engine->lookup("train_steps"));
+  Tensor lr = Tensor::fromValues<float>({}, {0.05f});
+
+  std::vector<Tensor> single = initialState();
+  std::vector<float> singleLosses;
+  for (int64_t step = 0; step < n; ++step) {
+    std::vector<Tensor> args(single);
+    llvm::append_range(args, std::vector<Tensor>{
+                                 batchX(step), batchY(step), lr,
+                                 Tensor::fromValues<int64_t>({}, {step})});
+    std::vector<Tensor> out = unwrap(train.call(args));
+    singleLosses.push_back(out[0].data<float>()[0]);
+  }
+
+  std::vector<Tensor> wrapped = initialState();
+  std::vector<float> wrappedLosses;
+  for (int64_t first = 0; first < n; first += k) {
+    int64_t count = std::min(k, n - first);
+    std::vector<Tensor> args(wrapped);
+    llvm::append_range(args, std::vector<Tensor>{
+                                 stack(first, count, batchX),
+                                 stack(first, count, batchY), lr,
+                                 Tensor::fromValues<int64_t>({}, {first})});
+    std::vector<Tensor> out = unwrap(steps.call(args));
+    ASSERT_EQ(out[0].shape(), llvm::ArrayRef<int64_t>(count));
+    for (int64_t i = 0; i < count; ++i)
+      wrappedLosses.push_back(out[0].data<float>()[i]);
+  }
+  ASSERT_EQ(wrappedLosses.size(), singleLosses.size());
+  for (int64_t step = 0; step < n; ++step)
+    EXPECT_EQ(std::memcmp(&wrappedLosses[step], &singleLosses[step],
+                          sizeof(float)),
+              0)
+        << "loss of step " << step << ": " << wrappedLosses[step] << " vs "
+        << singleLosses[step];
+  for (size_t j = 0; j < single.size(); ++j)
+    EXPECT_EQ(std::memcmp(wrapped[j].data(), single[j].data(),
+                          single[j].numElements() * sizeof(float)),
+              0)
+        << "tensor " << j;
+  EXPECT_EQ(steps.stats().signatures, 1u);
+}
+
+INSTANTIATE_TEST_SUITE_P(K, WrappedSteps,
+                         ::testing::Values(1, 2, 3, 8, 64));
+
+TEST(Training, WrappedStepsRejectMismatchedStepCounts) {
+  auto engine = makeEngine(kModule);
+  Function &steps = unwrap(engine->lookup("train_steps"));
+  std::vector<Tensor> args = initialState();
+  llvm::append_range(args, std::vector<Tensor>{
+                               stack(0, 3, batchX), stack(0, 2, batchY),
+                               Tensor::fromValues<float>({}, {0.05f}),
+                               Tensor::fromValues<int64_t>({}, {0})});
+  EXPECT_EQ(errorOf(steps.call(args)),
+            "argument 'y' (#7) of 'train_steps': dim 0 counts the steps and "
+            "must be 3 like argument 'x' (#6) of 'train_steps', got 2 "
+            "(tensor<2x5xi32>)");
 }
 
 } // namespace

@@ -25,10 +25,81 @@ Operation *FuseDialect::materializeConstant(OpBuilder &builder, Attribute value,
   return ConstantOp::create(builder, loc, elements);
 }
 
+// Argument and result attributes stay valid through lowering: they accept
+// memrefs as well as tensors, and are not checked once values are no longer
+// shaped (LLVM pointers).
+
+/// `fuse.stacked` on a value of `type`: a unit attribute on a ranked
+/// tensor (or buffer) whose dim 0 is dynamic.
+static LogicalResult verifyStacked(Operation *op, Type type,
+                                   NamedAttribute attr,
+                                   const llvm::Twine &what) {
+  auto tensor = dyn_cast<ShapedType>(type);
+  if (!isa<UnitAttr>(attr.getValue()) || !tensor || !tensor.hasRank() ||
+      tensor.getRank() == 0 ||
+      !tensor.isDynamicDim(0))
+    return op->emitError("'")
+           << kStackedAttrName << "' must be a unit attribute on " << what
+           << " whose dim 0 is dynamic, got " << type;
+  return success();
+}
+
+LogicalResult FuseDialect::verifyRegionArgAttribute(Operation *op,
+                                                    unsigned regionIndex,
+                                                    unsigned argIndex,
+                                                    NamedAttribute attr) {
+  auto func = dyn_cast<FunctionOpInterface>(op);
+  if (!func)
+    return op->emitError("fuse argument attributes belong on functions");
+  Type type = func.getArgumentTypes()[argIndex];
+  StringRef name = attr.getName().getValue();
+  bool lowered = !isa<ShapedType>(type);
+  if (name == kStackedAttrName)
+    return lowered ? success() : verifyStacked(op, type, attr, "an argument");
+  if (name == kPerStepAttrName) {
+    auto shaped = dyn_cast<ShapedType>(type);
+    if (!isa<UnitAttr>(attr.getValue()) ||
+        (!lowered && !shaped.hasRank()))
+      return op->emitError("'")
+             << kPerStepAttrName
+             << "' must be a unit attribute on a ranked tensor argument";
+    return success();
+  }
+  if (name == kStepCounterAttrName) {
+    auto tensor = dyn_cast<ShapedType>(type);
+    if (!isa<UnitAttr>(attr.getValue()) ||
+        (!lowered && (!tensor.hasRank() || tensor.getRank() != 0 ||
+                      !tensor.getElementType().isInteger(64))))
+      return op->emitError("'")
+             << kStepCounterAttrName
+             << "' must be a unit attribute on a tensor<i64> argument, got "
+             << type;
+    for (unsigned other = 0; other < argIndex; ++other)
+      if (func.getArgAttr(other, kStepCounterAttrName))
+        return op->emitError("arguments #")
+               << other << " and #" << argIndex << " are both '"
+               << kStepCounterAttrName << "'";
+    if (func.getArgAttr(argIndex, kPerStepAttrName))
+      return op->emitError("argument #")
+             << argIndex << " cannot be both '" << kStepCounterAttrName
+             << "' and '" << kPerStepAttrName << "'";
+    return success();
+  }
+  return op->emitError("unknown fuse argument attribute '") << name << "'";
+}
+
 LogicalResult FuseDialect::verifyRegionResultAttribute(Operation *op,
                                                        unsigned regionIndex,
                                                        unsigned resultIndex,
                                                        NamedAttribute attr) {
+  if (attr.getName() == kStackedAttrName) {
+    auto func = dyn_cast<FunctionOpInterface>(op);
+    if (!func)
+      return op->emitError("fuse result attributes belong on functions");
+    Type type = func.getResultTypes()[resultIndex];
+    return isa<ShapedType>(type) ? verifyStacked(op, type, attr, "a result")
+                                 : success();
+  }
   if (attr.getName() != kInPlaceAttrName)
     return op->emitError("unknown fuse result attribute '")
            << attr.getName().getValue() << "'";

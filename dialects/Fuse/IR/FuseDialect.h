@@ -11,6 +11,16 @@ namespace fuse {
 /// The function result attribute `fuse.in_place = N`: the result is written
 /// into argument N's buffer.
 constexpr llvm::StringLiteral kInPlaceAttrName = "fuse.in_place";
+/// The argument attribute `fuse.per_step` of a step function: a batch input,
+/// different at every step (stacked when steps are wrapped).
+constexpr llvm::StringLiteral kPerStepAttrName = "fuse.per_step";
+/// The argument attribute `fuse.step_counter` of a step function: the
+/// tensor<i64> step number, advanced by one per step.
+constexpr llvm::StringLiteral kStepCounterAttrName = "fuse.step_counter";
+/// The argument and result attribute `fuse.stacked` of a K-step function:
+/// dim 0 counts the steps. It is the same for every stacked argument and
+/// result, and set at run time: it is not specialized.
+constexpr llvm::StringLiteral kStackedAttrName = "fuse.stacked";
 } // namespace fuse
 
 #endif // FUSE_DIALECT_FUSE_IR_FUSEDIALECT_H

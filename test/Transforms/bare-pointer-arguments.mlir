@@ -1,4 +1,4 @@
-// RUN: fuse-opt %s --fuse-flatten-empty-arguments --split-input-file --allow-unregistered-dialect | FileCheck %s
+// RUN: fuse-opt %s --fuse-bare-pointer-arguments --split-input-file --allow-unregistered-dialect | FileCheck %s
 
 // A zero-sized dim after the first: passed flat, expanded at entry.
 // CHECK-LABEL: func @trailing_zero

@@ -1,0 +1,237 @@
+//===- WrapSteps.cpp - The fuse-wrap-steps pass ---------------------------===//
+//
+// Step fusing: each step function gets a companion running K steps per
+// call, an scf.for around a copy of the step's body. Batch inputs and
+// per-step metrics gain a leading dim of K that stays dynamic, so K is a
+// run-time value; parameters and optimizer state are loop-carried in place.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fuse/Passes.h"
+
+#include "Fuse/IR/FuseDialect.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace fuse {
+#define GEN_PASS_DEF_FUSEWRAPSTEPS
+#include "fuse/Passes.h.inc"
+} // namespace fuse
+
+using namespace mlir;
+using namespace fuse;
+
+namespace {
+
+/// `type` with a leading dynamic dim.
+RankedTensorType stacked(Type type) {
+  auto tensor = cast<RankedTensorType>(type);
+  SmallVector<int64_t> shape = {ShapedType::kDynamic};
+  llvm::append_range(shape, tensor.getShape());
+  return RankedTensorType::get(shape, tensor.getElementType());
+}
+
+/// The offsets, sizes and strides of step `i`'s slice of `stack`, whose
+/// per-step type is `type`: [i, 0...] [1, dims...] [1...].
+struct StepSlice {
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+};
+
+StepSlice stepSlice(OpBuilder &b, Location loc, Value stack,
+                    RankedTensorType type, Value i) {
+  StepSlice slice;
+  slice.offsets.push_back(i);
+  slice.sizes.push_back(b.getIndexAttr(1));
+  slice.strides.push_back(b.getIndexAttr(1));
+  for (auto [d, size] : llvm::enumerate(type.getShape())) {
+    slice.offsets.push_back(b.getIndexAttr(0));
+    slice.strides.push_back(b.getIndexAttr(1));
+    if (!ShapedType::isDynamic(size)) {
+      slice.sizes.push_back(b.getIndexAttr(size));
+      continue;
+    }
+    slice.sizes.push_back(
+        tensor::DimOp::create(b, loc, stack, d + 1).getResult());
+  }
+  return slice;
+}
+
+LogicalResult wrap(func::FuncOp step, SymbolTable &symbols) {
+  std::string name = (step.getSymName() + "_steps").str();
+  if (symbols.lookup(name))
+    return step.emitError("cannot wrap steps: a symbol named '")
+           << name << "' already exists";
+  if (!step.getBody().hasOneBlock())
+    return step.emitError("cannot wrap steps of a function with ")
+           << step.getBody().getBlocks().size() << " blocks";
+  MLIRContext *context = step.getContext();
+  Location loc = step.getLoc();
+  unsigned numArgs = step.getNumArguments();
+  unsigned numResults = step.getNumResults();
+
+  SmallVector<Type> argTypes(step.getArgumentTypes());
+  SmallVector<DictionaryAttr> argAttrs;
+  int64_t counterArg = -1;
+  Value firstStacked;
+  for (unsigned i = 0; i < numArgs; ++i) {
+    NamedAttrList attrs(step.getArgAttrDict(i));
+    if ((attrs.get(kPerStepAttrName) || attrs.get(kStepCounterAttrName)) &&
+        !isa<RankedTensorType>(argTypes[i]))
+      return step.emitError("cannot wrap steps: argument #")
+             << i << " must be a ranked tensor, got " << argTypes[i];
+    if (attrs.erase(kPerStepAttrName)) {
+      argTypes[i] = stacked(argTypes[i]);
+      attrs.set(kStackedAttrName, UnitAttr::get(context));
+    }
+    if (attrs.get(kStepCounterAttrName))
+      counterArg = i;
+    argAttrs.push_back(attrs.getDictionary(context));
+  }
+
+  // Results: carried (in place of an argument) or stacked per step.
+  SmallVector<Type> resultTypes(step.getResultTypes());
+  SmallVector<DictionaryAttr> resultAttrs;
+  SmallVector<int64_t> carriedArg(numResults, -1);
+  for (unsigned j = 0; j < numResults; ++j) {
+    NamedAttrList attrs(step.getResultAttrDict(j));
+    if (auto index = step.getResultAttrOfType<IntegerAttr>(j, kInPlaceAttrName)) {
+      carriedArg[j] = index.getInt();
+      if (step.getArgAttr(carriedArg[j], kPerStepAttrName))
+        return step.emitError("cannot wrap steps: argument #")
+               << carriedArg[j] << " is both per-step and carried (result #"
+               << j << " is in place of it)";
+    } else {
+      auto type = dyn_cast<RankedTensorType>(resultTypes[j]);
+      if (!type || !type.hasStaticShape())
+        return step.emitError("cannot wrap steps: per-step result #")
+               << j << " must have a static shape to be stacked, got "
+               << resultTypes[j];
+      resultTypes[j] = stacked(type);
+      attrs.set(kStackedAttrName, UnitAttr::get(context));
+    }
+    resultAttrs.push_back(attrs.getDictionary(context));
+  }
+
+  OpBuilder b(step);
+  b.setInsertionPointAfter(step);
+  auto steps = func::FuncOp::create(
+      b, loc, name, FunctionType::get(context, argTypes, resultTypes));
+  steps.setAllArgAttrs(argAttrs);
+  steps.setAllResultAttrs(resultAttrs);
+  steps.setVisibility(step.getVisibility());
+  Block *entry = steps.addEntryBlock();
+  for (auto [arg, original] :
+       llvm::zip(entry->getArguments(), step.getArguments()))
+    arg.setLoc(original.getLoc());
+  for (unsigned i = 0; i < numArgs; ++i)
+    if (steps.getArgAttr(i, kStackedAttrName) && !firstStacked)
+      firstStacked = entry->getArgument(i);
+
+  b.setInsertionPointToStart(entry);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value k = tensor::DimOp::create(b, loc, firstStacked, 0);
+  Value firstStep;
+  if (counterArg >= 0)
+    firstStep = tensor::ExtractOp::create(b, loc, entry->getArgument(counterArg),
+                                          ValueRange{});
+
+  // Loop-carried: the carried arguments, then one stack per metric.
+  SmallVector<Value> inits;
+  for (int64_t arg : carriedArg)
+    if (arg >= 0)
+      inits.push_back(entry->getArgument(arg));
+  for (unsigned j = 0; j < numResults; ++j)
+    if (carriedArg[j] < 0) {
+      auto type = cast<RankedTensorType>(resultTypes[j]);
+      inits.push_back(tensor::EmptyOp::create(b, loc, type.getShape(),
+                                              type.getElementType(), k));
+    }
+  auto loop = scf::ForOp::create(
+      b, loc, zero, k, one, inits,
+      [&](OpBuilder &nested, Location bodyLoc, Value i, ValueRange iterArgs) {
+        IRMapping mapping;
+        unsigned next = 0;
+        for (int64_t arg : carriedArg)
+          if (arg >= 0)
+            mapping.map(step.getArgument(arg), iterArgs[next++]);
+        for (unsigned a = 0; a < numArgs; ++a) {
+          Value given = entry->getArgument(a);
+          if (mapping.contains(step.getArgument(a)))
+            continue;
+          if (steps.getArgAttr(a, kStackedAttrName)) {
+            auto type = cast<RankedTensorType>(step.getArgumentTypes()[a]);
+            StepSlice slice = stepSlice(nested, bodyLoc, given, type, i);
+            given = tensor::ExtractSliceOp::create(nested, bodyLoc, type, given,
+                                                   slice.offsets, slice.sizes,
+                                                   slice.strides);
+          } else if (static_cast<int64_t>(a) == counterArg) {
+            Value offset = arith::IndexCastOp::create(
+                nested, bodyLoc, nested.getI64Type(), i);
+            Value number =
+                arith::AddIOp::create(nested, bodyLoc, firstStep, offset);
+            given = tensor::FromElementsOp::create(
+                nested, bodyLoc, step.getArgumentTypes()[a], number);
+          }
+          mapping.map(step.getArgument(a), given);
+        }
+        Block &body = step.front();
+        for (Operation &op : body.without_terminator())
+          nested.clone(op, mapping);
+        Operation *ret = body.getTerminator();
+        SmallVector<Value> yields;
+        for (unsigned j = 0; j < numResults; ++j)
+          if (carriedArg[j] >= 0)
+            yields.push_back(mapping.lookup(ret->getOperand(j)));
+        for (unsigned j = 0; j < numResults; ++j) {
+          if (carriedArg[j] >= 0)
+            continue;
+          Value metric = mapping.lookup(ret->getOperand(j));
+          Value stack = iterArgs[next++];
+          auto type = cast<RankedTensorType>(metric.getType());
+          StepSlice slice = stepSlice(nested, bodyLoc, stack, type, i);
+          yields.push_back(tensor::InsertSliceOp::create(
+              nested, bodyLoc, metric, stack, slice.offsets, slice.sizes,
+              slice.strides));
+        }
+        scf::YieldOp::create(nested, bodyLoc, yields);
+      });
+
+  SmallVector<Value> results(numResults);
+  unsigned next = 0;
+  for (unsigned j = 0; j < numResults; ++j)
+    if (carriedArg[j] >= 0)
+      results[j] = loop.getResult(next++);
+  for (unsigned j = 0; j < numResults; ++j)
+    if (carriedArg[j] < 0)
+      results[j] = loop.getResult(next++);
+  func::ReturnOp::create(b, loc, results);
+  symbols.insert(steps);
+  return success();
+}
+
+struct FuseWrapStepsPass : fuse::impl::FuseWrapStepsBase<FuseWrapStepsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    SmallVector<func::FuncOp> stepFunctions;
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
+      for (unsigned i = 0; i < func.getNumArguments(); ++i)
+        if (func.getArgAttr(i, kPerStepAttrName)) {
+          stepFunctions.push_back(func);
+          break;
+        }
+    }
+    for (func::FuncOp step : stepFunctions)
+      if (failed(wrap(step, symbols)))
+        return signalPassFailure();
+  }
+};
+
+} // namespace
