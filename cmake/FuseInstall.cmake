@@ -18,8 +18,9 @@ include(CMakePackageConfigHelpers)
 
 set(FUSE_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/Fuse)
 
-# FuseJIT and everything it links (see lib/*/CMakeLists.txt).
+# FuseTrain, FuseJIT and everything they link (see lib/*/CMakeLists.txt).
 set(FUSE_EXPORTED_LIBRARIES
+  FuseTrain
   FuseJIT
   FusePipeline
   FuseTransforms

@@ -87,8 +87,7 @@ Error fuse::addPackedWrapper(Module &module, StringRef function,
     Value *slot = b.CreateConstGEP1_64(ptrType, entry->getArg(0), i);
     Value *value = b.CreateLoad(ptrType, slot);
     // Sizes travel in the pointer slots as integers.
-    args.push_back(type->isIntegerTy() ? b.CreatePtrToInt(value, type)
-                                       : value);
+    args.push_back(type->isIntegerTy() ? b.CreatePtrToInt(value, type) : value);
   }
   b.CreateCall(callee, args);
   b.CreateRetVoid();

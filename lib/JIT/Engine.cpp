@@ -260,8 +260,7 @@ Expected<CachedObject> Function::Impl::compile(llvm::ArrayRef<Tensor> args,
       isolateAndSpecialize(*clone, name, types, kFunctionSymbol);
   if (failed(func))
     return makeError("cannot specialize '" + name + "' for " +
-                     Signature::of(args, stacked).str() + ":\n" +
-                     diagnostics);
+                     Signature::of(args, stacked).str() + ":\n" + diagnostics);
 
   CachedObject entry;
   for (auto [j, type] : llvm::enumerate(func->getResultTypes())) {
@@ -272,9 +271,10 @@ Expected<CachedObject> Function::Impl::compile(llvm::ArrayRef<Tensor> args,
       return makeError("function '" + name + "' returns an unsupported type");
     auto inPlace =
         func->getResultAttrOfType<mlir::IntegerAttr>(j, kInPlaceAttrName);
-    ResultSpec result{*dtype, llvm::SmallVector<int64_t, 4>(tensor.getShape()),
-                      inPlace ? static_cast<int32_t>(inPlace.getInt()) : -1,
-                      static_cast<bool>(func->getResultAttr(j, kStackedAttrName))};
+    ResultSpec result{
+        *dtype, llvm::SmallVector<int64_t, 4>(tensor.getShape()),
+        inPlace ? static_cast<int32_t>(inPlace.getInt()) : -1,
+        static_cast<bool>(func->getResultAttr(j, kStackedAttrName))};
     if (result.stacked)
       result.shape[0] = 0;
     if (llvm::any_of(result.shape, mlir::ShapedType::isDynamic))
@@ -292,8 +292,7 @@ Expected<CachedObject> Function::Impl::compile(llvm::ArrayRef<Tensor> args,
   buildLowerToLLVMPipeline(pm);
   if (failed(pm.run(*clone)))
     return makeError("cannot compile '" + name + "' for " +
-                     Signature::of(args, stacked).str() + ":\n" +
-                     diagnostics);
+                     Signature::of(args, stacked).str() + ":\n" + diagnostics);
   // Warnings (an argument that cannot be updated in place) are the user's.
   if (!diagnostics.empty())
     engine->warnings() << diagnostics;
@@ -695,8 +694,8 @@ Error Engine::loadString(llvm::StringRef source, llvm::StringRef bufferName) {
                          " is not a ranked tensor of a supported dtype");
       fn->argTypes.push_back(type);
       fn->argNames.push_back(argumentName(func, i));
-      ArgumentInfo info{fn->argNames.back(), *dtypeOfType(type.getElementType()),
-                        {}};
+      ArgumentInfo info{
+          fn->argNames.back(), *dtypeOfType(type.getElementType()), {}};
       for (int64_t d : type.getShape())
         info.shape.push_back(mlir::ShapedType::isDynamic(d) ? -1 : d);
       info.perStep = static_cast<bool>(func.getArgAttr(i, kPerStepAttrName));

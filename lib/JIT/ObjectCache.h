@@ -20,7 +20,7 @@ struct EngineOptions;
 struct CachedObject {
   std::unique_ptr<llvm::MemoryBuffer> object;
   std::vector<ResultSpec> results;
-  std::vector<uint64_t> buffers; ///< intermediate buffer sizes
+  std::vector<uint64_t> buffers;     ///< intermediate buffer sizes
   std::vector<int64_t> dynamicSizes; ///< (operand, dim) per size argument
 };
 

@@ -70,9 +70,8 @@ SmallVector<BlockArgument> passSizes(OpBuilder &b, func::FuncOp func,
                  getValueOrCreateConstantIndexOp(b, loc, sizes[d]))
                  .getResult();
   }
-  Value shaped = memref::ReinterpretCastOp::create(b, loc, type, arg,
-                                                   b.getIndexAttr(0), sizes,
-                                                   strides);
+  Value shaped = memref::ReinterpretCastOp::create(
+      b, loc, type, arg, b.getIndexAttr(0), sizes, strides);
   arg.replaceAllUsesExcept(shaped, shaped.getDefiningOp());
   return sizeArgs;
 }
@@ -98,15 +97,14 @@ struct FuseBarePointerArgumentsPass
         func.removeArgAttr(i, fuse::kStackedAttrName);
         for (auto [d, size] : llvm::enumerate(type.getShape()))
           if (ShapedType::isDynamic(size))
-            dynamicSizes.append({static_cast<int64_t>(i),
-                                 static_cast<int64_t>(d)});
+            dynamicSizes.append(
+                {static_cast<int64_t>(i), static_cast<int64_t>(d)});
         continue;
       }
       if (type.getRank() >= 2 && type.getNumElements() == 0)
         flattenEmpty(b, arg, type);
     }
-    func.setType(FunctionType::get(&getContext(),
-                                   entry.getArgumentTypes(),
+    func.setType(FunctionType::get(&getContext(), entry.getArgumentTypes(),
                                    func.getResultTypes()));
     if (!dynamicSizes.empty())
       func->setAttr(fuse::kDynamicSizesAttrName,

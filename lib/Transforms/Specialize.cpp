@@ -101,9 +101,11 @@ static LogicalResult refineResults(Operation *op) {
     types.push_back(dropout.getInput().getType());
   } else if (isa<fuse::ConstantOp>(op)) {
     return success();
-  } else if (!isa<fuse::FuseDialect>(op->getDialect())) {
-    // Loop and slice plumbing (fuse-wrap-steps): types that do not follow
-    // from the specialized operands (the dynamic step dim) stay.
+  } else if (auto insert = dyn_cast<tensor::InsertSliceOp>(op)) {
+    types.push_back(insert.getDest().getType());
+  } else if (isa<tensor::EmptyOp, tensor::FromElementsOp>(op) ||
+             llvm::none_of(op->getResultTypes(), llvm::IsaPred<TensorType>)) {
+    // Explicitly typed (the stacks of fuse-wrap-steps) or not a tensor.
     return success();
   } else {
     return op->emitOpError("cannot be specialized to concrete shapes");
@@ -160,8 +162,9 @@ static LogicalResult refineBlock(Block &block) {
       continue;
     }
     if (auto loop = dyn_cast<scf::ForOp>(op)) {
-      for (auto [arg, init, result] : llvm::zip(
-               loop.getRegionIterArgs(), loop.getInitArgs(), loop.getResults())) {
+      for (auto [arg, init, result] :
+           llvm::zip(loop.getRegionIterArgs(), loop.getInitArgs(),
+                     loop.getResults())) {
         arg.setType(init.getType());
         result.setType(init.getType());
       }

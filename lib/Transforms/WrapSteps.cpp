@@ -98,7 +98,8 @@ LogicalResult wrap(func::FuncOp step, SymbolTable &symbols) {
   SmallVector<int64_t> carriedArg(numResults, -1);
   for (unsigned j = 0; j < numResults; ++j) {
     NamedAttrList attrs(step.getResultAttrDict(j));
-    if (auto index = step.getResultAttrOfType<IntegerAttr>(j, kInPlaceAttrName)) {
+    if (auto index =
+            step.getResultAttrOfType<IntegerAttr>(j, kInPlaceAttrName)) {
       carriedArg[j] = index.getInt();
       if (step.getArgAttr(carriedArg[j], kPerStepAttrName))
         return step.emitError("cannot wrap steps: argument #")
@@ -137,8 +138,8 @@ LogicalResult wrap(func::FuncOp step, SymbolTable &symbols) {
   Value k = tensor::DimOp::create(b, loc, firstStacked, 0);
   Value firstStep;
   if (counterArg >= 0)
-    firstStep = tensor::ExtractOp::create(b, loc, entry->getArgument(counterArg),
-                                          ValueRange{});
+    firstStep = tensor::ExtractOp::create(
+        b, loc, entry->getArgument(counterArg), ValueRange{});
 
   // Loop-carried: the carried arguments, then one stack per metric.
   SmallVector<Value> inits;
@@ -170,8 +171,8 @@ LogicalResult wrap(func::FuncOp step, SymbolTable &symbols) {
                                                    slice.offsets, slice.sizes,
                                                    slice.strides);
           } else if (static_cast<int64_t>(a) == counterArg) {
-            Value offset = arith::IndexCastOp::create(
-                nested, bodyLoc, nested.getI64Type(), i);
+            Value offset = arith::IndexCastOp::create(nested, bodyLoc,
+                                                      nested.getI64Type(), i);
             Value number =
                 arith::AddIOp::create(nested, bodyLoc, firstStep, offset);
             given = tensor::FromElementsOp::create(

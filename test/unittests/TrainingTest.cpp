@@ -13,6 +13,8 @@
 
 #include "TestUtils.h"
 
+#include "fuse/Trainer.h"
+
 #include <cstring>
 
 using namespace fuse;
@@ -151,6 +153,25 @@ TEST(Training, WrappedStepsDeclareStackedBatches) {
   EXPECT_FALSE(train.arguments()[8].perStep);
 }
 
+constexpr float kLearningRate = 0.05f;
+
+/// `n` calls of the step function from `state` (updated in place); returns
+/// the losses.
+std::vector<float> singleSteps(Function &train, int64_t n,
+                               std::vector<Tensor> &state) {
+  std::vector<float> losses;
+  for (int64_t step = 0; step < n; ++step) {
+    std::vector<Tensor> args(state);
+    llvm::append_range(args, std::vector<Tensor>{
+                                 batchX(step), batchY(step),
+                                 Tensor::fromValues<float>({}, {kLearningRate}),
+                                 Tensor::fromValues<int64_t>({}, {step})});
+    std::vector<Tensor> out = unwrap(train.call(args));
+    losses.push_back(out[0].data<float>()[0]);
+  }
+  return losses;
+}
+
 class WrappedSteps : public ::testing::TestWithParam<int64_t> {};
 
 // N = 67 steps, with dropout: as 67 calls of the step function, and in calls
@@ -161,28 +182,20 @@ TEST_P(WrappedSteps, MatchSingleStepsBitwise) {
   auto engine = makeEngine(kModule);
   Function &train = unwrap(engine->lookup("train"));
   Function &steps = unwrap(engine->lookup("train_steps"));
-  Tensor lr = Tensor::fromValues<float>({}, {0.05f});
+  Tensor lr = Tensor::fromValues<float>({}, {kLearningRate});
 
   std::vector<Tensor> single = initialState();
-  std::vector<float> singleLosses;
-  for (int64_t step = 0; step < n; ++step) {
-    std::vector<Tensor> args(single);
-    llvm::append_range(args, std::vector<Tensor>{
-                                 batchX(step), batchY(step), lr,
-                                 Tensor::fromValues<int64_t>({}, {step})});
-    std::vector<Tensor> out = unwrap(train.call(args));
-    singleLosses.push_back(out[0].data<float>()[0]);
-  }
+  std::vector<float> singleLosses = singleSteps(train, n, single);
 
   std::vector<Tensor> wrapped = initialState();
   std::vector<float> wrappedLosses;
   for (int64_t first = 0; first < n; first += k) {
     int64_t count = std::min(k, n - first);
     std::vector<Tensor> args(wrapped);
-    llvm::append_range(args, std::vector<Tensor>{
-                                 stack(first, count, batchX),
-                                 stack(first, count, batchY), lr,
-                                 Tensor::fromValues<int64_t>({}, {first})});
+    llvm::append_range(
+        args, std::vector<Tensor>{stack(first, count, batchX),
+                                  stack(first, count, batchY), lr,
+                                  Tensor::fromValues<int64_t>({}, {first})});
     std::vector<Tensor> out = unwrap(steps.call(args));
     ASSERT_EQ(out[0].shape(), llvm::ArrayRef<int64_t>(count));
     for (int64_t i = 0; i < count; ++i)
@@ -190,9 +203,9 @@ TEST_P(WrappedSteps, MatchSingleStepsBitwise) {
   }
   ASSERT_EQ(wrappedLosses.size(), singleLosses.size());
   for (int64_t step = 0; step < n; ++step)
-    EXPECT_EQ(std::memcmp(&wrappedLosses[step], &singleLosses[step],
-                          sizeof(float)),
-              0)
+    EXPECT_EQ(
+        std::memcmp(&wrappedLosses[step], &singleLosses[step], sizeof(float)),
+        0)
         << "loss of step " << step << ": " << wrappedLosses[step] << " vs "
         << singleLosses[step];
   for (size_t j = 0; j < single.size(); ++j)
@@ -203,21 +216,104 @@ TEST_P(WrappedSteps, MatchSingleStepsBitwise) {
   EXPECT_EQ(steps.stats().signatures, 1u);
 }
 
-INSTANTIATE_TEST_SUITE_P(K, WrappedSteps,
-                         ::testing::Values(1, 2, 3, 8, 64));
+INSTANTIATE_TEST_SUITE_P(K, WrappedSteps, ::testing::Values(1, 2, 3, 8, 64));
 
 TEST(Training, WrappedStepsRejectMismatchedStepCounts) {
   auto engine = makeEngine(kModule);
   Function &steps = unwrap(engine->lookup("train_steps"));
   std::vector<Tensor> args = initialState();
-  llvm::append_range(args, std::vector<Tensor>{
-                               stack(0, 3, batchX), stack(0, 2, batchY),
-                               Tensor::fromValues<float>({}, {0.05f}),
-                               Tensor::fromValues<int64_t>({}, {0})});
+  llvm::append_range(
+      args, std::vector<Tensor>{stack(0, 3, batchX), stack(0, 2, batchY),
+                                Tensor::fromValues<float>({}, {0.05f}),
+                                Tensor::fromValues<int64_t>({}, {0})});
   EXPECT_EQ(errorOf(steps.call(args)),
             "argument 'y' (#7) of 'train_steps': dim 0 counts the steps and "
             "must be 3 like argument 'x' (#6) of 'train_steps', got 2 "
             "(tensor<2x5xi32>)");
+}
+
+// The Trainer owns parameters and states, calls the K-step function per
+// chunk and reports each call's losses with their step numbers; a trainer
+// fed chunks of 3 ends bitwise where 10 single steps end.
+TEST(Trainer, ReportsEveryStepNumberAndMatchesSingleSteps) {
+  const int64_t n = 10, k = 3;
+  auto engine = makeEngine(kModule);
+  std::vector<Tensor> single = initialState();
+  std::vector<float> singleLosses =
+      singleSteps(unwrap(engine->lookup("train")), n, single);
+
+  std::unique_ptr<Trainer> trainer = unwrap(Trainer::create(*engine, "train"));
+  EXPECT_EQ(std::vector<std::string>(trainer->stateNames().begin(),
+                                     trainer->stateNames().end()),
+            (std::vector<std::string>{"w", "b", "w.state0", "b.state0",
+                                      "w.state1", "b.state1"}));
+  EXPECT_EQ(std::vector<std::string>(trainer->batchNames().begin(),
+                                     trainer->batchNames().end()),
+            (std::vector<std::string>{"x", "y"}));
+  std::vector<Tensor> init = initialState();
+  ASSERT_FALSE(bool(trainer->setState("w", init[0])));
+  ASSERT_FALSE(bool(trainer->setState("b", init[1])));
+  ASSERT_FALSE(bool(
+      trainer->setInput("lr", Tensor::fromValues<float>({}, {kLearningRate}))));
+
+  std::vector<std::pair<int64_t, int64_t>> calls;
+  std::vector<float> losses;
+  trainer->setCallback([&](const StepsReport &report) {
+    calls.emplace_back(report.firstStep, report.completedSteps());
+    ASSERT_EQ(report.losses.size(), size_t(report.steps));
+    llvm::append_range(losses, report.losses);
+  });
+  for (int64_t first = 0; first < n; first += k) {
+    int64_t count = std::min(k, n - first);
+    ASSERT_EQ(errorOf(trainer->trainSteps(
+                  {stack(first, count, batchX), stack(first, count, batchY)})),
+              "");
+  }
+  EXPECT_EQ(calls, (std::vector<std::pair<int64_t, int64_t>>{
+                       {0, 3}, {3, 6}, {6, 9}, {9, 10}}));
+  EXPECT_EQ(trainer->step(), n);
+  ASSERT_EQ(losses.size(), singleLosses.size());
+  EXPECT_EQ(std::memcmp(losses.data(), singleLosses.data(), n * sizeof(float)),
+            0);
+  for (auto [j, name] : llvm::enumerate(trainer->stateNames())) {
+    Tensor state = unwrap(trainer->state(name));
+    EXPECT_EQ(std::memcmp(state.data(), single[j].data(),
+                          single[j].numElements() * sizeof(float)),
+              0)
+        << name;
+  }
+
+  // One more step on an unstacked batch continues the count.
+  ASSERT_EQ(errorOf(trainer->trainStep({batchX(n), batchY(n)})), "");
+  EXPECT_EQ(calls.back(), (std::pair<int64_t, int64_t>{10, 11}));
+}
+
+TEST(Trainer, ErrorsNameWhatIsWrong) {
+  auto engine = makeEngine(kModule);
+  EXPECT_EQ(errorOf(Trainer::create(*engine, "manual")),
+            "'manual' is not a step function: there is no 'manual_steps' "
+            "(fuse-wrap-steps derives one from each function with "
+            "fuse.per_step arguments, as fuse.train_step makes them)");
+  std::unique_ptr<Trainer> trainer = unwrap(Trainer::create(*engine, "train"));
+  EXPECT_EQ(
+      errorOf(trainer->trainSteps({stack(0, 2, batchX), stack(0, 2, batchY)})),
+      "argument 'lr' of 'train_steps' is not set (Trainer::setInput)");
+  EXPECT_EQ(errorOf(trainer->setState("w", randomTensor({4, 6}, 1))),
+            "'w' is tensor<6x4xf32>, got tensor<4x6xf32>");
+  EXPECT_EQ(errorOf(trainer->setState("lr", randomTensor({}, 1))),
+            "'lr' is not a parameter or optimizer state of 'train_steps'");
+  EXPECT_EQ(errorOf(trainer->setInput("w", randomTensor({6, 4}, 1))),
+            "'w' of 'train_steps' is not an input that stays the same at "
+            "every step");
+  EXPECT_EQ(errorOf(trainer->trainSteps({stack(0, 2, batchX)})),
+            "'train_steps' takes 2 stacked batch inputs (x, y), got 1");
+  ASSERT_FALSE(bool(
+      trainer->setInput("lr", Tensor::fromValues<float>({}, {kLearningRate}))));
+  // A failed call takes no step.
+  EXPECT_NE(
+      errorOf(trainer->trainSteps({stack(0, 2, batchX), stack(0, 3, batchY)})),
+      "");
+  EXPECT_EQ(trainer->step(), 0);
 }
 
 } // namespace

@@ -36,8 +36,7 @@ static LogicalResult verifyStacked(Operation *op, Type type,
                                    const llvm::Twine &what) {
   auto tensor = dyn_cast<ShapedType>(type);
   if (!isa<UnitAttr>(attr.getValue()) || !tensor || !tensor.hasRank() ||
-      tensor.getRank() == 0 ||
-      !tensor.isDynamicDim(0))
+      tensor.getRank() == 0 || !tensor.isDynamicDim(0))
     return op->emitError("'")
            << kStackedAttrName << "' must be a unit attribute on " << what
            << " whose dim 0 is dynamic, got " << type;
@@ -58,8 +57,7 @@ LogicalResult FuseDialect::verifyRegionArgAttribute(Operation *op,
     return lowered ? success() : verifyStacked(op, type, attr, "an argument");
   if (name == kPerStepAttrName) {
     auto shaped = dyn_cast<ShapedType>(type);
-    if (!isa<UnitAttr>(attr.getValue()) ||
-        (!lowered && !shaped.hasRank()))
+    if (!isa<UnitAttr>(attr.getValue()) || (!lowered && !shaped.hasRank()))
       return op->emitError("'")
              << kPerStepAttrName
              << "' must be a unit attribute on a ranked tensor argument";

@@ -1,0 +1,199 @@
+//===- Trainer.cpp - Training with K steps per call -----------------------===//
+
+#include "fuse/Trainer.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+#include <cstring>
+
+using namespace fuse;
+using llvm::Error;
+using llvm::Expected;
+
+static Error makeError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+Expected<std::unique_ptr<Trainer>> Trainer::create(Engine &engine,
+                                                   llvm::StringRef name) {
+  Expected<Function &> single = engine.lookup(name);
+  if (!single)
+    return single.takeError();
+  std::string stepsName = (name + "_steps").str();
+  Expected<Function &> steps = engine.lookup(stepsName);
+  if (!steps) {
+    llvm::consumeError(steps.takeError());
+    return makeError("'" + name + "' is not a step function: there is no '" +
+                     stepsName +
+                     "' (fuse-wrap-steps derives one from each function "
+                     "with fuse.per_step arguments, as fuse.train_step "
+                     "makes them)");
+  }
+  std::unique_ptr<Trainer> trainer(new Trainer(*steps));
+  llvm::ArrayRef<ArgumentInfo> args = steps->arguments();
+  trainer->args_.resize(args.size());
+  trainer->isSet_.assign(args.size(), false);
+  std::vector<bool> carried(args.size(), false);
+  for (const ResultInfo &result : steps->results()) {
+    if (result.inPlaceOf >= 0)
+      carried[result.inPlaceOf] = true;
+    trainer->results_.emplace_back();
+    trainer->metricBuffers_.emplace_back();
+  }
+  for (auto [i, arg] : llvm::enumerate(args)) {
+    if (arg.stacked) {
+      trainer->batchArgs_.push_back(i);
+      trainer->batchNames_.push_back(arg.name);
+      continue;
+    }
+    if (arg.stepCounter) {
+      trainer->counterArg_ = i;
+      trainer->counter_ = Tensor::zeros(DType::I64, {});
+      trainer->args_[i] = trainer->counter_;
+      trainer->isSet_[i] = true;
+      continue;
+    }
+    if (!carried[i])
+      continue;
+    trainer->stateNames_.push_back(arg.name);
+    if (llvm::is_contained(arg.shape, -1))
+      continue;
+    trainer->args_[i] = Tensor::zeros(arg.dtype, arg.shape);
+    trainer->isSet_[i] = true;
+  }
+  if (trainer->batchArgs_.empty())
+    return makeError("'" + stepsName + "' takes no stacked batch input");
+  return trainer;
+}
+
+Expected<size_t> Trainer::argumentIndex(llvm::StringRef name) const {
+  for (auto [i, arg] : llvm::enumerate(steps_.arguments()))
+    if (arg.name == name)
+      return i;
+  return makeError("'" + steps_.name() + "' has no argument named '" + name +
+                   "'");
+}
+
+Error Trainer::setState(llvm::StringRef name, const Tensor &value) {
+  if (!llvm::is_contained(stateNames_, name))
+    return makeError("'" + name +
+                     "' is not a parameter or optimizer state of '" +
+                     steps_.name() + "'");
+  Expected<size_t> index = argumentIndex(name);
+  if (!index)
+    return index.takeError();
+  const ArgumentInfo &arg = steps_.arguments()[*index];
+  bool fits = value.dtype() == arg.dtype &&
+              value.rank() == static_cast<int64_t>(arg.shape.size());
+  for (size_t d = 0; fits && d < arg.shape.size(); ++d)
+    fits = arg.shape[d] < 0 || arg.shape[d] == value.shape()[d];
+  if (!fits) {
+    std::string declared = "tensor<";
+    for (int64_t d : arg.shape)
+      declared += (d < 0 ? std::string("?") : std::to_string(d)) + "x";
+    declared += dtypeName(arg.dtype).str() + ">";
+    return makeError("'" + name + "' is " + declared + ", got " +
+                     value.typeString());
+  }
+  // The trainer owns its state: updated in place, never the caller's memory.
+  args_[*index] = value.contiguousCopy();
+  isSet_[*index] = true;
+  return Error::success();
+}
+
+Expected<Tensor> Trainer::state(llvm::StringRef name) const {
+  if (!llvm::is_contained(stateNames_, name))
+    return makeError("'" + name +
+                     "' is not a parameter or optimizer state of '" +
+                     steps_.name() + "'");
+  Expected<size_t> index = argumentIndex(name);
+  if (!index)
+    return index.takeError();
+  if (!isSet_[*index])
+    return makeError("'" + name + "' has not been set");
+  const Tensor &t = args_[*index];
+  return Tensor::view(t.data(), t.dtype(), t.shape());
+}
+
+Error Trainer::setInput(llvm::StringRef name, Tensor value) {
+  Expected<size_t> index = argumentIndex(name);
+  if (!index)
+    return index.takeError();
+  const ArgumentInfo &arg = steps_.arguments()[*index];
+  if (arg.stacked || arg.stepCounter || llvm::is_contained(stateNames_, name))
+    return makeError("'" + name + "' of '" + steps_.name() +
+                     "' is not an input that stays the same at every step");
+  args_[*index] = std::move(value);
+  isSet_[*index] = true;
+  return Error::success();
+}
+
+Error Trainer::trainSteps(llvm::ArrayRef<Tensor> batches) {
+  if (batches.size() != batchArgs_.size())
+    return makeError("'" + steps_.name() + "' takes " +
+                     llvm::Twine(batchArgs_.size()) +
+                     " stacked batch inputs (" + llvm::join(batchNames_, ", ") +
+                     "), got " + llvm::Twine(batches.size()));
+  if (batches[0].rank() == 0)
+    return makeError("batch input '" + batchNames_[0] +
+                     "' must be stacked along dim 0");
+  for (auto [i, set] : llvm::enumerate(isSet_))
+    if (!set && !llvm::is_contained(batchArgs_, i))
+      return makeError(
+          "argument '" + steps_.arguments()[i].name + "' of '" + steps_.name() +
+          "' is not set (Trainer::" +
+          (llvm::is_contained(stateNames_, steps_.arguments()[i].name)
+               ? "setState"
+               : "setInput") +
+          ")");
+  int64_t k = batches[0].shape()[0];
+  for (auto [slot, batch] : llvm::zip(batchArgs_, batches))
+    args_[slot] = batch;
+  if (counterArg_ >= 0)
+    counter_.data<int64_t>()[0] = step_;
+
+  // Per-step results land in buffers kept across calls (grown as needed).
+  llvm::ArrayRef<ResultInfo> results = steps_.results();
+  metrics_.clear();
+  for (auto [j, result] : llvm::enumerate(results)) {
+    if (!result.stacked)
+      continue;
+    llvm::SmallVector<int64_t, 4> shape(result.shape.begin(),
+                                        result.shape.end());
+    Tensor &buffer = metricBuffers_[j];
+    if (buffer.rank() == 0 || buffer.shape()[0] < k) {
+      shape[0] = std::max<int64_t>(k, 1);
+      buffer = Tensor::empty(result.dtype, shape);
+    }
+    shape[0] = k;
+    results_[j] = Tensor::view(buffer.data(), result.dtype, shape);
+    metrics_.push_back(results_[j]);
+  }
+  Error error = steps_.callInto(args_, results_);
+  for (size_t slot : batchArgs_)
+    args_[slot] = Tensor();
+  if (error)
+    return error;
+
+  StepsReport report;
+  report.firstStep = step_;
+  report.steps = k;
+  if (!metrics_.empty() && metrics_[0].dtype() == DType::F32)
+    report.losses = llvm::ArrayRef<float>(metrics_[0].data<float>(), k);
+  report.metrics = metrics_;
+  step_ += k;
+  if (callback_)
+    callback_(report);
+  return Error::success();
+}
+
+Error Trainer::trainStep(llvm::ArrayRef<Tensor> batch) {
+  llvm::SmallVector<Tensor, 4> stacked;
+  for (const Tensor &t : batch) {
+    llvm::SmallVector<int64_t, 4> shape = {1}, strides = {t.numElements()};
+    llvm::append_range(shape, t.shape());
+    llvm::append_range(strides, t.strides());
+    stacked.push_back(Tensor::view(t.data(), t.dtype(), shape, strides));
+  }
+  return trainSteps(stacked);
+}
