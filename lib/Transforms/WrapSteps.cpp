@@ -75,15 +75,19 @@ LogicalResult wrap(func::FuncOp step, SymbolTable &symbols) {
 
   SmallVector<Type> argTypes(step.getArgumentTypes());
   SmallVector<DictionaryAttr> argAttrs;
+  SmallVector<bool> perStep(numArgs, false);
   int64_t counterArg = -1;
-  Value firstStacked;
   for (unsigned i = 0; i < numArgs; ++i) {
     NamedAttrList attrs(step.getArgAttrDict(i));
+    if (attrs.get(kStackedAttrName))
+      return step.emitError("cannot wrap steps: argument #")
+             << i << " is already stacked";
     if ((attrs.get(kPerStepAttrName) || attrs.get(kStepCounterAttrName)) &&
         !isa<RankedTensorType>(argTypes[i]))
       return step.emitError("cannot wrap steps: argument #")
              << i << " must be a ranked tensor, got " << argTypes[i];
     if (attrs.erase(kPerStepAttrName)) {
+      perStep[i] = true;
       argTypes[i] = stacked(argTypes[i]);
       attrs.set(kStackedAttrName, UnitAttr::get(context));
     }
@@ -101,15 +105,16 @@ LogicalResult wrap(func::FuncOp step, SymbolTable &symbols) {
     if (auto index =
             step.getResultAttrOfType<IntegerAttr>(j, kInPlaceAttrName)) {
       carriedArg[j] = index.getInt();
-      if (step.getArgAttr(carriedArg[j], kPerStepAttrName))
+      if (perStep[carriedArg[j]] || carriedArg[j] == counterArg)
         return step.emitError("cannot wrap steps: argument #")
-               << carriedArg[j] << " is both per-step and carried (result #"
-               << j << " is in place of it)";
+               << carriedArg[j] << " is both "
+               << (perStep[carriedArg[j]] ? "per-step" : "the step counter")
+               << " and carried (result #" << j << " is in place of it)";
     } else {
       auto type = dyn_cast<RankedTensorType>(resultTypes[j]);
       if (!type || !type.hasStaticShape())
         return step.emitError("cannot wrap steps: per-step result #")
-               << j << " must have a static shape to be stacked, got "
+               << j << " must be a tensor of static shape to be stacked, got "
                << resultTypes[j];
       resultTypes[j] = stacked(type);
       attrs.set(kStackedAttrName, UnitAttr::get(context));
@@ -128,14 +133,15 @@ LogicalResult wrap(func::FuncOp step, SymbolTable &symbols) {
   for (auto [arg, original] :
        llvm::zip(entry->getArguments(), step.getArguments()))
     arg.setLoc(original.getLoc());
-  for (unsigned i = 0; i < numArgs; ++i)
-    if (steps.getArgAttr(i, kStackedAttrName) && !firstStacked)
-      firstStacked = entry->getArgument(i);
+  // K: the step count of the first stacked argument (the caller checks
+  // that all agree).
+  Value firstStacked =
+      entry->getArgument(llvm::find(perStep, true) - perStep.begin());
 
   b.setInsertionPointToStart(entry);
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  Value k = tensor::DimOp::create(b, loc, firstStacked, 0);
+  Value k = tensor::DimOp::create(b, loc, firstStacked, zero);
   Value firstStep;
   if (counterArg >= 0)
     firstStep = tensor::ExtractOp::create(
@@ -164,7 +170,7 @@ LogicalResult wrap(func::FuncOp step, SymbolTable &symbols) {
           Value given = entry->getArgument(a);
           if (mapping.contains(step.getArgument(a)))
             continue;
-          if (steps.getArgAttr(a, kStackedAttrName)) {
+          if (perStep[a]) {
             auto type = cast<RankedTensorType>(step.getArgumentTypes()[a]);
             StepSlice slice = stepSlice(nested, bodyLoc, given, type, i);
             given = tensor::ExtractSliceOp::create(nested, bodyLoc, type, given,

@@ -12,11 +12,11 @@
 
 #include "TestUtils.h"
 
+#include "fuse/Trainer.h"
+
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #if defined(__SANITIZE_ADDRESS__)
 #define FUSE_COUNT_ALLOCATIONS 0
@@ -78,21 +78,10 @@ using namespace fuse::testing;
 
 namespace {
 
-/// The seed MLP's loss and its Adam training step, which updates the four
-/// parameters and eight states in place.
-std::string trainingModule() {
-  std::ifstream file(FUSE_SOURCE_DIR "/examples/mlp.mlir");
-  std::stringstream source;
-  source << file.rdbuf()
-         << "fuse.train_step @train {loss = @loss, params = array<i64: 0, 1, "
-            "2, 3>, optimizer = \"adam\", step_arg = 6}\n";
-  return source.str();
-}
-
 TEST(Allocation, SteadyStateTrainingStepAllocatesNothing) {
   if (!FUSE_COUNT_ALLOCATIONS)
     GTEST_SKIP() << "the sanitizers replace malloc";
-  auto engine = makeEngine(trainingModule());
+  auto engine = makeEngine(seedTrainingModule());
   Function &train = unwrap(engine->lookup("train"));
   const std::vector<std::vector<int64_t>> shapes = {
       {784, 128}, {128}, {128, 10}, {10}};
@@ -137,6 +126,45 @@ TEST(Allocation, SteadyStateTrainingStepAllocatesNothing) {
   EXPECT_EQ(allocations.load(), 0) << "heap allocations in 20 steady steps";
   EXPECT_TRUE(std::isfinite(loss));
   EXPECT_LT(loss, first) << "20 Adam steps on one batch reduce its loss";
+}
+
+// The Trainer's steady state: K = 8 steps per call of the K-step function,
+// per-step losses into its own buffer, the callback fed; no allocation.
+TEST(Allocation, SteadyStateTrainerCallAllocatesNothing) {
+  if (!FUSE_COUNT_ALLOCATIONS)
+    GTEST_SKIP() << "the sanitizers replace malloc";
+  auto engine = makeEngine(seedTrainingModule());
+  std::unique_ptr<Trainer> trainer = unwrap(Trainer::create(*engine, "train"));
+  ASSERT_FALSE(bool(
+      trainer->setState("w1", randomTensor({784, 128}, 1, -0.05f, 0.05f))));
+  ASSERT_FALSE(
+      bool(trainer->setState("w2", randomTensor({128, 10}, 2, -0.05f, 0.05f))));
+  ASSERT_FALSE(
+      bool(trainer->setInput("lr", Tensor::fromValues<float>({}, {1e-3f}))));
+  constexpr int64_t kSteps = 8, kBatch = 16;
+  Tensor x = randomTensor({kSteps, kBatch, 28, 28}, 99, 0, 1);
+  Tensor y = Tensor::empty(DType::I32, {kSteps, kBatch});
+  for (int64_t i = 0; i < kSteps * kBatch; ++i)
+    y.data<int32_t>()[i] = i % 10;
+  float last = 0;
+  int64_t reported = 0;
+  trainer->setCallback([&](const StepsReport &report) {
+    last = report.losses.back();
+    reported = report.completedSteps();
+  });
+  for (int i = 0; i < 2; ++i)
+    ASSERT_FALSE(bool(trainer->trainSteps({x, y})));
+  allocations = 0;
+  counting = true;
+  for (int i = 0; i < 10; ++i)
+    if (trainer->trainSteps({x, y})) {
+      counting = false;
+      FAIL() << "call failed";
+    }
+  counting = false;
+  EXPECT_EQ(allocations.load(), 0) << "heap allocations in 10 steady calls";
+  EXPECT_EQ(reported, 12 * kSteps);
+  EXPECT_TRUE(std::isfinite(last));
 }
 
 } // namespace

@@ -9,7 +9,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -62,6 +64,17 @@ inline Tensor randomTensor(llvm::ArrayRef<int64_t> shape, unsigned seed,
   for (int64_t i = 0; i < t.numElements(); ++i)
     t.data<float>()[i] = dist(rng);
   return t;
+}
+
+/// The seed model (examples/mlp.mlir) with its Adam training step `@train`
+/// (which fuse-wrap-steps gives a K-step companion `@train_steps`).
+inline std::string seedTrainingModule() {
+  std::ifstream file(FUSE_SOURCE_DIR "/examples/mlp.mlir");
+  std::stringstream source;
+  source << file.rdbuf()
+         << "fuse.train_step @train {loss = @loss, params = array<i64: 0, 1, "
+            "2, 3>, optimizer = \"adam\", step_arg = 6}\n";
+  return source.str();
 }
 
 } // namespace fuse::testing

@@ -505,3 +505,81 @@ func.func @f(%p: tensor<4xf32>) -> (tensor<4xf32> {fuse.in_place = "p"}) {
 func.func @f(%p: tensor<4xf32>) -> (tensor<4xf32> {fuse.inplace = 0}) {
   return %p : tensor<4xf32>
 }
+
+// -----
+
+// Dim 0 of a stacked argument is the step count, known only at run time.
+// expected-error @below {{'fuse.stacked' must be a unit attribute on an argument whose dim 0 is dynamic, got 'tensor<4x3xf32>'}}
+func.func @f(%x: tensor<4x3xf32> {fuse.stacked}) {
+  return
+}
+
+// -----
+
+// A 0-d tensor has no dim to stack along.
+// expected-error @below {{'fuse.stacked' must be a unit attribute on an argument whose dim 0 is dynamic, got 'tensor<f32>'}}
+func.func @f(%x: tensor<f32> {fuse.stacked}) {
+  return
+}
+
+// -----
+
+// expected-error @below {{'fuse.stacked' must be a unit attribute on an argument whose dim 0 is dynamic, got 'tensor<?x3xf32>'}}
+func.func @f(%x: tensor<?x3xf32> {fuse.stacked = 1}) {
+  return
+}
+
+// -----
+
+// A stacked result has one row per step, so its dim 0 is dynamic too.
+// expected-error @below {{'fuse.stacked' must be a unit attribute on a result whose dim 0 is dynamic, got 'tensor<4xf32>'}}
+func.func @f(%x: tensor<4xf32>) -> (tensor<4xf32> {fuse.stacked}) {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// The step counter is a 0-d i64, as the optimizers and dropout take it.
+// expected-error @below {{'fuse.step_counter' must be a unit attribute on a tensor<i64> argument, got 'tensor<f32>'}}
+func.func @f(%s: tensor<f32> {fuse.step_counter}) {
+  return
+}
+
+// -----
+
+// A step has one number.
+// expected-error @below {{arguments #0 and #2 are both 'fuse.step_counter'}}
+func.func @f(%s: tensor<i64> {fuse.step_counter}, %x: tensor<4xf32> {fuse.per_step}, %t: tensor<i64> {fuse.step_counter}) {
+  return
+}
+
+// -----
+
+// The counter is offset per step, not sliced.
+// expected-error @below {{argument #0 cannot be both 'fuse.step_counter' and 'fuse.per_step'}}
+func.func @f(%s: tensor<i64> {fuse.per_step, fuse.step_counter}) {
+  return
+}
+
+// -----
+
+// expected-error @below {{'fuse.per_step' must be a unit attribute on a ranked tensor argument}}
+func.func @f(%x: tensor<4xf32> {fuse.per_step = 1 : i64}) {
+  return
+}
+
+// -----
+
+// An unranked batch cannot be given a leading dim.
+// expected-error @below {{'fuse.per_step' must be a unit attribute on a ranked tensor argument}}
+func.func @f(%x: tensor<*xf32> {fuse.per_step}) {
+  return
+}
+
+// -----
+
+// A misspelt attribute is an error, not silently ignored.
+// expected-error @below {{unknown fuse argument attribute 'fuse.perstep'}}
+func.func @f(%x: tensor<4xf32> {fuse.perstep}) {
+  return
+}
