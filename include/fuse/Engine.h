@@ -39,6 +39,11 @@ struct EngineOptions {
   /// one pass over memory per operation (the baseline fusion is measured
   /// against); results are the same.
   bool fusion = true;
+  /// Run compiled code with denormal floats flushed to zero (FTZ and DAZ),
+  /// as XLA and TensorFlow do: values decaying towards zero (Adam's moments
+  /// where a gradient stays 0) would otherwise slow every operation on them
+  /// tenfold. The caller's floating-point mode is restored after each call.
+  bool flushDenormals = true;
 };
 
 /// Per-function counters. Times in milliseconds.

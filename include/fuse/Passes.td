@@ -267,6 +267,9 @@ def FuseBarePointerArguments
     - a zero-sized dim after the first (`memref<4x0xf32>`, which has no
       static strides) becomes `memref<0xT>`, expanded back at the entry. It
       holds no data either way.
+
+    The step-function argument attributes (`fuse.per_step`,
+    `fuse.step_counter`, `fuse.stacked`) go: the signature is final.
   }];
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }

@@ -93,8 +93,6 @@ struct FuseBarePointerArgumentsPass
         continue;
       if (!type.hasStaticShape()) {
         SmallVector<BlockArgument> sizes = passSizes(b, func, arg, type);
-        // Its dims are now in the size arguments.
-        func.removeArgAttr(i, fuse::kStackedAttrName);
         for (auto [d, size] : llvm::enumerate(type.getShape()))
           if (ShapedType::isDynamic(size))
             dynamicSizes.append(
@@ -104,6 +102,12 @@ struct FuseBarePointerArgumentsPass
       if (type.getRank() >= 2 && type.getNumElements() == 0)
         flattenEmpty(b, arg, type);
     }
+    // The signature is final: the attributes that described the arguments'
+    // roles (stacked dims are now size arguments) have no LLVM meaning.
+    for (unsigned i = 0; i < numArgs; ++i)
+      for (StringRef name : {fuse::kStackedAttrName, fuse::kPerStepAttrName,
+                             fuse::kStepCounterAttrName})
+        func.removeArgAttr(i, name);
     func.setType(FunctionType::get(&getContext(), entry.getArgumentTypes(),
                                    func.getResultTypes()));
     if (!dynamicSizes.empty())

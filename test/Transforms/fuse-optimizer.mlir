@@ -11,24 +11,26 @@
 
 // Adam on two parameters of different shapes: one generic each, reading the
 // gradient and updating the parameter, m and v (the arguments themselves:
-// no tensor.empty, no intermediate tensor). 1 - beta^t is computed once,
-// before the loops, and both bodies use it. Without fusion, one fuse op per
+// no tensor.empty, no intermediate tensor). 1 - beta^t and the reciprocal
+// of its square root are computed once, before the loops, and both bodies
+// multiply by it (no divide by a per-call constant per element). Without fusion, one fuse op per
 // arithmetic operation, on whole tensors, and no loop of its own.
 // CHECK-LABEL: func @adam
 // CHECK-SAME: (%[[LR:[^:]*]]: tensor<f32>, %[[STEP:[^:]*]]: tensor<i64>, %[[W:[^:]*]]: tensor<4x3xf32>, %[[B:[^:]*]]: tensor<3xf32>, %[[GW:[^:]*]]: tensor<4x3xf32>, %[[GB:[^:]*]]: tensor<3xf32>, %[[MW:[^:]*]]: tensor<4x3xf32>, %[[MB:[^:]*]]: tensor<3xf32>, %[[VW:[^:]*]]: tensor<4x3xf32>, %[[VB:[^:]*]]: tensor<3xf32>)
 // CHECK-NOT: tensor.empty
 // CHECK: math.powf
 // CHECK: math.powf
-// CHECK: %[[CORRECTION2:.*]] = math.sqrt %{{.*}} : f32
+// CHECK: %[[SQRT2:.*]] = math.sqrt %{{.*}} : f32
+// CHECK: %[[CORRECTION2:.*]] = arith.divf %{{.*}}, %[[SQRT2]] : f32
 // CHECK-NOT: tensor.empty
 // CHECK: %[[RW:.*]]:3 = linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} ins(%[[GW]] : tensor<4x3xf32>) outs(%[[W]], %[[MW]], %[[VW]] : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>)
 // CHECK: math.sqrt
-// CHECK: arith.divf %{{.*}}, %[[CORRECTION2]] : f32
+// CHECK: arith.mulf %{{.*}}, %[[CORRECTION2]] : f32
 // CHECK: linalg.yield
 // CHECK-NOT: math.powf
 // CHECK-NOT: tensor.empty
 // CHECK: %[[RB:.*]]:3 = linalg.generic {{.*}} iterator_types = ["parallel"]} ins(%[[GB]] : tensor<3xf32>) outs(%[[B]], %[[MB]], %[[VB]] : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
-// CHECK: arith.divf %{{.*}}, %[[CORRECTION2]] : f32
+// CHECK: arith.mulf %{{.*}}, %[[CORRECTION2]] : f32
 // CHECK-NOT: math.powf
 // CHECK-NOT: tensor.empty
 // CHECK-NOT: linalg.generic
