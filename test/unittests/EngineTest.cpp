@@ -8,7 +8,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cfloat>
 #include <thread>
+
+#if defined(__x86_64__)
+#include <xmmintrin.h>
+#endif
 
 using namespace fuse;
 using namespace fuse::testing;
@@ -416,3 +421,31 @@ TEST(Engine, NotInPlaceIsAWarningNamingTheArgument) {
   EXPECT_EQ(args[2].data<float>()[0], 0.0f);
   EXPECT_EQ(out[1].data<float>()[0], 1.0f);
 }
+
+#if defined(__x86_64__)
+// Compiled code runs with denormals flushed to zero unless told otherwise,
+// and the caller's floating-point mode survives the call either way.
+TEST(Engine, DenormalsAreFlushedDuringCallsOnly) {
+  const char *source = R"mlir(
+func.func @half(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %c = fuse.constant dense<0.5> : tensor<4xf32>
+  %y = fuse.mul %x, %c : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+)mlir";
+  Tensor x = Tensor::fromValues<float>({4}, {FLT_MIN, 1.0f, FLT_MIN, 2.0f});
+  // The control bits; the low six are sticky exception flags.
+  unsigned mode = _mm_getcsr() & ~0x3Fu;
+  for (bool flush : {true, false}) {
+    EngineOptions options;
+    options.flushDenormals = flush;
+    auto engine = makeEngine(source, options);
+    Function &half = unwrap(engine->lookup("half"));
+    Tensor y = unwrap(half.call({x}))[0];
+    EXPECT_EQ(y.data<float>()[0], flush ? 0.0f : FLT_MIN / 2) << flush;
+    EXPECT_EQ(y.data<float>()[1], 0.5f);
+    EXPECT_EQ(_mm_getcsr() & ~0x3Fu, mode)
+        << "the caller's rounding and denormal modes are restored";
+  }
+}
+#endif
