@@ -72,6 +72,8 @@ public:
 private:
   Trainer(Function &steps) : steps_(steps) {}
   llvm::Expected<size_t> argumentIndex(llvm::StringRef name) const;
+  /// The argument index of the carried argument `name`.
+  llvm::Expected<size_t> stateIndex(llvm::StringRef name) const;
 
   Function &steps_;
   /// Per argument of the K-step function: its tensor, for carried and

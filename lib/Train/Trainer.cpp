@@ -74,12 +74,16 @@ Expected<size_t> Trainer::argumentIndex(llvm::StringRef name) const {
                    "'");
 }
 
-Error Trainer::setState(llvm::StringRef name, const Tensor &value) {
+Expected<size_t> Trainer::stateIndex(llvm::StringRef name) const {
   if (!llvm::is_contained(stateNames_, name))
     return makeError("'" + name +
                      "' is not a parameter or optimizer state of '" +
                      steps_.name() + "'");
-  Expected<size_t> index = argumentIndex(name);
+  return argumentIndex(name);
+}
+
+Error Trainer::setState(llvm::StringRef name, const Tensor &value) {
+  Expected<size_t> index = stateIndex(name);
   if (!index)
     return index.takeError();
   const ArgumentInfo &arg = steps_.arguments()[*index];
@@ -102,11 +106,7 @@ Error Trainer::setState(llvm::StringRef name, const Tensor &value) {
 }
 
 Expected<Tensor> Trainer::state(llvm::StringRef name) const {
-  if (!llvm::is_contained(stateNames_, name))
-    return makeError("'" + name +
-                     "' is not a parameter or optimizer state of '" +
-                     steps_.name() + "'");
-  Expected<size_t> index = argumentIndex(name);
+  Expected<size_t> index = stateIndex(name);
   if (!index)
     return index.takeError();
   if (!isSet_[*index])
