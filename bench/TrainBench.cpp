@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BenchUtils.h"
 #include "fuse/Trainer.h"
 
 #include "llvm/Support/MemoryBuffer.h"
@@ -20,9 +21,9 @@
 
 #include <chrono>
 #include <map>
-#include <random>
 
 using namespace fuse;
+using fuse::bench::uniform;
 
 namespace {
 
@@ -44,16 +45,6 @@ Engine *seedEngine() {
     return e;
   }();
   return engine.get();
-}
-
-Tensor uniform(llvm::ArrayRef<int64_t> shape, unsigned seed, float lo,
-               float hi) {
-  Tensor t = Tensor::empty(DType::F32, shape);
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  for (int64_t i = 0; i < t.numElements(); ++i)
-    t.data<float>()[i] = dist(rng);
-  return t;
 }
 
 /// Seconds per step at K = kMaxSteps, and per call of K = 0, by batch size.
