@@ -1,0 +1,172 @@
+//===- Idx.cpp - IDX data sets (MNIST, Fashion-MNIST) ---------------------===//
+
+#include "fuse/Data/Idx.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include <zlib.h>
+
+#include <memory>
+#include <vector>
+
+using namespace fuse;
+using namespace fuse::data;
+using llvm::Error;
+using llvm::Expected;
+
+static Error makeError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+namespace {
+
+/// A gzip (or plain) file read with zlib.
+struct GzFile {
+  gzFile file = nullptr;
+  ~GzFile() {
+    if (file)
+      gzclose(file);
+  }
+  /// Reads exactly `size` bytes; false on a short read.
+  bool read(void *data, size_t size) {
+    char *at = static_cast<char *>(data);
+    while (size > 0) {
+      unsigned chunk = static_cast<unsigned>(std::min<size_t>(size, 1u << 30));
+      int got = gzread(file, at, chunk);
+      if (got <= 0)
+        return false;
+      at += got;
+      size -= got;
+    }
+    return true;
+  }
+};
+
+uint32_t bigEndian(const unsigned char *bytes) {
+  return (uint32_t(bytes[0]) << 24) | (uint32_t(bytes[1]) << 16) |
+         (uint32_t(bytes[2]) << 8) | uint32_t(bytes[3]);
+}
+
+} // namespace
+
+Expected<Tensor> fuse::data::readIdx(llvm::StringRef path) {
+  GzFile in;
+  std::string name = path.str();
+  in.file = gzopen(name.c_str(), "rb");
+  if (!in.file) {
+    std::error_code ec = std::error_code(errno, std::generic_category());
+    return makeError("cannot open '" + path + "': " + ec.message());
+  }
+  unsigned char magic[4];
+  if (!in.read(magic, 4))
+    return makeError("'" + path +
+                     "' is not an IDX file: it ends before its "
+                     "4-byte header");
+  if (magic[0] != 0 || magic[1] != 0)
+    return makeError("'" + path +
+                     "' is not an IDX file (or is a corrupt "
+                     "gzip stream): its magic number starts with " +
+                     llvm::Twine(int(magic[0])) + ", " +
+                     llvm::Twine(int(magic[1])) + " instead of 0, 0");
+  if (magic[2] != 0x08)
+    return makeError("'" + path + "' holds IDX element type 0x" +
+                     llvm::Twine::utohexstr(magic[2]) +
+                     "; only unsigned bytes (0x08) are supported");
+  int rank = magic[3];
+  if (rank < 1 || rank > 4)
+    return makeError("'" + path + "' declares " + llvm::Twine(rank) +
+                     " dimensions; expected 1 to 4");
+  llvm::SmallVector<int64_t, 4> shape;
+  int64_t count = 1;
+  for (int d = 0; d < rank; ++d) {
+    unsigned char bytes[4];
+    if (!in.read(bytes, 4))
+      return makeError("'" + path +
+                       "' is truncated: it ends inside its "
+                       "header");
+    shape.push_back(bigEndian(bytes));
+    count *= shape.back();
+    if (count > (int64_t(1) << 34))
+      return makeError("'" + path + "' declares more than 2^34 elements");
+  }
+  std::vector<unsigned char> raw(count);
+  if (!in.read(raw.data(), raw.size()))
+    return makeError("'" + path + "' is truncated: its header declares " +
+                     llvm::Twine(count) + " elements, the file holds fewer");
+  unsigned char extra;
+  if (gzread(in.file, &extra, 1) > 0)
+    return makeError("'" + path + "' has data after the " + llvm::Twine(count) +
+                     " elements its header declares");
+  int gzError = Z_OK;
+  const char *gzMessage = gzerror(in.file, &gzError);
+  if (gzError != Z_OK && gzError != Z_STREAM_END)
+    return makeError("'" + path + "' is a corrupt gzip stream: " + gzMessage);
+
+  if (rank == 1) {
+    Tensor labels = Tensor::empty(DType::I32, shape);
+    for (int64_t i = 0; i < count; ++i)
+      labels.data<int32_t>()[i] = raw[i];
+    return labels;
+  }
+  // x / 255 correctly rounded, as Keras scales images.
+  float scaled[256];
+  for (int v = 0; v < 256; ++v)
+    scaled[v] = static_cast<float>(v) / 255.0f;
+  Tensor images = Tensor::empty(DType::F32, shape);
+  for (int64_t i = 0; i < count; ++i)
+    images.data<float>()[i] = scaled[raw[i]];
+  return images;
+}
+
+/// `dir/name.gz`, else `dir/name`.
+static std::string findFile(llvm::StringRef dir, const llvm::Twine &name) {
+  llvm::SmallString<256> path(dir);
+  llvm::sys::path::append(path, name + ".gz");
+  if (llvm::sys::fs::exists(path))
+    return std::string(path);
+  path = dir;
+  llvm::sys::path::append(path, name);
+  return std::string(path);
+}
+
+Expected<LabeledImages>
+fuse::data::loadIdxSplit(llvm::StringRef dir, Split split, int64_t numClasses) {
+  if (!llvm::sys::fs::is_directory(dir)) {
+    std::string hint =
+        dir == kFashionMnistDir
+            ? " (install Debian's dataset-fashion-mnist package: "
+              "scripts/setup does; or name another IDX directory with --data)"
+            : "";
+    return makeError("no data set directory '" + dir + "'" + hint);
+  }
+  llvm::StringRef prefix = split == Split::Train ? "train" : "t10k";
+  std::string imagesPath = findFile(dir, prefix + "-images-idx3-ubyte");
+  std::string labelsPath = findFile(dir, prefix + "-labels-idx1-ubyte");
+  Expected<Tensor> images = readIdx(imagesPath);
+  if (!images)
+    return images.takeError();
+  Expected<Tensor> labels = readIdx(labelsPath);
+  if (!labels)
+    return labels.takeError();
+  if (images->rank() != 3)
+    return makeError("'" + imagesPath + "' holds " +
+                     llvm::Twine(images->rank()) +
+                     "-d data; images are [count, rows, cols]");
+  if (labels->rank() != 1)
+    return makeError("'" + labelsPath + "' holds " +
+                     llvm::Twine(labels->rank()) +
+                     "-d data; labels are [count]");
+  if (labels->shape()[0] != images->shape()[0])
+    return makeError("'" + labelsPath + "' has " +
+                     llvm::Twine(labels->shape()[0]) + " labels for the " +
+                     llvm::Twine(images->shape()[0]) + " images of '" +
+                     imagesPath + "'");
+  for (int64_t i = 0; i < labels->shape()[0]; ++i)
+    if (labels->data<int32_t>()[i] >= numClasses)
+      return makeError("'" + labelsPath + "': label #" + llvm::Twine(i) +
+                       " is " + llvm::Twine(labels->data<int32_t>()[i]) +
+                       ", not below the " + llvm::Twine(numClasses) +
+                       " classes");
+  return LabeledImages{std::move(*images), std::move(*labels)};
+}
