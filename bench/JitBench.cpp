@@ -7,7 +7,6 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "BenchUtils.h"
 #include "fuse/Engine.h"
 
 #include "llvm/Support/MemoryBuffer.h"
@@ -76,7 +75,7 @@ func.func @add(%x: tensor<1xf32>, %y: tensor<1xf32>) -> tensor<1xf32> {
   return %z : tensor<1xf32>
 })mlir");
   Function &f = llvm::cantFail(engine->lookup("add"));
-  Tensor x = bench::uniform({1}, 1), y = bench::uniform({1}, 2);
+  Tensor x = Tensor::uniform({1}, 1), y = Tensor::uniform({1}, 2);
   std::vector<Tensor> out = llvm::cantFail(f.allocateResults({x, y}));
   double rate = timedRate(state, 1.0, [&] {
     llvm::cantFail(f.callInto({x, y}, out));
@@ -91,8 +90,8 @@ BENCHMARK(BM_DispatchCachedCall);
 
 void BM_TriadReference(benchmark::State &state) {
   int64_t n = state.range(0);
-  Tensor x = bench::uniform({n}, 1), y = bench::uniform({n}, 2),
-         z = bench::uniform({n}, 3);
+  Tensor x = Tensor::uniform({n}, 1), y = Tensor::uniform({n}, 2),
+         z = Tensor::uniform({n}, 3);
   float *px = x.data<float>(), *py = y.data<float>(), *pz = z.data<float>();
   const float a = 1.5f;
   double rate = timedRate(state, 3.0 * n * sizeof(float), [&] {
@@ -113,8 +112,8 @@ func.func @triad(%x: tensor<?xf32>, %y: tensor<?xf32>, %a: tensor<f32>)
   return %z : tensor<?xf32>
 })mlir");
   Function &f = llvm::cantFail(engine->lookup("triad"));
-  Tensor x = bench::uniform({n}, 1), y = bench::uniform({n}, 2),
-         a = bench::uniform({}, 3);
+  Tensor x = Tensor::uniform({n}, 1), y = Tensor::uniform({n}, 2),
+         a = Tensor::uniform({}, 3);
   std::vector<Tensor> out = llvm::cantFail(f.allocateResults({x, y, a}));
   llvm::cantFail(f.callInto({x, y, a}, out)); // compile, fault pages in
   double rate = timedRate(state, 3.0 * n * sizeof(float), [&] {
@@ -151,7 +150,7 @@ double flops(const MatmulShape &s) { return 2.0 * s.m * s.n * s.k; }
 
 void BM_OpenBLASSgemm(benchmark::State &state, MatmulShape s) {
   auto [lShape, rShape] = operandShapes(s);
-  Tensor a = bench::uniform(lShape, 1), b = bench::uniform(rShape, 2);
+  Tensor a = Tensor::uniform(lShape, 1), b = Tensor::uniform(rShape, 2);
   Tensor c = Tensor::zeros(DType::F32, {s.m, s.n});
   double rate = timedRate(state, flops(s), [&] {
     cblas_sgemm(CblasRowMajor, s.transposeLhs ? CblasTrans : CblasNoTrans,
@@ -181,7 +180,7 @@ void BM_FuseMatmul(benchmark::State &state, MatmulShape s) {
       "\n  return %c : " + type({s.m, s.n}) + "\n}\n";
   auto engine = makeEngine(source.c_str());
   Function &f = llvm::cantFail(engine->lookup("mm"));
-  Tensor a = bench::uniform(lShape, 1), b = bench::uniform(rShape, 2);
+  Tensor a = Tensor::uniform(lShape, 1), b = Tensor::uniform(rShape, 2);
   std::vector<Tensor> out = llvm::cantFail(f.allocateResults({a, b}));
   double rate = timedRate(state, flops(s), [&] {
     llvm::cantFail(f.callInto({a, b}, out));
@@ -223,11 +222,11 @@ func.func @grads(%w1: tensor<784x128xf32>, %b1: tensor<128xf32>,
   for (int64_t i = 0; i < batch; ++i)
     labels.data<int32_t>()[i] = static_cast<int32_t>(i % 10);
   Tensor step = Tensor::zeros(DType::I64, {});
-  std::vector<Tensor> args = {bench::uniform({784, 128}, 1),
-                              bench::uniform({128}, 2),
-                              bench::uniform({128, 10}, 3),
-                              bench::uniform({10}, 4),
-                              bench::uniform({batch, 28, 28}, 5),
+  std::vector<Tensor> args = {Tensor::uniform({784, 128}, 1),
+                              Tensor::uniform({128}, 2),
+                              Tensor::uniform({128, 10}, 3),
+                              Tensor::uniform({10}, 4),
+                              Tensor::uniform({batch, 28, 28}, 5),
                               labels,
                               step};
   std::vector<Tensor> out = llvm::cantFail(f.allocateResults(args));
@@ -301,7 +300,7 @@ void BM_FuseOptimizer(benchmark::State &state, std::string op,
   std::vector<Tensor> in = {Tensor::fromValues<float>({}, {1e-3f}),
                             Tensor::fromValues<int64_t>({}, {3})};
   for (int64_t i = 0; i < tensors * (2 + statesPerParam); ++i)
-    in.push_back(bench::uniform({each}, i));
+    in.push_back(Tensor::uniform({each}, i));
   // Every result is computed in its argument: no result tensors.
   std::vector<Tensor> none(numResults);
   llvm::cantFail(f.callInto(in, none)); // compile, fault pages in
@@ -352,7 +351,7 @@ void BM_MaskedGradientAdam(benchmark::State &state, bool materialized) {
   std::vector<Tensor> in = {Tensor::fromValues<float>({}, {1e-3f}),
                             Tensor::fromValues<int64_t>({}, {3})};
   for (unsigned i = 0; i < 5; ++i)
-    in.push_back(bench::uniform({n}, i));
+    in.push_back(Tensor::uniform({n}, i));
   std::vector<Tensor> out(materialized ? 4 : 3);
   if (materialized)
     out[3] = Tensor::empty(DType::F32, {n});

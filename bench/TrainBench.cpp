@@ -12,7 +12,6 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "BenchUtils.h"
 #include "fuse/Trainer.h"
 
 #include "llvm/Support/MemoryBuffer.h"
@@ -23,7 +22,6 @@
 #include <map>
 
 using namespace fuse;
-using fuse::bench::uniform;
 
 namespace {
 
@@ -61,11 +59,12 @@ void BM_TrainSteps(benchmark::State &state) {
   int64_t batch = state.range(0), k = state.range(1);
   auto trainer = llvm::cantFail(Trainer::create(*seedEngine(), "train"));
   llvm::cantFail(
-      trainer->setState("w1", uniform({784, 128}, 1, -0.07f, 0.07f)));
-  llvm::cantFail(trainer->setState("w2", uniform({128, 10}, 2, -0.2f, 0.2f)));
+      trainer->setState("w1", Tensor::uniform({784, 128}, 1, -0.07f, 0.07f)));
+  llvm::cantFail(
+      trainer->setState("w2", Tensor::uniform({128, 10}, 2, -0.2f, 0.2f)));
   llvm::cantFail(
       trainer->setInput("lr", Tensor::fromValues<float>({}, {1e-3f})));
-  Tensor x = uniform({k, batch, 28, 28}, 3, 0, 1);
+  Tensor x = Tensor::uniform({k, batch, 28, 28}, 3, 0, 1);
   Tensor y = Tensor::empty(DType::I32, {k, batch});
   for (int64_t i = 0; i < k * batch; ++i)
     y.data<int32_t>()[i] = static_cast<int32_t>(i % 10);
@@ -103,12 +102,13 @@ void BM_TrainSteps(benchmark::State &state) {
 void BM_TrainStepCalls(benchmark::State &state) {
   int64_t batch = state.range(0);
   Function &train = llvm::cantFail(seedEngine()->lookup("train"));
-  std::vector<Tensor> args = {
-      uniform({784, 128}, 1, -0.07f, 0.07f), Tensor::zeros(DType::F32, {128}),
-      uniform({128, 10}, 2, -0.2f, 0.2f), Tensor::zeros(DType::F32, {10})};
+  std::vector<Tensor> args = {Tensor::uniform({784, 128}, 1, -0.07f, 0.07f),
+                              Tensor::zeros(DType::F32, {128}),
+                              Tensor::uniform({128, 10}, 2, -0.2f, 0.2f),
+                              Tensor::zeros(DType::F32, {10})};
   for (int j = 0; j < 8; ++j)
     args.push_back(Tensor::zeros(DType::F32, args[j % 4].shape()));
-  args.push_back(uniform({batch, 28, 28}, 3, 0, 1));
+  args.push_back(Tensor::uniform({batch, 28, 28}, 3, 0, 1));
   Tensor y = Tensor::empty(DType::I32, {batch});
   for (int64_t i = 0; i < batch; ++i)
     y.data<int32_t>()[i] = static_cast<int32_t>(i % 10);
@@ -175,9 +175,10 @@ void BM_SeedAdamUpdate(benchmark::State &state) {
                                 Tensor::zeros(DType::I64, {})};
   for (int kind = 0; kind < 4; ++kind)
     for (int j = 0; j < 4; ++j)
-      inputs.push_back(kind == 2 || kind == 3
-                           ? Tensor::zeros(DType::F32, shapes[j])
-                           : uniform(shapes[j], 10 * kind + j, -0.1f, 0.1f));
+      inputs.push_back(
+          kind == 2 || kind == 3
+              ? Tensor::zeros(DType::F32, shapes[j])
+              : Tensor::uniform(shapes[j], 10 * kind + j, -0.1f, 0.1f));
   std::vector<Tensor> out(12);
   llvm::cantFail(adam.callInto(inputs, out));
   for (auto _ : state) {

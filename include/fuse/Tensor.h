@@ -44,6 +44,10 @@ public:
   static Tensor zeros(DType dtype, llvm::ArrayRef<int64_t> shape);
   /// An owning, uninitialized, row-major tensor.
   static Tensor empty(DType dtype, llvm::ArrayRef<int64_t> shape);
+  /// An owning row-major f32 tensor of uniform random values in [lo, hi),
+  /// the same for the same seed (std::mt19937).
+  static Tensor uniform(llvm::ArrayRef<int64_t> shape, unsigned seed,
+                        float lo = -1.0f, float hi = 1.0f);
   /// A view of `data`; `strides` in elements, row-major when empty.
   static Tensor view(void *data, DType dtype, llvm::ArrayRef<int64_t> shape,
                      llvm::ArrayRef<int64_t> strides = {});

@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <random>
 
 using namespace fuse;
 
@@ -99,6 +100,16 @@ Tensor Tensor::empty(DType dtype, llvm::ArrayRef<int64_t> shape) {
 Tensor Tensor::zeros(DType dtype, llvm::ArrayRef<int64_t> shape) {
   Tensor t = empty(dtype, shape);
   std::memset(t.data_, 0, t.numElements() * byteWidth(dtype));
+  return t;
+}
+
+Tensor Tensor::uniform(llvm::ArrayRef<int64_t> shape, unsigned seed, float lo,
+                       float hi) {
+  Tensor t = empty(DType::F32, shape);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    t.data<float>()[i] = dist(rng);
   return t;
 }
 

@@ -10,7 +10,6 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
-#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -58,12 +57,7 @@ inline std::unique_ptr<Engine> makeEngine(llvm::StringRef source,
 /// Uniform random f32 values in [lo, hi).
 inline Tensor randomTensor(llvm::ArrayRef<int64_t> shape, unsigned seed,
                            float lo = -1.0f, float hi = 1.0f) {
-  Tensor t = Tensor::empty(DType::F32, shape);
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  for (int64_t i = 0; i < t.numElements(); ++i)
-    t.data<float>()[i] = dist(rng);
-  return t;
+  return Tensor::uniform(shape, seed, lo, hi);
 }
 
 /// The seed model (examples/mlp.mlir) with its Adam training step `@train`
