@@ -55,21 +55,20 @@ SmallVector<BlockArgument> passSizes(OpBuilder &b, func::FuncOp func,
     sizeArgs.push_back(func.getArgument(index));
     sizes.push_back(sizeArgs.back());
   }
-  SmallVector<OpFoldResult> strides(type.getRank());
-  OpFoldResult stride = b.getIndexAttr(1);
-  for (int64_t d = type.getRank() - 1; d >= 0; --d) {
-    strides[d] = stride;
-    std::optional<int64_t> a = getConstantIntValue(stride);
-    std::optional<int64_t> s = getConstantIntValue(sizes[d]);
-    if (a && s) {
-      stride = b.getIndexAttr(*a * *s);
-      continue;
-    }
-    stride = arith::MulIOp::create(
-                 b, loc, getValueOrCreateConstantIndexOp(b, loc, stride),
-                 getValueOrCreateConstantIndexOp(b, loc, sizes[d]))
-                 .getResult();
-  }
+  auto multiply = [&](OpFoldResult x, OpFoldResult y) -> OpFoldResult {
+    std::optional<int64_t> a = getConstantIntValue(x);
+    std::optional<int64_t> c = getConstantIntValue(y);
+    if (a && c)
+      return b.getIndexAttr(*a * *c);
+    return arith::MulIOp::create(b, loc,
+                                 getValueOrCreateConstantIndexOp(b, loc, x),
+                                 getValueOrCreateConstantIndexOp(b, loc, y))
+        .getResult();
+  };
+  // Row-major: each stride is the product of the sizes after its dim.
+  SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
+  for (int64_t d = type.getRank() - 1; d > 0; --d)
+    strides[d - 1] = multiply(strides[d], sizes[d]);
   Value shaped = memref::ReinterpretCastOp::create(
       b, loc, type, arg, b.getIndexAttr(0), sizes, strides);
   arg.replaceAllUsesExcept(shaped, shaped.getDefiningOp());
