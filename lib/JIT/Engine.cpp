@@ -88,6 +88,14 @@ std::optional<DType> dtypeOfType(mlir::Type type) {
   return std::nullopt;
 }
 
+/// A declared shape for the API: -1 for a dynamic dim.
+std::vector<int64_t> declaredShape(mlir::RankedTensorType type) {
+  std::vector<int64_t> shape;
+  for (int64_t d : type.getShape())
+    shape.push_back(mlir::ShapedType::isDynamic(d) ? -1 : d);
+  return shape;
+}
+
 /// MLIR's C runtime functions that compiled code may call (memrefCopy for
 /// strided copies), defined by address: the reference also keeps the
 /// runtime library linked.
@@ -731,10 +739,9 @@ Error Engine::loadString(llvm::StringRef source, llvm::StringRef bufferName) {
                          " is not a ranked tensor of a supported dtype");
       fn->argTypes.push_back(type);
       fn->argNames.push_back(argumentName(func, i));
-      ArgumentInfo info{
-          fn->argNames.back(), *dtypeOfType(type.getElementType()), {}};
-      for (int64_t d : type.getShape())
-        info.shape.push_back(mlir::ShapedType::isDynamic(d) ? -1 : d);
+      ArgumentInfo info{fn->argNames.back(),
+                        *dtypeOfType(type.getElementType()),
+                        declaredShape(type)};
       info.perStep = static_cast<bool>(func.getArgAttr(i, kPerStepAttrName));
       info.stepCounter =
           static_cast<bool>(func.getArgAttr(i, kStepCounterAttrName));
@@ -750,9 +757,7 @@ Error Engine::loadString(llvm::StringRef source, llvm::StringRef bufferName) {
         return makeError("function '" + fn->name + "': result #" +
                          llvm::Twine(j) +
                          " is not a ranked tensor of a supported dtype");
-      ResultInfo info{*dtypeOfType(type.getElementType()), {}};
-      for (int64_t d : type.getShape())
-        info.shape.push_back(mlir::ShapedType::isDynamic(d) ? -1 : d);
+      ResultInfo info{*dtypeOfType(type.getElementType()), declaredShape(type)};
       if (auto index =
               func.getResultAttrOfType<mlir::IntegerAttr>(j, kInPlaceAttrName))
         info.inPlaceOf = index.getInt();
