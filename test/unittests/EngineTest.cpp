@@ -341,6 +341,26 @@ TEST(Engine, LoadErrors) {
   ASSERT_FALSE(engine->loadString(kAffine));
   EXPECT_EQ(errorOf(engine->loadString(kAffine)),
             "function 'affine' is already loaded");
+  EXPECT_EQ(errorOf(engine->loadString(R"mlir(
+func.func @g(%x: tensor<4xf32>) -> (tensor<?xf32> {fuse.stacked}) {
+  %r = fuse.reshape %x : (tensor<4xf32>) -> tensor<?xf32>
+  return %r : tensor<?xf32>
+})mlir")),
+            "function 'g': result #0 is stacked but no argument is: nothing "
+            "gives the number of steps");
+}
+
+// A stacked argument needs its step dim, checked before the signature.
+TEST(Engine, StackedArgumentOfRankZeroIsAnError) {
+  auto engine = makeEngine(R"mlir(
+func.func @sum(%xs: tensor<?x4xf32> {fuse.stacked}) -> tensor<f32> {
+  %s = fuse.reduce_sum %xs {axes = array<i64: 0, 1>} : (tensor<?x4xf32>) -> tensor<f32>
+  return %s : tensor<f32>
+})mlir");
+  Function &sum = unwrap(engine->lookup("sum"));
+  EXPECT_EQ(errorOf(sum.call({Tensor::fromValues<float>({}, {1.0f})})),
+            "argument 'xs' (#0) of 'sum': stacked along dim 0 (one row per "
+            "step), got a 0-d tensor");
 }
 
 } // namespace

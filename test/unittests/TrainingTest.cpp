@@ -307,6 +307,9 @@ TEST(Trainer, ErrorsNameWhatIsWrong) {
             "every step");
   EXPECT_EQ(errorOf(trainer->trainSteps({stack(0, 2, batchX)})),
             "'train_steps' takes 2 stacked batch inputs (x, y), got 1");
+  EXPECT_EQ(errorOf(trainer->trainSteps(
+                {Tensor::uniform({}, 1), Tensor::uniform({}, 2)})),
+            "batch input 'x' must be stacked along dim 0");
   ASSERT_FALSE(bool(
       trainer->setInput("lr", Tensor::fromValues<float>({}, {kLearningRate}))));
   // A failed call takes no step.
