@@ -1,0 +1,133 @@
+//===- Batches.h - Shuffled batches stacked for K-step training -*- C++ -*-===//
+//
+// The input pipeline of training with K steps per call: each epoch visits the
+// examples in a seeded order that depends only on (N, seed, epoch), and a
+// background thread gathers the next chunk of up to K batches, stacked as
+// [K, B, ...], while the current one trains. Step s always holds the same
+// examples whatever step a run starts at, so a resumed run is bitwise-exact.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSE_DATA_BATCHES_H
+#define FUSE_DATA_BATCHES_H
+
+#include "fuse/Tensor.h"
+
+#include "llvm/Support/Error.h"
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace fuse::data {
+
+/// The order of the examples in epoch `epoch`: a permutation of [0, n) that
+/// depends only on (n, seed, epoch), the same on every platform. Fisher-Yates
+/// (i from n-1 down to 1 swaps i with a draw from [0, i]) over a
+/// std::mt19937_64 seeded with splitmix64(splitmix64(seed) ^ epoch); a draw
+/// from [0, b) takes the first output r >= 2^64 mod b and returns r mod b.
+std::vector<int64_t> epochOrder(int64_t n, uint64_t seed, int64_t epoch);
+
+struct ChunkOptions {
+  int64_t batchSize = 32;
+  /// K: batches per chunk at most.
+  int64_t stepsPerCall = 1;
+  uint64_t seed = 0;
+  /// False: every epoch visits the examples in file order.
+  bool shuffle = true;
+};
+
+/// Up to K batches of the same size, stacked. Step firstStep + i of the run
+/// is row i of each array.
+struct Chunk {
+  /// Counting from 0.
+  int64_t epoch = 0;
+  /// The global step number of its first batch.
+  int64_t firstStep = 0;
+  /// K of this chunk; 0 when there are no more chunks.
+  int64_t steps = 0;
+  /// B of every batch in the chunk.
+  int64_t batchSize = 0;
+  /// Per data array, [steps, batchSize, ...]: views of the loader's buffers.
+  std::vector<Tensor> arrays;
+  /// Its last batch is the last of its epoch.
+  bool endsEpoch = false;
+};
+
+/// Cuts the steps [firstStep, endStep) into chunks and assembles each on a
+/// worker thread, one chunk ahead, into one of two preallocated buffers.
+///
+/// Global step s is batch p = s % S of epoch s / S (S = stepsPerEpoch()): the
+/// examples order[p*B, min((p+1)*B, N)) of epochOrder(N, seed, epoch). A chunk
+/// never crosses an epoch; full batches go up to K to a chunk, and the last,
+/// partial batch of an epoch (when B does not divide N) is a chunk of its own.
+class ChunkLoader {
+public:
+  /// A loader of the data set `arrays`, each [N, ...] with the same N,
+  /// contiguous, of any dtype (images f32 [N, 28, 28], labels i32 [N]); the
+  /// memory of any views among them must outlive the loader. Chunks start at
+  /// step `firstStep` (that of a resumed run) and stop before `endStep`.
+  static llvm::Expected<std::unique_ptr<ChunkLoader>>
+  create(std::vector<Tensor> arrays, ChunkOptions options, int64_t firstStep,
+         int64_t endStep);
+  /// Stops the worker, also while it holds a chunk nobody took.
+  ~ChunkLoader();
+  ChunkLoader(const ChunkLoader &) = delete;
+  ChunkLoader &operator=(const ChunkLoader &) = delete;
+
+  int64_t numExamples() const { return numExamples_; }
+  /// ceil(N / B).
+  int64_t stepsPerEpoch() const { return stepsPerEpoch_; }
+
+  /// Waits for the next chunk, hands it over and lets the worker assemble
+  /// the one after. The chunk and its views stay valid until the next call.
+  /// After endStep, a chunk of 0 steps at endStep, at every call.
+  const Chunk &next();
+
+private:
+  ChunkLoader(std::vector<Tensor> arrays, const ChunkOptions &options,
+              int64_t firstStep, int64_t endStep);
+  /// The worker thread.
+  void run();
+  /// Gathers the `steps` batches of size `batchSize` from epoch position
+  /// `position` on into slot `slot`.
+  void gather(int slot, int64_t position, int64_t steps, int64_t batchSize);
+
+  std::vector<Tensor> arrays_;
+  ChunkOptions options_;
+  int64_t firstStep_, endStep_;
+  int64_t numExamples_, stepsPerEpoch_, fullBatches_;
+  /// Per data array: the bytes of one example.
+  std::vector<size_t> rowBytes_;
+
+  // Owned by the worker.
+  std::vector<int64_t> order_;
+  /// Per slot, per data array: storage for the largest chunk.
+  std::vector<Tensor> buffers_[2];
+
+  /// Chunk i lives in slot i % 2; the worker fills it while the consumer has
+  /// the other one.
+  Chunk slots_[2];
+  Chunk end_;
+
+  std::mutex mutex_;
+  /// Wakes the worker: a slot came free, or stop.
+  std::condition_variable workerWake_;
+  /// Wakes the consumer: a chunk is ready, or the worker finished.
+  std::condition_variable chunkReady_;
+  // Guarded by mutex_; chunks counted from the first.
+  int64_t assembled_ = 0;
+  int64_t handedOver_ = 0;
+  /// Chunks the consumer is done with: all handed over but the one it has.
+  int64_t released_ = 0;
+  bool finished_ = false;
+  bool stop_ = false;
+
+  std::thread worker_;
+};
+
+} // namespace fuse::data
+
+#endif // FUSE_DATA_BATCHES_H

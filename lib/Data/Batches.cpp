@@ -1,0 +1,202 @@
+//===- Batches.cpp - Shuffled batches stacked for K-step training ---------===//
+
+#include "fuse/Data/Batches.h"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <random>
+
+using namespace fuse;
+using namespace fuse::data;
+using llvm::Error;
+using llvm::Expected;
+
+static Error makeError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+static uint64_t splitmix64(uint64_t x) {
+  uint64_t z = x + 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+/// A uniform draw from [0, bound): rejecting the 2^64 mod bound lowest
+/// outputs leaves a multiple of `bound` values, so `r % bound` is unbiased.
+static uint64_t drawBelow(std::mt19937_64 &rng, uint64_t bound) {
+  uint64_t threshold = (0 - bound) % bound; // 2^64 mod bound
+  for (;;) {
+    uint64_t r = rng();
+    if (r >= threshold)
+      return r % bound;
+  }
+}
+
+/// Fills `order` (already of size n) with epoch `epoch`'s permutation.
+static void shuffleInto(std::vector<int64_t> &order, uint64_t seed,
+                        int64_t epoch) {
+  std::iota(order.begin(), order.end(), int64_t(0));
+  std::mt19937_64 rng(splitmix64(splitmix64(seed) ^ uint64_t(epoch)));
+  for (size_t i = order.size(); i-- > 1;)
+    std::swap(order[i], order[drawBelow(rng, i + 1)]);
+}
+
+std::vector<int64_t> fuse::data::epochOrder(int64_t n, uint64_t seed,
+                                            int64_t epoch) {
+  std::vector<int64_t> order(std::max<int64_t>(n, 0));
+  shuffleInto(order, seed, epoch);
+  return order;
+}
+
+Expected<std::unique_ptr<ChunkLoader>>
+ChunkLoader::create(std::vector<Tensor> arrays, ChunkOptions options,
+                    int64_t firstStep, int64_t endStep) {
+  if (arrays.empty())
+    return makeError("no data arrays to batch");
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    if (arrays[i].rank() == 0)
+      return makeError("data array #" + llvm::Twine(i) +
+                       " is 0-d; data arrays are [examples, ...]");
+    if (!arrays[i].isContiguous())
+      return makeError("data array #" + llvm::Twine(i) + " is not contiguous");
+    if (arrays[i].shape()[0] != arrays[0].shape()[0])
+      return makeError("data array #" + llvm::Twine(i) + " holds " +
+                       llvm::Twine(arrays[i].shape()[0]) +
+                       " examples, array #0 holds " +
+                       llvm::Twine(arrays[0].shape()[0]));
+  }
+  if (arrays[0].shape()[0] == 0)
+    return makeError("the data set has no examples");
+  if (options.batchSize < 1)
+    return makeError("the batch size must be at least 1, got " +
+                     llvm::Twine(options.batchSize));
+  if (options.stepsPerCall < 1)
+    return makeError("the steps per call must be at least 1, got " +
+                     llvm::Twine(options.stepsPerCall));
+  if (firstStep < 0)
+    return makeError("the first step " + llvm::Twine(firstStep) +
+                     " is negative");
+  if (firstStep > endStep)
+    return makeError("the first step " + llvm::Twine(firstStep) +
+                     " is after the end step " + llvm::Twine(endStep));
+  std::unique_ptr<ChunkLoader> loader(
+      new ChunkLoader(std::move(arrays), options, firstStep, endStep));
+  loader->worker_ = std::thread(&ChunkLoader::run, loader.get());
+  return loader;
+}
+
+ChunkLoader::ChunkLoader(std::vector<Tensor> arrays,
+                         const ChunkOptions &options, int64_t firstStep,
+                         int64_t endStep)
+    : arrays_(std::move(arrays)), options_(options), firstStep_(firstStep),
+      endStep_(endStep) {
+  int64_t n = arrays_[0].shape()[0], b = options_.batchSize;
+  numExamples_ = n;
+  fullBatches_ = n / b;
+  stepsPerEpoch_ = fullBatches_ + (n % b != 0);
+  end_.epoch = endStep_ / stepsPerEpoch_;
+  end_.firstStep = endStep_;
+
+  // Room for the largest chunk: min(K, S) full batches, or one partial batch
+  // (of all N examples when B > N).
+  int64_t rows =
+      std::min(options_.stepsPerCall, stepsPerEpoch_) * std::min(b, n);
+  for (const Tensor &array : arrays_) {
+    rowBytes_.push_back(array.numElements() / n * byteWidth(array.dtype()));
+    llvm::SmallVector<int64_t, 6> shape(array.shape());
+    shape[0] = rows;
+    for (std::vector<Tensor> &buffers : buffers_)
+      buffers.push_back(Tensor::empty(array.dtype(), shape));
+  }
+  for (Chunk &slot : slots_)
+    slot.arrays.resize(arrays_.size());
+  order_.resize(n);
+  if (!options_.shuffle)
+    std::iota(order_.begin(), order_.end(), int64_t(0));
+}
+
+ChunkLoader::~ChunkLoader() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  workerWake_.notify_one();
+  worker_.join();
+}
+
+const Chunk &ChunkLoader::next() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  // The chunk handed over last time is no longer in use.
+  released_ = handedOver_;
+  workerWake_.notify_one();
+  chunkReady_.wait(lock, [&] { return assembled_ > handedOver_ || finished_; });
+  if (assembled_ == handedOver_)
+    return end_;
+  return slots_[handedOver_++ % 2];
+}
+
+void ChunkLoader::run() {
+  int64_t orderEpoch = -1;
+  int64_t step = firstStep_;
+  for (int64_t index = 0; step < endStep_; ++index) {
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      workerWake_.wait(lock, [&] { return stop_ || index - released_ < 2; });
+      if (stop_)
+        return;
+    }
+    int64_t epoch = step / stepsPerEpoch_;
+    int64_t position = step % stepsPerEpoch_;
+    if (options_.shuffle && epoch != orderEpoch) {
+      shuffleInto(order_, options_.seed, epoch);
+      orderEpoch = epoch;
+    }
+    // Full batches group up to K; a partial one has a chunk of its own.
+    int64_t steps = 1, batchSize = numExamples_ - position * options_.batchSize;
+    if (position < fullBatches_) {
+      steps = std::min(
+          {options_.stepsPerCall, fullBatches_ - position, endStep_ - step});
+      batchSize = options_.batchSize;
+    }
+    int slot = index % 2;
+    gather(slot, position, steps, batchSize);
+    Chunk &chunk = slots_[slot];
+    chunk.epoch = epoch;
+    chunk.firstStep = step;
+    chunk.steps = steps;
+    chunk.batchSize = batchSize;
+    chunk.endsEpoch = position + steps == stepsPerEpoch_;
+    step += steps;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      assembled_ = index + 1;
+    }
+    chunkReady_.notify_one();
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    finished_ = true;
+  }
+  chunkReady_.notify_one();
+}
+
+void ChunkLoader::gather(int slot, int64_t position, int64_t steps,
+                         int64_t batchSize) {
+  // The chunk's examples are consecutive in the epoch's order.
+  const int64_t *examples = order_.data() + position * options_.batchSize;
+  int64_t count = steps * batchSize;
+  for (size_t a = 0; a < arrays_.size(); ++a) {
+    const Tensor &buffer = buffers_[slot][a];
+    auto *src = static_cast<const char *>(arrays_[a].data());
+    auto *dst = static_cast<char *>(buffer.data());
+    size_t rowBytes = rowBytes_[a];
+    for (int64_t i = 0; i < count; ++i)
+      std::memcpy(dst + i * rowBytes, src + examples[i] * rowBytes, rowBytes);
+
+    llvm::SmallVector<int64_t, 6> shape = {steps, batchSize};
+    shape.append(buffer.shape().begin() + 1, buffer.shape().end());
+    slots_[slot].arrays[a] = Tensor::view(buffer.data(), buffer.dtype(), shape);
+  }
+}
