@@ -57,6 +57,7 @@ def Fuse_Dialect : Dialect {
   let hasRegionArgAttrVerify = 1;
   let hasRegionResultAttrVerify = 1;
   let usePropertiesForAttributes = 1;
+  let useDefaultAttributePrinterParser = 1;
 }
 
 class Fuse_Op<string mnemonic, list<Trait> traits = []>

@@ -35,7 +35,11 @@ def Fuse_OptimizerOpInterface : OpInterface<"OptimizerOpInterface"> {
   let methods = [
     InterfaceMethod<
       "The state tensors each parameter has, given the op's attributes.",
-      "unsigned", "getNumStatesPerParam">
+      "unsigned", "getNumStatesPerParam">,
+    InterfaceMethod<
+      "The value state `k` of every parameter starts at.",
+      "double", "getStateInitialValue", (ins "unsigned":$k), [{}],
+      [{ return 0.0; }]>
   ];
 }
 

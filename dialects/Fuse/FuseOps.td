@@ -565,9 +565,10 @@ def Fuse_LearningRate : 0DTensorOf<[F32]> {
   let builderCall = "::mlir::RankedTensorType::get({}, $_builder.getF32Type())";
 }
 
-class Fuse_OptimizerOp<string mnemonic>
+class Fuse_OptimizerOp<string mnemonic, list<string> overridden = []>
     : Fuse_Op<mnemonic, [Pure, AttrSizedOperandSegments, InferTypeOpAdaptor,
-                         DeclareOpInterfaceMethods<Fuse_OptimizerOpInterface>]> {
+                         DeclareOpInterfaceMethods<Fuse_OptimizerOpInterface,
+                                                   overridden>]> {
   dag extraArguments = (ins);
   let arguments = !con((ins Fuse_LearningRate:$lr, Fuse_StepTensor:$step,
                             Variadic<Fuse_FloatTensor>:$params,
@@ -649,7 +650,7 @@ def Fuse_AdamOp : Fuse_OptimizerOp<"adam"> {
       UnitAttr:$amsgrad, UnitAttr:$decoupled);
 }
 
-def Fuse_AdagradOp : Fuse_OptimizerOp<"adagrad"> {
+def Fuse_AdagradOp : Fuse_OptimizerOp<"adagrad", ["getStateInitialValue"]> {
   let summary = "Adagrad, as torch.optim.Adagrad";
   let description = [{
     Updates every parameter, in one op:

@@ -14,6 +14,7 @@
 #ifndef FUSE_ENGINE_H
 #define FUSE_ENGINE_H
 
+#include "fuse/Initializer.h"
 #include "fuse/Tensor.h"
 
 #include "llvm/Support/Error.h"
@@ -68,6 +69,8 @@ struct ArgumentInfo {
   /// `fuse.stacked`: dim 0 is the number of steps of the call (K). Not part
   /// of the signature: every K runs the same compiled code.
   bool stacked = false;
+  /// `fuse.init`: how training initializes it (parameters, states).
+  std::optional<Initializer> init;
 };
 
 /// A declared result of a function.

@@ -41,11 +41,15 @@ public:
 
   /// A trainer for `engine`'s step function `stepFunction`, which must have
   /// a K-step companion `<stepFunction>_steps`. Its carried arguments
-  /// (parameters and optimizer states) start as zeros where their declared
-  /// shape is static; set the parameters' initial values with setState.
+  /// (parameters and optimizer states) of static shape start as
+  /// initialize(0) sets them.
   static llvm::Expected<std::unique_ptr<Trainer>>
   create(Engine &engine, llvm::StringRef stepFunction);
 
+  /// Sets every carried argument of static shape to its declared initializer
+  /// (`fuse.init`; zeros where none is declared), drawn with `seed`: the
+  /// same seed gives the same values.
+  llvm::Error initialize(uint64_t seed);
   /// The carried arguments, by name (`w1`, `w1.state0`, ...).
   llvm::ArrayRef<std::string> stateNames() const { return stateNames_; }
   /// Copies `value` into the carried argument `name`.

@@ -11,6 +11,7 @@
 #include "fuse/Version.h"
 
 #include "Fuse/IR/FuseDialect.h"
+#include "Fuse/IR/FuseOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
@@ -86,6 +87,42 @@ std::optional<DType> dtypeOfType(mlir::Type type) {
     if (mlirType(dtype, type.getContext()) == type)
       return dtype;
   return std::nullopt;
+}
+
+/// The public mirror of `#fuse.init`.
+Initializer toInitializer(fuse::InitializerAttr attr) {
+  using Kind = Initializer::Kind;
+  Kind kind = Kind::Zeros;
+  switch (attr.getKind()) {
+  case fuse::InitKind::zeros:
+    kind = Kind::Zeros;
+    break;
+  case fuse::InitKind::ones:
+    kind = Kind::Ones;
+    break;
+  case fuse::InitKind::constant:
+    kind = Kind::Constant;
+    break;
+  case fuse::InitKind::uniform:
+    kind = Kind::Uniform;
+    break;
+  case fuse::InitKind::normal:
+    kind = Kind::Normal;
+    break;
+  case fuse::InitKind::glorot_uniform:
+    kind = Kind::GlorotUniform;
+    break;
+  case fuse::InitKind::glorot_normal:
+    kind = Kind::GlorotNormal;
+    break;
+  case fuse::InitKind::he_uniform:
+    kind = Kind::HeUniform;
+    break;
+  case fuse::InitKind::he_normal:
+    kind = Kind::HeNormal;
+    break;
+  }
+  return {kind, attr.getScale().convertToDouble()};
 }
 
 /// A declared shape for the API: -1 for a dynamic dim.
@@ -746,6 +783,9 @@ Error Engine::loadString(llvm::StringRef source, llvm::StringRef bufferName) {
       info.stepCounter =
           static_cast<bool>(func.getArgAttr(i, kStepCounterAttrName));
       info.stacked = static_cast<bool>(func.getArgAttr(i, kStackedAttrName));
+      if (auto init =
+              func.getArgAttrOfType<fuse::InitializerAttr>(i, kInitAttrName))
+        info.init = toInitializer(init);
       fn->stacked.push_back(info.stacked);
       if (info.stacked && fn->firstStacked < 0)
         fn->firstStacked = i;

@@ -56,14 +56,37 @@ Expected<std::unique_ptr<Trainer>> Trainer::create(Engine &engine,
     if (!carried[i])
       continue;
     trainer->stateNames_.push_back(arg.name);
-    if (llvm::is_contained(arg.shape, -1))
-      continue;
-    trainer->args_[i] = Tensor::zeros(arg.dtype, arg.shape);
-    trainer->isSet_[i] = true;
   }
   if (trainer->batchArgs_.empty())
     return makeError("'" + stepsName + "' takes no stacked batch input");
+  if (Error err = trainer->initialize(0))
+    return std::move(err);
   return trainer;
+}
+
+/// SplitMix64's finalizer: one well-mixed seed per (seed, argument).
+static uint64_t mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+Error Trainer::initialize(uint64_t seed) {
+  for (const std::string &name : stateNames_) {
+    size_t i = cantFail(argumentIndex(name));
+    const ArgumentInfo &arg = steps_.arguments()[i];
+    if (llvm::is_contained(arg.shape, -1))
+      continue;
+    Initializer init = arg.init.value_or(Initializer());
+    Expected<Tensor> value =
+        init.create(arg.dtype, arg.shape, mix(seed ^ mix(i)));
+    if (!value)
+      return makeError("'" + name + "': " + toString(value.takeError()));
+    args_[i] = std::move(*value);
+    isSet_[i] = true;
+  }
+  return Error::success();
 }
 
 Expected<size_t> Trainer::argumentIndex(llvm::StringRef name) const {

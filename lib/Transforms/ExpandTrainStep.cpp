@@ -49,6 +49,24 @@ Operation *createOptimizer(OpBuilder &b, TrainStepOp step, Value lr,
   return b.create(state);
 }
 
+/// The loss argument's `fuse.init`, or Keras' default: Glorot-uniform
+/// weights, zero biases.
+InitializerAttr paramInitializer(func::FuncOp loss, unsigned i) {
+  if (auto init = loss.getArgAttrOfType<InitializerAttr>(i, kInitAttrName))
+    return init;
+  auto type = cast<ShapedType>(loss.getArgumentTypes()[i]);
+  return InitializerAttr::get(loss.getContext(),
+                              type.getRank() >= 2 ? InitKind::glorot_uniform
+                                                  : InitKind::zeros,
+                              APFloat(0.0));
+}
+
+InitializerAttr stateInitializer(MLIRContext *context, double value) {
+  if (value == 0.0)
+    return InitializerAttr::get(context, InitKind::zeros, APFloat(0.0));
+  return InitializerAttr::get(context, InitKind::constant, APFloat(value));
+}
+
 LogicalResult expand(TrainStepOp step, SymbolTable &symbols) {
   auto loss = symbols.lookup<func::FuncOp>(step.getLoss());
   if (!loss)
@@ -93,6 +111,8 @@ LogicalResult expand(TrainStepOp step, SymbolTable &symbols) {
   // The loss's other arguments are the batch; fuse-wrap-steps stacks them.
   for (unsigned j = 0; j < others.size(); ++j)
     func.setArgAttr(n + j, kPerStepAttrName, b.getUnitAttr());
+  for (auto [j, i] : llvm::enumerate(paramIndices))
+    func.setArgAttr(j, kInitAttrName, paramInitializer(loss, i));
   func.setArgAttr(types.size() - 1, kStepCounterAttrName, b.getUnitAttr());
 
   OpBuilder body = OpBuilder::atBlockBegin(entry);
@@ -115,7 +135,11 @@ LogicalResult expand(TrainStepOp step, SymbolTable &symbols) {
   // How many states: ask an optimizer op without any.
   Operation *probe = createOptimizer(body, step, lr, counter, params,
                                      grads.getResults().drop_front(), {});
-  unsigned perParam = cast<OptimizerOpInterface>(probe).getNumStatesPerParam();
+  auto probeInterface = cast<OptimizerOpInterface>(probe);
+  unsigned perParam = probeInterface.getNumStatesPerParam();
+  SmallVector<double> stateValues;
+  for (unsigned k = 0; k < perParam; ++k)
+    stateValues.push_back(probeInterface.getStateInitialValue(k));
   probe->erase();
   SmallVector<Value> states;
   for (unsigned k = 0; k < perParam; ++k)
@@ -127,6 +151,8 @@ LogicalResult expand(TrainStepOp step, SymbolTable &symbols) {
               index, params[i].getType(), {},
               NameLoc::get(StringAttr::get(context, name), loc))))
         return failure();
+      func.setArgAttr(index, kInitAttrName,
+                      stateInitializer(context, stateValues[k]));
       states.push_back(func.getArgument(index));
     }
   Operation *optimizer = createOptimizer(

@@ -6,7 +6,7 @@
 // reaches both the loss and the optimizer. The batch inputs are marked
 // per-step and the counter as such, for fuse-wrap-steps.
 // CHECK-LABEL: func.func @train
-// CHECK-SAME: (%[[W:[^:]*]]: tensor<3x2xf32>, %[[B:[^:]*]]: tensor<2xf32>, %[[MW:[^:]*]]: tensor<3x2xf32>, %[[MB:[^:]*]]: tensor<2xf32>, %[[VW:[^:]*]]: tensor<3x2xf32>, %[[VB:[^:]*]]: tensor<2xf32>, %[[X:[^:]*]]: tensor<?x3xf32> {fuse.per_step}, %[[Y:[^:]*]]: tensor<?xi32> {fuse.per_step}, %[[LR:[^:]*]]: tensor<f32>, %[[STEP:[^:]*]]: tensor<i64> {fuse.step_counter})
+// CHECK-SAME: (%[[W:[^:]*]]: tensor<3x2xf32> {fuse.init = #fuse.init<glorot_uniform>}, %[[B:[^:]*]]: tensor<2xf32> {fuse.init = #fuse.init<zeros>}, %[[MW:[^:]*]]: tensor<3x2xf32> {fuse.init = #fuse.init<zeros>}, %[[MB:[^:]*]]: tensor<2xf32> {fuse.init = #fuse.init<zeros>}, %[[VW:[^:]*]]: tensor<3x2xf32> {fuse.init = #fuse.init<zeros>}, %[[VB:[^:]*]]: tensor<2xf32> {fuse.init = #fuse.init<zeros>}, %[[X:[^:]*]]: tensor<?x3xf32> {fuse.per_step}, %[[Y:[^:]*]]: tensor<?xi32> {fuse.per_step}, %[[LR:[^:]*]]: tensor<f32>, %[[STEP:[^:]*]]: tensor<i64> {fuse.step_counter})
 // CHECK-SAME: -> (tensor<f32>, tensor<3x2xf32> {fuse.in_place = 0 : i64}, tensor<2xf32> {fuse.in_place = 1 : i64}, tensor<3x2xf32> {fuse.in_place = 2 : i64}, tensor<2xf32> {fuse.in_place = 3 : i64}, tensor<3x2xf32> {fuse.in_place = 4 : i64}, tensor<2xf32> {fuse.in_place = 5 : i64})
 // CHECK: %[[G:.*]]:3 = fuse.value_and_grad @loss(%[[W]], %[[B]], %[[X]], %[[Y]], %[[STEP]]) {wrt = array<i64: 0, 1>}
 // CHECK: %[[U:.*]]:6 = fuse.adam %[[LR]], %[[STEP]] params(%[[W]], %[[B]] : {{.*}}) grads(%[[G]]#1, %[[G]]#2 : {{.*}}) states(%[[MW]], %[[MB]], %[[VW]], %[[VB]] : {{.*}}) {beta1 = 8.000000e-01 : f64}
@@ -25,7 +25,7 @@ fuse.train_step @train {loss = @loss, params = array<i64: 0, 1>, optimizer = "ad
 // Plain SGD has no state; parameters need not come first, and a loss
 // without a step counter still gets the step argument (for the optimizer).
 // CHECK-LABEL: func.func @sgd_step
-// CHECK-SAME: (%[[W:[^:]*]]: tensor<4xf32>, %[[X:[^:]*]]: tensor<4xf32> {fuse.per_step}, %[[LR:[^:]*]]: tensor<f32>, %[[STEP:[^:]*]]: tensor<i64> {fuse.step_counter}) -> (tensor<f32>, tensor<4xf32> {fuse.in_place = 0 : i64})
+// CHECK-SAME: (%[[W:[^:]*]]: tensor<4xf32> {fuse.init = #fuse.init<zeros>}, %[[X:[^:]*]]: tensor<4xf32> {fuse.per_step}, %[[LR:[^:]*]]: tensor<f32>, %[[STEP:[^:]*]]: tensor<i64> {fuse.step_counter}) -> (tensor<f32>, tensor<4xf32> {fuse.in_place = 0 : i64})
 // CHECK: fuse.value_and_grad @mse(%[[X]], %[[W]]) {wrt = array<i64: 1>}
 // CHECK: fuse.sgd %[[LR]], %[[STEP]] params(%[[W]] : tensor<4xf32>) grads(%{{.*}} : tensor<4xf32>) states()
 func.func @mse(%x: tensor<4xf32>, %w: tensor<4xf32>) -> tensor<f32> {

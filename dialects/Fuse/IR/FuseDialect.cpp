@@ -3,18 +3,112 @@
 #include "Fuse/IR/FuseDialect.h"
 #include "Fuse/IR/FuseOps.h"
 
+#include "mlir/IR/DialectImplementation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+
+#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace fuse;
 
 #include "Fuse/FuseOpsDialect.cpp.inc"
+#define GET_ATTRDEF_CLASSES
+#include "Fuse/FuseAttrs.cpp.inc"
 
 void FuseDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "Fuse/FuseOps.cpp.inc"
       >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "Fuse/FuseAttrs.cpp.inc"
+      >();
+}
+
+//===----------------------------------------------------------------------===//
+// #fuse.init
+//===----------------------------------------------------------------------===//
+
+StringRef InitializerAttr::scaleName(InitKind kind) {
+  switch (kind) {
+  case InitKind::constant:
+    return "value";
+  case InitKind::uniform:
+    return "limit";
+  case InitKind::normal:
+    return "stddev";
+  default:
+    return "";
+  }
+}
+
+/// Keras' RandomUniform and RandomNormal defaults.
+static double defaultScale(InitKind kind) {
+  return kind == InitKind::uniform || kind == InitKind::normal ? 0.05 : 0.0;
+}
+
+Attribute InitializerAttr::parse(AsmParser &parser, Type) {
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef keyword;
+  if (parser.parseLess() || parser.parseKeyword(&keyword))
+    return {};
+  std::optional<InitKind> kind = symbolizeInitKind(keyword);
+  if (!kind) {
+    parser.emitError(loc, "unknown initializer '")
+        << keyword
+        << "', expected zeros, ones, constant, uniform, normal, "
+           "glorot_uniform, glorot_normal, he_uniform or he_normal";
+    return {};
+  }
+  double scale = defaultScale(*kind);
+  StringRef name = scaleName(*kind);
+  if (succeeded(parser.parseOptionalComma())) {
+    SMLoc keyLoc = parser.getCurrentLocation();
+    StringRef key;
+    if (parser.parseKeyword(&key))
+      return {};
+    if (key != name) {
+      if (name.empty())
+        parser.emitError(keyLoc, "'") << keyword << "' takes no parameters";
+      else
+        parser.emitError(keyLoc, "expected '") << name << "'";
+      return {};
+    }
+    if (parser.parseEqual() || parser.parseFloat(scale))
+      return {};
+  } else if (*kind == InitKind::constant) {
+    parser.emitError(parser.getCurrentLocation(),
+                     "'constant' needs 'value = ...'");
+    return {};
+  }
+  if (parser.parseGreater())
+    return {};
+  return parser.getChecked<InitializerAttr>(loc, parser.getContext(), *kind,
+                                            APFloat(scale));
+}
+
+void InitializerAttr::print(AsmPrinter &printer) const {
+  printer << "<" << stringifyInitKind(getKind());
+  StringRef name = scaleName(getKind());
+  if (!name.empty())
+    printer << ", " << name << " = " << getScale();
+  printer << ">";
+}
+
+LogicalResult
+InitializerAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                        InitKind kind, APFloat scale) {
+  double value = scale.convertToDouble();
+  if (!std::isfinite(value))
+    return emitError() << "initializer parameter must be finite";
+  if ((kind == InitKind::uniform || kind == InitKind::normal) && value <= 0)
+    return emitError() << "'" << scaleName(kind)
+                       << "' of an initializer must be positive";
+  if (scaleName(kind).empty() && value != 0)
+    return emitError() << "'" << stringifyInitKind(kind)
+                       << "' takes no parameters";
+  return success();
 }
 
 Operation *FuseDialect::materializeConstant(OpBuilder &builder, Attribute value,
@@ -55,6 +149,17 @@ LogicalResult FuseDialect::verifyRegionArgAttribute(Operation *op,
   bool lowered = !isa<ShapedType>(type);
   if (name == kStackedAttrName)
     return lowered ? success() : verifyStacked(op, type, attr, "an argument");
+  if (name == kInitAttrName) {
+    auto shaped = dyn_cast<ShapedType>(type);
+    if (!isa<InitializerAttr>(attr.getValue()) ||
+        (!lowered && !isa<FloatType>(shaped.getElementType())))
+      return op->emitError("'")
+             << kInitAttrName
+             << "' must be a #fuse.init attribute on a float tensor argument, "
+                "got "
+             << attr.getValue() << " on " << type;
+    return success();
+  }
   if (name == kPerStepAttrName) {
     auto shaped = dyn_cast<ShapedType>(type);
     if (!isa<UnitAttr>(attr.getValue()) || (!lowered && !shaped.hasRank()))

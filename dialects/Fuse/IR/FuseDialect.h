@@ -21,6 +21,9 @@ constexpr llvm::StringLiteral kStepCounterAttrName = "fuse.step_counter";
 /// dim 0 counts the steps. It is the same for every stacked argument and
 /// result, and set at run time: it is not specialized.
 constexpr llvm::StringLiteral kStackedAttrName = "fuse.stacked";
+/// The argument attribute `fuse.init = #fuse.init<...>`: how training
+/// initializes a parameter or optimizer state.
+constexpr llvm::StringLiteral kInitAttrName = "fuse.init";
 } // namespace fuse
 
 #endif // FUSE_DIALECT_FUSE_IR_FUSEDIALECT_H

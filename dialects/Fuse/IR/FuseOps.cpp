@@ -556,6 +556,10 @@ LogicalResult AdamOp::verify() { return verifyAdamLike(*this); }
 
 unsigned AdagradOp::getNumStatesPerParam() { return 1; }
 
+double AdagradOp::getStateInitialValue(unsigned) {
+  return getInitialAccumulatorValue().convertToDouble();
+}
+
 LogicalResult AdagradOp::verify() {
   if (getLrDecay().convertToDouble() < 0.0 ||
       getEps().convertToDouble() < 0.0 ||

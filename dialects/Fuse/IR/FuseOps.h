@@ -13,6 +13,8 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "Fuse/FuseEnums.h.inc"
+#define GET_ATTRDEF_CLASSES
+#include "Fuse/FuseAttrs.h.inc"
 #include "Fuse/FuseInterfaces.h.inc"
 
 #define GET_OP_CLASSES
