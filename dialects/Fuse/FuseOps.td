@@ -788,6 +788,11 @@ def Fuse_TrainStepOp : Fuse_Op<"train_step",
                        OptionalAttr<DictionaryAttr>:$hyperparameters,
                        OptionalAttr<I64Attr>:$step_arg);
   let assemblyFormat = "$sym_name attr-dict";
+  let extraClassDeclaration = [{
+    /// The loss's arguments (of `numLossArguments`) that are neither
+    /// parameters nor the step counter: the batch, in order.
+    ::llvm::SmallVector<unsigned> getBatchArguments(unsigned numLossArguments);
+  }];
 }
 
 #endif // FUSE_OPS_TD

@@ -23,6 +23,27 @@ def FuseExpandTrainStep : Pass<"fuse-expand-train-step", "::mlir::ModuleOp"> {
   }];
 }
 
+def FuseDeriveEval : Pass<"fuse-derive-eval", "::mlir::ModuleOp"> {
+  let summary = "Define an evaluation function for each fuse.train_step";
+  let description = [{
+    For each `fuse.train_step @train`, defines `@train_eval`: the loss
+    function's forward pass in inference mode, every `fuse.dropout` passing
+    its input through, with the step's parameters and batch inputs as
+    arguments (in the step function's order, without optimizer states,
+    learning rate and step counter):
+
+    ```
+    func.func @train_eval(params..., batch...) -> (loss, correct)
+    ```
+
+    When the loss has one `fuse.softmax_cross_entropy` over `[N, C]` logits
+    (C static), the second result is the `tensor<i32>` number of examples
+    whose label's logit is the largest (their accuracy times N); otherwise
+    the loss is the only result. Runs before `fuse-expand-train-step`,
+    which removes the `fuse.train_step`.
+  }];
+}
+
 def FuseAutodiff : Pass<"fuse-autodiff", "::mlir::ModuleOp"> {
   let summary = "Replace fuse.value_and_grad by forward and backward ops";
   let description = [{

@@ -15,6 +15,7 @@
 using namespace mlir;
 
 void fuse::buildDifferentiatePipeline(OpPassManager &pm) {
+  pm.addPass(createFuseDeriveEval());
   pm.addPass(createFuseExpandTrainStep());
   pm.addPass(createFuseAutodiff());
   pm.addPass(createFuseWrapSteps());

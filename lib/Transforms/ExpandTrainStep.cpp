@@ -79,10 +79,7 @@ LogicalResult expand(TrainStepOp step, SymbolTable &symbols) {
   // The loss's step-counter argument, or -1.
   int64_t stepArg = step.getStepArg().value_or(-1);
   size_t n = paramIndices.size();
-  SmallVector<unsigned> others;
-  for (unsigned i = 0; i < inputs.size(); ++i)
-    if (!llvm::is_contained(paramIndices, i) && i != stepArg)
-      others.push_back(i);
+  SmallVector<unsigned> others = step.getBatchArguments(inputs.size());
 
   // (params..., others..., lr, step); the states go after the parameters
   // once the optimizer says how many there are.

@@ -763,3 +763,13 @@ TrainStepOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 
 #include "Fuse/FuseEnums.cpp.inc"
 #include "Fuse/FuseInterfaces.cpp.inc"
+
+SmallVector<unsigned>
+TrainStepOp::getBatchArguments(unsigned numLossArguments) {
+  int64_t stepArg = getStepArg().value_or(-1);
+  SmallVector<unsigned> batch;
+  for (unsigned i = 0; i < numLossArguments; ++i)
+    if (!llvm::is_contained(getParams(), i) && i != stepArg)
+      batch.push_back(i);
+  return batch;
+}
