@@ -21,6 +21,7 @@ set(FUSE_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/Fuse)
 # FuseTrain, FuseJIT and everything they link (see lib/*/CMakeLists.txt).
 set(FUSE_EXPORTED_LIBRARIES
   FuseTrain
+  FuseData
   FuseJIT
   FusePipeline
   FuseTransforms

@@ -107,6 +107,9 @@ public:
   llvm::Expected<std::vector<Tensor>>
   allocateResults(llvm::ArrayRef<Tensor> args);
 
+  /// Builds (compiles or loads) the specialization for `args`' signature
+  /// without calling; only their dtypes and shapes matter.
+  llvm::Error prepare(llvm::ArrayRef<Tensor> args);
   FunctionStats stats() const;
 
   struct Impl;

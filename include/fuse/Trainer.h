@@ -50,6 +50,8 @@ public:
   /// (`fuse.init`; zeros where none is declared), drawn with `seed`: the
   /// same seed gives the same values.
   llvm::Error initialize(uint64_t seed);
+  /// The K-step function the trainer calls (`<stepFunction>_steps`).
+  Function &function() const { return steps_; }
   /// The carried arguments, by name (`w1`, `w1.state0`, ...).
   llvm::ArrayRef<std::string> stateNames() const { return stateNames_; }
   /// Copies `value` into the carried argument `name`.
@@ -70,12 +72,18 @@ public:
   /// Runs K steps in one call: `batches` holds each per-step input stacked
   /// along a new dim 0 of size K (the same K for all).
   llvm::Error trainSteps(llvm::ArrayRef<Tensor> batches);
+  /// Builds the K-step function's specialization for stacked batches of
+  /// these dtypes and shapes (dim 0 does not matter) without training.
+  llvm::Error prepare(llvm::ArrayRef<Tensor> batches);
   /// Runs one step on unstacked per-step inputs (K = 1).
   llvm::Error trainStep(llvm::ArrayRef<Tensor> batch);
 
 private:
   Trainer(Function &steps) : steps_(steps) {}
   llvm::Expected<size_t> argumentIndex(llvm::StringRef name) const;
+  /// Puts `batches` in their argument slots after checking that they and
+  /// every other argument are there.
+  llvm::Error bindBatches(llvm::ArrayRef<Tensor> batches);
   /// The argument index of the carried argument `name`.
   llvm::Expected<size_t> stateIndex(llvm::StringRef name) const;
 

@@ -642,6 +642,10 @@ Function::allocateResults(llvm::ArrayRef<Tensor> args) {
   return results;
 }
 
+Error Function::prepare(llvm::ArrayRef<Tensor> args) {
+  return impl_->specialization(args).takeError();
+}
+
 Expected<std::vector<Tensor>> Function::call(llvm::ArrayRef<Tensor> args) {
   Expected<const Specialization *> spec = impl_->specialization(args);
   if (!spec)

@@ -151,7 +151,7 @@ Error Trainer::setInput(llvm::StringRef name, Tensor value) {
   return Error::success();
 }
 
-Error Trainer::trainSteps(llvm::ArrayRef<Tensor> batches) {
+Error Trainer::bindBatches(llvm::ArrayRef<Tensor> batches) {
   if (batches.size() != batchArgs_.size())
     return makeError("'" + steps_.name() + "' takes " +
                      llvm::Twine(batchArgs_.size()) +
@@ -169,9 +169,24 @@ Error Trainer::trainSteps(llvm::ArrayRef<Tensor> batches) {
                ? "setState"
                : "setInput") +
           ")");
-  int64_t k = batches[0].shape()[0];
   for (auto [slot, batch] : llvm::zip(batchArgs_, batches))
     args_[slot] = batch;
+  return Error::success();
+}
+
+Error Trainer::prepare(llvm::ArrayRef<Tensor> batches) {
+  Error error = bindBatches(batches);
+  if (!error)
+    error = steps_.prepare(args_);
+  for (size_t slot : batchArgs_)
+    args_[slot] = Tensor();
+  return error;
+}
+
+Error Trainer::trainSteps(llvm::ArrayRef<Tensor> batches) {
+  if (Error err = bindBatches(batches))
+    return err;
+  int64_t k = batches[0].shape()[0];
   if (counterArg_ >= 0)
     counter_.data<int64_t>()[0] = step_;
 

@@ -43,3 +43,29 @@ func.func @mse(%x: tensor<4xf32>, %w: tensor<4xf32>) -> tensor<f32> {
 // Values the optimizer rejects are reported by its verifier, at the step.
 // expected-error @below {{'fuse.adam' op beta1 must be in [0, 1), got 1.500000e+00}}
 fuse.train_step @bad {loss = @mse, params = array<i64: 1>, optimizer = "adam", hyperparameters = {beta1 = 1.5 : f64}}
+
+// -----
+
+// A parameter's own fuse.init carries over to the step function, replacing
+// the default (glorot_uniform for the weight, zeros for the bias).
+// CHECK-LABEL: func.func @init_step
+// CHECK-SAME: (%{{[^:]*}}: tensor<3x2xf32> {fuse.init = #fuse.init<he_normal>}, %{{[^:]*}}: tensor<2xf32> {fuse.init = #fuse.init<constant, value = 1.000000e-01>}, %{{[^:]*}}: tensor<?x3xf32> {fuse.per_step},
+func.func @loss(%w: tensor<3x2xf32> {fuse.init = #fuse.init<he_normal>}, %b: tensor<2xf32> {fuse.init = #fuse.init<constant, value = 0.1>}, %x: tensor<?x3xf32>, %y: tensor<?xi32>) -> tensor<f32> {
+  %h = fuse.matmul %x, %w : (tensor<?x3xf32>, tensor<3x2xf32>) -> tensor<?x2xf32>
+  %o = fuse.add %h, %b : (tensor<?x2xf32>, tensor<2xf32>) -> tensor<?x2xf32>
+  %l = fuse.softmax_cross_entropy %o, %y : (tensor<?x2xf32>, tensor<?xi32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+fuse.train_step @init_step {loss = @loss, params = array<i64: 0, 1>, optimizer = "sgd"}
+
+// -----
+
+// Adagrad's accumulators start at its initial_accumulator_value.
+// CHECK-LABEL: func.func @adagrad_step
+// CHECK-SAME: (%{{[^:]*}}: tensor<4x4xf32> {fuse.init = #fuse.init<glorot_uniform>}, %{{[^:]*}}: tensor<4x4xf32> {fuse.init = #fuse.init<constant, value = 1.000000e-01>}, %{{[^:]*}}: tensor<4x4xf32> {fuse.per_step},
+// CHECK: fuse.adagrad
+func.func @mse(%w: tensor<4x4xf32>, %x: tensor<4x4xf32>) -> tensor<f32> {
+  %l = fuse.mse_loss %w, %x : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+fuse.train_step @adagrad_step {loss = @mse, params = array<i64: 0>, optimizer = "adagrad", hyperparameters = {initial_accumulator_value = 0.1 : f64}}

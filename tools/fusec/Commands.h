@@ -19,6 +19,10 @@ int compileMain();
 extern llvm::cl::SubCommand runCommand;
 int runMain();
 
+/// `fusec train MODEL.mlir [--epochs N] ...`: train on an IDX image set.
+extern llvm::cl::SubCommand trainCommand;
+int trainMain();
+
 } // namespace fusec
 
 #endif // FUSE_TOOLS_FUSEC_COMMANDS_H

@@ -2,7 +2,8 @@
 //
 // `fusec FILE.mlir` parses and verifies a module in the fuse dialect, runs
 // the Fuse pipeline up to the level `--emit` names and writes the result.
-// `fusec run` JIT-compiles and calls a function (RunCommand.cpp).
+// `fusec run` JIT-compiles and calls a function (RunCommand.cpp); `fusec
+// train` trains a model on an image set (TrainCommand.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -255,8 +256,11 @@ int main(int argc, char **argv) {
       "fusec: the Fuse compiler\n\n"
       "  fusec FILE.mlir [--emit=KIND] [--entry=F] [--shape=ARG=DIMS]... "
       "[-o OUT]\n"
-      "  fusec run FILE.mlir --entry=F --arg=SPEC...\n");
+      "  fusec run FILE.mlir --entry=F --arg=SPEC...\n"
+      "  fusec train MODEL.mlir [--epochs=N] [--batch-size=B] ...\n");
   if (fusec::runCommand)
     return fusec::runMain();
+  if (fusec::trainCommand)
+    return fusec::trainMain();
   return fusec::compileMain();
 }

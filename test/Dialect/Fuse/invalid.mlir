@@ -583,3 +583,76 @@ func.func @f(%x: tensor<*xf32> {fuse.per_step}) {
 func.func @f(%x: tensor<4xf32> {fuse.perstep}) {
   return
 }
+
+// -----
+
+// expected-error @below {{unknown initializer 'xavier', expected zeros, ones, constant, uniform, normal, glorot_uniform, glorot_normal, he_uniform or he_normal}}
+func.func @f(%w: tensor<4xf32> {fuse.init = #fuse.init<xavier>}) {
+  return
+}
+
+// -----
+
+// A constant has no default.
+// expected-error @below {{'constant' needs 'value = ...'}}
+func.func @f(%w: tensor<4xf32> {fuse.init = #fuse.init<constant>}) {
+  return
+}
+
+// -----
+
+// expected-error @below {{expected 'stddev'}}
+func.func @f(%w: tensor<4xf32> {fuse.init = #fuse.init<normal, limit = 1.0>}) {
+  return
+}
+
+// -----
+
+// expected-error @below {{'zeros' takes no parameters}}
+func.func @f(%w: tensor<4xf32> {fuse.init = #fuse.init<zeros, value = 1.0>}) {
+  return
+}
+
+// -----
+
+// Fans, not a parameter, scale the Glorot and He initializers.
+// expected-error @below {{'glorot_uniform' takes no parameters}}
+func.func @f(%w: tensor<4x4xf32> {fuse.init = #fuse.init<glorot_uniform, limit = 1.0>}) {
+  return
+}
+
+// -----
+
+// expected-error @below {{'stddev' of an initializer must be positive}}
+func.func @f(%w: tensor<4xf32> {fuse.init = #fuse.init<normal, stddev = 0.0>}) {
+  return
+}
+
+// -----
+
+// expected-error @below {{'limit' of an initializer must be positive}}
+func.func @f(%w: tensor<4xf32> {fuse.init = #fuse.init<uniform, limit = -1.0>}) {
+  return
+}
+
+// -----
+
+// expected-error @below {{initializer parameter must be finite}}
+func.func @f(%w: tensor<4xf32> {fuse.init = #fuse.init<constant, value = 0x7FF0000000000000>}) {
+  return
+}
+
+// -----
+
+// expected-error @below {{'fuse.init' must be a #fuse.init attribute on a float tensor argument, got "zeros" on 'tensor<4xf32>'}}
+func.func @f(%w: tensor<4xf32> {fuse.init = "zeros"}) {
+  return
+}
+
+// -----
+
+// Only floats are trained.
+// expected-error @below {{'fuse.init' must be a #fuse.init attribute on a float tensor argument, got #fuse.init<zeros> on 'tensor<4xi32>'}}
+func.func @f(%w: tensor<4xi32> {fuse.init = #fuse.init<zeros>}) {
+  return
+}

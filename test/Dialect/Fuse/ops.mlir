@@ -183,3 +183,31 @@ func.func @optimizers(%lr: tensor<f32>, %s: tensor<i64>, %p: tensor<4xf32>, %q: 
   %4:3 = fuse.lamb %lr, %s params(%p : tensor<4xf32>) grads(%g : tensor<4xf32>) states(%p, %p : tensor<4xf32>, tensor<4xf32>) {weight_decay = 0.01 : f64} -> tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
   return
 }
+
+// Every initializer kind; uniform and normal print their default 0.05.
+// CHECK-LABEL: func @initializers
+// CHECK-SAME: {fuse.init = #fuse.init<zeros>}
+// CHECK-SAME: {fuse.init = #fuse.init<ones>}
+// CHECK-SAME: {fuse.init = #fuse.init<constant, value = -2.500000e+00>}
+// CHECK-SAME: {fuse.init = #fuse.init<uniform, limit = 5.000000e-02>}
+// CHECK-SAME: {fuse.init = #fuse.init<uniform, limit = 5.000000e-01>}
+// CHECK-SAME: {fuse.init = #fuse.init<normal, stddev = 5.000000e-02>}
+// CHECK-SAME: {fuse.init = #fuse.init<normal, stddev = 1.000000e-02>}
+// CHECK-SAME: {fuse.init = #fuse.init<glorot_uniform>}
+// CHECK-SAME: {fuse.init = #fuse.init<glorot_normal>}
+// CHECK-SAME: {fuse.init = #fuse.init<he_uniform>}
+// CHECK-SAME: {fuse.init = #fuse.init<he_normal>}
+func.func @initializers(
+    %a: tensor<4xf32> {fuse.init = #fuse.init<zeros>},
+    %b: tensor<4xf32> {fuse.init = #fuse.init<ones>},
+    %c: tensor<4xf32> {fuse.init = #fuse.init<constant, value = -2.5>},
+    %d: tensor<4xf32> {fuse.init = #fuse.init<uniform>},
+    %e: tensor<4xf32> {fuse.init = #fuse.init<uniform, limit = 0.5>},
+    %f: tensor<4xf64> {fuse.init = #fuse.init<normal>},
+    %g: tensor<4xf32> {fuse.init = #fuse.init<normal, stddev = 0.01>},
+    %h: tensor<3x4xf32> {fuse.init = #fuse.init<glorot_uniform>},
+    %i: tensor<3x4xf32> {fuse.init = #fuse.init<glorot_normal>},
+    %j: tensor<3x3x1x4xf32> {fuse.init = #fuse.init<he_uniform>},
+    %k: tensor<3x4xbf16> {fuse.init = #fuse.init<he_normal>}) {
+  return
+}

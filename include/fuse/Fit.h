@@ -1,0 +1,93 @@
+//===- Fit.h - Training a classifier on a labeled image set -----*- C++ -*-===//
+//
+// What `fusec train` runs, as a library call like Keras' `fit`: a Trainer
+// for the model's step function, the input pipeline (a seeded order per
+// epoch, chunks of K batches assembled on a prefetch thread), an evaluation
+// after each epoch with the model's `<step>_eval` function, and checkpoints
+// from which a run resumes bitwise-exactly.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSE_FIT_H
+#define FUSE_FIT_H
+
+#include "fuse/Data/Idx.h"
+#include "fuse/Engine.h"
+
+#include <functional>
+#include <optional>
+
+namespace fuse {
+
+struct FitOptions {
+  /// The step function (`fuse.train_step @train`).
+  std::string stepFunction = "train";
+  /// Train until this many epochs are done (counting those of a resumed
+  /// checkpoint, as Keras' `epochs`).
+  int64_t epochs = 1;
+  /// Examples per step; unset: 32, or the resumed checkpoint's.
+  std::optional<int64_t> batchSize;
+  /// Steps per call (K); 0 chooses K so that a call takes about 0.1 s.
+  int64_t stepsPerCall = 0;
+  float learningRate = 1e-3f;
+  /// Seeds the initializers and the data order; unset: 0, or the resumed
+  /// checkpoint's.
+  std::optional<uint64_t> seed;
+  /// A safetensors file of initial weights, instead of the initializers.
+  std::string weightsPath;
+  /// A checkpoint to continue from: parameters, states, step, data order.
+  std::string resumePath;
+  /// Where to write a checkpoint after each epoch (atomically).
+  std::string checkpointPath;
+  /// Examples per call of the evaluation function.
+  int64_t evalBatchSize = 1000;
+};
+
+/// After each call of the K-step function.
+struct FitProgress {
+  int64_t epoch = 0; ///< counting from 0
+  int64_t epochs = 0;
+  int64_t stepInEpoch = 0; ///< steps of this epoch done
+  int64_t stepsPerEpoch = 0;
+  int64_t stepsRun = 0; ///< of those, run by this call (not resumed)
+  double meanLoss = 0;  ///< over the steps run
+  double seconds = 0;   ///< their training time
+};
+
+struct EpochSummary {
+  int64_t epoch = 0;
+  int64_t steps = 0;    ///< steps run in this epoch (by this run)
+  double trainLoss = 0; ///< their mean loss
+  double seconds = 0;   ///< their training time
+  std::optional<double> testLoss, testAccuracy;
+};
+
+struct FitSummary {
+  std::vector<EpochSummary> history;
+  int64_t steps = 0;      ///< steps run by this call
+  int64_t totalSteps = 0; ///< the step counter at the end
+  int64_t stepsPerCall = 0;
+  int64_t batchSize = 0;
+  uint64_t seed = 0;
+  double trainSeconds = 0;
+  double compileSeconds = 0;
+};
+
+struct FitCallbacks {
+  std::function<void(int64_t epoch, int64_t epochs)> onEpochBegin;
+  std::function<void(const FitProgress &)> onCall;
+  std::function<void(const EpochSummary &)> onEpochEnd;
+};
+
+/// Trains `engine`'s step function on `train` (images [N, ...] f32, labels
+/// [N] i32) and, after each epoch, evaluates it on `test` if given. The
+/// step function's batch inputs must be the images (any static shape with
+/// as many elements per example as the data) and integer labels.
+llvm::Expected<FitSummary> fit(Engine &engine, const data::LabeledImages &train,
+                               const data::LabeledImages *test,
+                               const FitOptions &options,
+                               const FitCallbacks &callbacks = {});
+
+} // namespace fuse
+
+#endif // FUSE_FIT_H

@@ -1,0 +1,420 @@
+//===- Fit.cpp - Training a classifier on a labeled image set -------------===//
+
+#include "fuse/Fit.h"
+#include "fuse/Checkpoint.h"
+#include "fuse/Data/Batches.h"
+#include "fuse/Trainer.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+#include <chrono>
+#include <cmath>
+
+using namespace fuse;
+using llvm::Error;
+using llvm::Expected;
+
+namespace {
+
+Error makeError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+std::string typeString(const ArgumentInfo &arg) {
+  std::string s = "tensor<";
+  for (int64_t d : arg.shape)
+    s += (d < 0 ? std::string("?") : std::to_string(d)) + "x";
+  return s + dtypeName(arg.dtype).str() + ">";
+}
+
+/// Where a function takes the images and labels of a batch, and the shape
+/// it wants an example in.
+struct BatchLayout {
+  unsigned images = 0, labels = 0; ///< positions among its batch inputs
+  std::vector<int64_t> exampleShape;
+};
+
+/// Matches `batchArgs` (a step's or an evaluation's batch inputs, whose
+/// leading `lead` dims are steps and examples) to the data set.
+Expected<BatchLayout> matchData(llvm::StringRef function,
+                                llvm::ArrayRef<ArgumentInfo> batchArgs,
+                                size_t lead, const data::LabeledImages &data,
+                                int64_t batchSize) {
+  std::string inputs;
+  for (const ArgumentInfo &arg : batchArgs)
+    inputs += (inputs.empty() ? "" : ", ") + arg.name + ": " + typeString(arg);
+  auto mismatch = [&](const llvm::Twine &why) {
+    return makeError("the model does not fit the data: '" + function +
+                     "' takes the batch (" + inputs + "); " + why);
+  };
+  BatchLayout layout;
+  int floats = 0, integers = 0;
+  for (auto [i, arg] : llvm::enumerate(batchArgs)) {
+    bool isFloat = arg.dtype == DType::F32 || arg.dtype == DType::F64 ||
+                   arg.dtype == DType::F16 || arg.dtype == DType::BF16;
+    (isFloat ? layout.images : layout.labels) = i;
+    ++(isFloat ? floats : integers);
+  }
+  if (batchArgs.size() != 2 || floats != 1 || integers != 1)
+    return mismatch("it needs two: images and integer labels");
+  const ArgumentInfo &images = batchArgs[layout.images];
+  const ArgumentInfo &labels = batchArgs[layout.labels];
+  int64_t exampleElements = 1;
+  for (int64_t d : data.images.shape().drop_front())
+    exampleElements *= d;
+  std::string dataShape;
+  for (int64_t d : data.images.shape().drop_front())
+    dataShape += (dataShape.empty() ? "" : "x") + std::to_string(d);
+  if (images.dtype != DType::F32)
+    return mismatch("images are f32, '" + images.name + "' is " +
+                    dtypeName(images.dtype));
+  if (images.shape.size() < lead)
+    return mismatch("'" + images.name + "' has no batch dim");
+  int64_t modelElements = 1;
+  for (int64_t d : llvm::ArrayRef(images.shape).drop_front(lead)) {
+    if (d < 0) {
+      modelElements = -1;
+      break;
+    }
+    modelElements *= d;
+  }
+  if (modelElements != exampleElements)
+    return mismatch("an example of the data is " + dataShape + " (" +
+                    llvm::Twine(exampleElements) + " values), '" + images.name +
+                    "' wants " +
+                    (modelElements < 0
+                         ? std::string("a dynamic shape")
+                         : std::to_string(modelElements) + " values"));
+  int64_t modelBatch = images.shape[lead - 1];
+  if (modelBatch >= 0 && modelBatch != batchSize)
+    return mismatch("its batch dim is " + llvm::Twine(modelBatch) +
+                    ", the batch size " + llvm::Twine(batchSize));
+  if (labels.dtype != DType::I32)
+    return mismatch("the labels are i32, '" + labels.name + "' is " +
+                    dtypeName(labels.dtype));
+  if (labels.shape.size() != lead)
+    return mismatch("'" + labels.name + "' must hold one label per example");
+  layout.exampleShape.assign(images.shape.begin() + lead, images.shape.end());
+  return layout;
+}
+
+/// A view of the contiguous `t` as `lead` dims then `example`.
+Tensor reshaped(const Tensor &t, llvm::ArrayRef<int64_t> lead,
+                llvm::ArrayRef<int64_t> example) {
+  llvm::SmallVector<int64_t, 6> shape(lead.begin(), lead.end());
+  shape.append(example.begin(), example.end());
+  return Tensor::view(t.data(), t.dtype(), shape);
+}
+
+/// Rows [begin, begin + count) of the contiguous `t`, as a view.
+Tensor rows(const Tensor &t, int64_t begin, int64_t count) {
+  llvm::SmallVector<int64_t, 4> shape(t.shape().begin(), t.shape().end());
+  size_t rowBytes = byteWidth(t.dtype());
+  for (int64_t d : t.shape().drop_front())
+    rowBytes *= d;
+  shape[0] = count;
+  return Tensor::view(static_cast<char *>(t.data()) + begin * rowBytes,
+                      t.dtype(), shape);
+}
+
+/// The model's `<step>_eval` (fuse-derive-eval) run over a data set.
+class Evaluator {
+public:
+  static Expected<std::optional<Evaluator>>
+  create(Engine &engine, const Trainer &trainer, const FitOptions &options,
+         const data::LabeledImages &test) {
+    Expected<Function &> eval = engine.lookup(options.stepFunction + "_eval");
+    if (!eval) {
+      // A hand-written step function has none: no evaluation.
+      llvm::consumeError(eval.takeError());
+      return std::nullopt;
+    }
+    Evaluator e(*eval);
+    std::vector<ArgumentInfo> batchArgs;
+    for (auto [i, arg] : llvm::enumerate(eval->arguments())) {
+      if (llvm::is_contained(trainer.stateNames(), arg.name)) {
+        e.stateArgs_.push_back({i, arg.name});
+        continue;
+      }
+      e.batchArgs_.push_back(i);
+      batchArgs.push_back(arg);
+    }
+    // Batches divide the test set where they can: one specialization.
+    int64_t n = test.size();
+    e.batch_ = std::min<int64_t>(std::max<int64_t>(options.evalBatchSize, 1),
+                                 std::max<int64_t>(n, 1));
+    for (int64_t b = e.batch_; b >= e.batch_ / 2 && b > 0; --b)
+      if (n % b == 0) {
+        e.batch_ = b;
+        break;
+      }
+    Expected<BatchLayout> layout =
+        matchData(eval->name(), batchArgs, 1, test, e.batch_);
+    if (!layout)
+      return layout.takeError();
+    e.layout_ = std::move(*layout);
+    e.hasAccuracy_ = eval->results().size() >= 2;
+    return std::optional<Evaluator>(std::move(e));
+  }
+
+  /// Builds the specializations evaluation will use.
+  Error prepare(const Trainer &trainer, const data::LabeledImages &test) {
+    int64_t n = test.size();
+    for (int64_t b : {batch_, n % batch_})
+      if (b > 0)
+        if (Error err = eval_->prepare(arguments(trainer, test, 0, b)))
+          return err;
+    return Error::success();
+  }
+
+  /// The mean loss and the accuracy over `test`.
+  Expected<std::pair<double, std::optional<double>>>
+  run(const Trainer &trainer, const data::LabeledImages &test) {
+    double lossSum = 0, correct = 0;
+    int64_t n = test.size();
+    for (int64_t begin = 0; begin < n; begin += batch_) {
+      int64_t count = std::min(batch_, n - begin);
+      Expected<std::vector<Tensor>> results =
+          eval_->call(arguments(trainer, test, begin, count));
+      if (!results)
+        return results.takeError();
+      lossSum += double((*results)[0].data<float>()[0]) * double(count);
+      if (hasAccuracy_)
+        correct += (*results)[1].data<int32_t>()[0];
+    }
+    std::optional<double> accuracy;
+    if (hasAccuracy_)
+      accuracy = correct / double(n);
+    return std::make_pair(lossSum / double(n), accuracy);
+  }
+
+private:
+  explicit Evaluator(Function &eval) : eval_(&eval) {}
+
+  std::vector<Tensor> arguments(const Trainer &trainer,
+                                const data::LabeledImages &test, int64_t begin,
+                                int64_t count) const {
+    std::vector<Tensor> args(eval_->numArguments());
+    for (auto &[index, name] : stateArgs_)
+      args[index] = cantFail(trainer.state(name));
+    args[batchArgs_[layout_.images]] = reshaped(rows(test.images, begin, count),
+                                                {count}, layout_.exampleShape);
+    args[batchArgs_[layout_.labels]] = rows(test.labels, begin, count);
+    return args;
+  }
+
+  Function *eval_;
+  std::vector<std::pair<size_t, std::string>> stateArgs_;
+  std::vector<size_t> batchArgs_;
+  BatchLayout layout_;
+  int64_t batch_ = 1;
+  bool hasAccuracy_ = false;
+};
+
+/// The checkpoint's value of `key`, checked against the caller's choice.
+template <typename T>
+Expected<T> resolve(const Metadata &metadata, llvm::StringRef key,
+                    std::optional<T> chosen, T fallback, llvm::StringRef path) {
+  auto it = metadata.find(key.str());
+  if (it == metadata.end())
+    return chosen.value_or(fallback);
+  T stored;
+  if (llvm::StringRef(it->second).getAsInteger(10, stored))
+    return makeError(path + ": the checkpoint's " + key + " '" + it->second +
+                     "' is not a number");
+  if (chosen && *chosen != stored)
+    return makeError(path + ": the checkpoint was trained with " + key + " " +
+                     llvm::Twine(stored) + ", not " + llvm::Twine(*chosen) +
+                     ": resuming with another would change the data order");
+  return stored;
+}
+
+} // namespace
+
+Expected<FitSummary> fuse::fit(Engine &engine, const data::LabeledImages &train,
+                               const data::LabeledImages *test,
+                               const FitOptions &options,
+                               const FitCallbacks &callbacks) {
+  if (options.epochs < 0)
+    return makeError("the number of epochs must not be negative");
+  if (options.batchSize && *options.batchSize < 1)
+    return makeError("the batch size must be at least 1");
+  if (options.stepsPerCall < 0)
+    return makeError("the steps per call must not be negative");
+  Expected<std::unique_ptr<Trainer>> created =
+      Trainer::create(engine, options.stepFunction);
+  if (!created)
+    return created.takeError();
+  Trainer &trainer = **created;
+
+  FitSummary summary;
+  if (!options.resumePath.empty()) {
+    Expected<Metadata> metadata = loadCheckpoint(trainer, options.resumePath);
+    if (!metadata)
+      return metadata.takeError();
+    Expected<uint64_t> seed = resolve<uint64_t>(*metadata, "seed", options.seed,
+                                                0, options.resumePath);
+    if (!seed)
+      return seed.takeError();
+    Expected<int64_t> batch = resolve<int64_t>(
+        *metadata, "batch_size", options.batchSize, 32, options.resumePath);
+    if (!batch)
+      return batch.takeError();
+    summary.seed = *seed;
+    summary.batchSize = *batch;
+  } else {
+    summary.seed = options.seed.value_or(0);
+    summary.batchSize = options.batchSize.value_or(32);
+    if (Error err = trainer.initialize(summary.seed))
+      return std::move(err);
+    if (!options.weightsPath.empty())
+      if (Error err = loadWeights(trainer, options.weightsPath))
+        return std::move(err);
+  }
+  if (Error err = trainer.setInput(
+          "lr", Tensor::fromValues<float>({}, {options.learningRate})))
+    return std::move(err);
+  if (!options.checkpointPath.empty())
+    if (Error err = checkWritable(options.checkpointPath))
+      return std::move(err);
+
+  const int64_t batch = summary.batchSize;
+  std::vector<ArgumentInfo> batchArgs;
+  for (const ArgumentInfo &arg : trainer.function().arguments())
+    if (arg.stacked)
+      batchArgs.push_back(arg);
+  Expected<BatchLayout> layout =
+      matchData(trainer.function().name(), batchArgs, 2, train, batch);
+  if (!layout)
+    return layout.takeError();
+  std::optional<Evaluator> evaluator;
+  if (test) {
+    Expected<std::optional<Evaluator>> e =
+        Evaluator::create(engine, trainer, options, *test);
+    if (!e)
+      return e.takeError();
+    evaluator = std::move(*e);
+  }
+
+  // Compile up front, so that training time is training: full batches, the
+  // shorter last one, evaluation.
+  const int64_t n = train.size();
+  auto stacked = [&](int64_t k, int64_t b) {
+    BatchLayout &l = *layout;
+    std::vector<Tensor> batches(2);
+    batches[l.images] =
+        reshaped(rows(train.images, 0, k * b), {k, b}, l.exampleShape);
+    batches[l.labels] = reshaped(rows(train.labels, 0, k * b), {k, b}, {});
+    return batches;
+  };
+  auto compileStart = std::chrono::steady_clock::now();
+  for (int64_t b : {std::min(batch, n), n % batch})
+    if (b > 0)
+      if (Error err = trainer.prepare(stacked(1, b)))
+        return std::move(err);
+  if (evaluator)
+    if (Error err = evaluator->prepare(trainer, *test))
+      return std::move(err);
+  summary.compileSeconds = secondsSince(compileStart);
+
+  double lossSum = 0;
+  int64_t lossCount = 0;
+  trainer.setCallback([&](const StepsReport &report) {
+    for (float loss : report.losses)
+      lossSum += loss;
+    lossCount += report.steps;
+  });
+
+  data::ChunkOptions chunking;
+  chunking.batchSize = batch;
+  chunking.seed = summary.seed;
+  // Automatic K: the first call runs one step and sets K from its time.
+  bool autoK = options.stepsPerCall == 0;
+  chunking.stepsPerCall = autoK ? 1 : options.stepsPerCall;
+  const int64_t startStep = trainer.step();
+  const int64_t stepsPerEpoch = (n + batch - 1) / batch;
+  const int64_t endStep = std::max(options.epochs * stepsPerEpoch, startStep);
+  Expected<std::unique_ptr<data::ChunkLoader>> loader =
+      data::ChunkLoader::create({train.images, train.labels}, chunking,
+                                startStep, endStep);
+  if (!loader)
+    return loader.takeError();
+
+  int64_t epoch = -1;
+  EpochSummary current;
+  auto epochStart = std::chrono::steady_clock::now();
+  for (;;) {
+    const data::Chunk &chunk = (*loader)->next();
+    if (chunk.steps == 0)
+      break;
+    if (chunk.epoch != epoch) {
+      epoch = chunk.epoch;
+      current = EpochSummary();
+      current.epoch = epoch;
+      lossSum = 0;
+      lossCount = 0;
+      if (callbacks.onEpochBegin)
+        callbacks.onEpochBegin(epoch, options.epochs);
+      epochStart = std::chrono::steady_clock::now();
+    }
+    auto callStart = std::chrono::steady_clock::now();
+    BatchLayout &l = *layout;
+    std::vector<Tensor> batches(2);
+    batches[l.images] = reshaped(
+        chunk.arrays[0], {chunk.steps, chunk.batchSize}, l.exampleShape);
+    batches[l.labels] = chunk.arrays[1];
+    if (Error err = trainer.trainSteps(batches))
+      return std::move(err);
+    double callSeconds = secondsSince(callStart);
+    current.steps += chunk.steps;
+    current.seconds = secondsSince(epochStart);
+    current.trainLoss = lossCount ? lossSum / double(lossCount) : 0;
+    summary.steps += chunk.steps;
+    if (callbacks.onCall)
+      callbacks.onCall({epoch, options.epochs,
+                        trainer.step() - epoch * stepsPerEpoch, stepsPerEpoch,
+                        current.steps, current.trainLoss, current.seconds});
+    if (autoK) {
+      // About 0.1 s per call: progress stays live, the call cost vanishes.
+      autoK = false;
+      chunking.stepsPerCall = std::clamp<int64_t>(
+          int64_t(0.1 / std::max(callSeconds / double(chunk.steps), 1e-9)), 1,
+          256);
+      loader = data::ChunkLoader::create({train.images, train.labels}, chunking,
+                                         trainer.step(), endStep);
+      if (!loader)
+        return loader.takeError();
+    }
+    if (!chunk.endsEpoch)
+      continue;
+
+    summary.trainSeconds += current.seconds;
+    if (evaluator) {
+      Expected<std::pair<double, std::optional<double>>> result =
+          evaluator->run(trainer, *test);
+      if (!result)
+        return result.takeError();
+      current.testLoss = result->first;
+      current.testAccuracy = result->second;
+    }
+    if (!options.checkpointPath.empty()) {
+      Metadata metadata = {{"seed", std::to_string(summary.seed)},
+                           {"batch_size", std::to_string(batch)},
+                           {"epoch", std::to_string(epoch + 1)}};
+      if (Error err = saveCheckpoint(trainer, options.checkpointPath,
+                                     std::move(metadata)))
+        return std::move(err);
+    }
+    summary.history.push_back(current);
+    if (callbacks.onEpochEnd)
+      callbacks.onEpochEnd(current);
+  }
+  summary.totalSteps = trainer.step();
+  summary.stepsPerCall = chunking.stepsPerCall;
+  return summary;
+}

@@ -1,0 +1,283 @@
+//===- TrainCommand.cpp - fusec train: train a model on an image set ------===//
+//
+// `fusec train MODEL.mlir` trains the model's `fuse.train_step` on
+// Fashion-MNIST (or another IDX data set) through fuse::fit, showing a
+// Keras-like progress bar on a terminal and plain lines otherwise, and
+// evaluating on the test split after each epoch.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Commands.h"
+
+#include "fuse/Checkpoint.h"
+#include "fuse/Data/Idx.h"
+#include "fuse/Fit.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+
+using namespace fuse;
+namespace cl = llvm::cl;
+
+cl::SubCommand fusec::trainCommand(
+    "train", "Train a model's fuse.train_step on Fashion-MNIST (or another "
+             "IDX image set) and report its test accuracy");
+
+namespace {
+cl::opt<std::string> model(cl::Positional, cl::desc("<model .mlir file>"),
+                           cl::Required, cl::sub(fusec::trainCommand));
+cl::opt<std::string>
+    dataDir("data",
+            cl::desc("Directory of the IDX files (train-images-idx3-ubyte.gz, "
+                     "...; default: Debian's dataset-fashion-mnist)"),
+            cl::init(std::string(data::kFashionMnistDir)),
+            cl::value_desc("DIR"), cl::sub(fusec::trainCommand));
+cl::opt<std::string> step("step",
+                          cl::desc("The step function (fuse.train_step)"),
+                          cl::init("train"), cl::sub(fusec::trainCommand));
+cl::opt<int64_t> epochs("epochs",
+                        cl::desc("Train until this many epochs are done "
+                                 "(counting a resumed checkpoint's)"),
+                        cl::init(1), cl::sub(fusec::trainCommand));
+cl::opt<int64_t> batchSize("batch-size",
+                           cl::desc("Examples per step (default 32, or the "
+                                    "resumed checkpoint's)"),
+                           cl::sub(fusec::trainCommand));
+cl::opt<int64_t> stepsPerCall(
+    "steps-per-call",
+    cl::desc("Training steps per compiled call, K (default 0: about 0.1 s "
+             "per call); results do not depend on it"),
+    cl::init(0), cl::sub(fusec::trainCommand));
+cl::opt<float> learningRate("lr", cl::desc("Learning rate"), cl::init(1e-3f),
+                            cl::sub(fusec::trainCommand));
+cl::opt<uint64_t> seed("seed",
+                       cl::desc("Seed of the initializers and the data order "
+                                "(default 0, or the resumed checkpoint's)"),
+                       cl::sub(fusec::trainCommand));
+cl::opt<std::string> weights(
+    "weights",
+    cl::desc("Initial weights from a safetensors file (by parameter name)"),
+    cl::value_desc("PATH"), cl::sub(fusec::trainCommand));
+cl::opt<std::string>
+    checkpoint("checkpoint",
+               cl::desc("Write a checkpoint (safetensors) after each epoch"),
+               cl::value_desc("PATH"), cl::sub(fusec::trainCommand));
+cl::opt<std::string> resume("resume",
+                            cl::desc("Continue training from a checkpoint"),
+                            cl::value_desc("PATH"),
+                            cl::sub(fusec::trainCommand));
+cl::opt<std::string> jsonPath("json",
+                              cl::desc("Write a summary of the run as JSON"),
+                              cl::value_desc("PATH"),
+                              cl::sub(fusec::trainCommand));
+enum class ProgressStyle { Auto, Bar, Lines };
+cl::opt<ProgressStyle> progressStyle(
+    "progress", cl::desc("How to show progress"), cl::init(ProgressStyle::Auto),
+    cl::values(clEnumValN(ProgressStyle::Auto, "auto",
+                          "a bar on a terminal, lines otherwise"),
+               clEnumValN(ProgressStyle::Bar, "bar", "a Keras-like bar"),
+               clEnumValN(ProgressStyle::Lines, "lines",
+                          "a line every few seconds")),
+    cl::sub(fusec::trainCommand));
+
+/// Keras' progress bar on a terminal; a line every few seconds otherwise.
+class Progress {
+public:
+  Progress(llvm::raw_ostream &os, bool bar) : os_(os), bar_(bar) {}
+
+  void beginEpoch(int64_t epoch, int64_t epochs) {
+    epochs_ = epochs;
+    lastLine_ = std::chrono::steady_clock::now();
+    if (bar_)
+      os_ << "Epoch " << epoch + 1 << "/" << epochs << "\n";
+  }
+
+  void update(const FitProgress &p) {
+    double rate = p.seconds > 0 ? double(p.stepsRun) / p.seconds : 0;
+    if (bar_) {
+      constexpr int width = 30;
+      int done =
+          int(width * p.stepInEpoch / std::max<int64_t>(p.stepsPerEpoch, 1));
+      std::string bar(done, '=');
+      if (done < width)
+        bar += ">" + std::string(width - done - 1, '.');
+      double eta =
+          rate > 0 ? double(p.stepsPerEpoch - p.stepInEpoch) / rate : 0;
+      os_ << "\r"
+          << llvm::format_decimal(p.stepInEpoch, digits(p.stepsPerEpoch)) << "/"
+          << p.stepsPerEpoch << " [" << bar << "] - "
+          << llvm::format("ETA %.1fs - loss: %.4f - %.0f steps/s", eta,
+                          p.meanLoss, rate)
+          << "\x1b[K";
+      os_.flush();
+      return;
+    }
+    auto now = std::chrono::steady_clock::now();
+    // The epoch's last call is reported by endEpoch.
+    if (p.stepInEpoch == p.stepsPerEpoch ||
+        std::chrono::duration<double>(now - lastLine_).count() < 2.0)
+      return;
+    lastLine_ = now;
+    os_ << llvm::format(
+        "epoch %lld/%lld step %lld/%lld loss %.4f %.0f steps/s\n",
+        (long long)p.epoch + 1, (long long)epochs_, (long long)p.stepInEpoch,
+        (long long)p.stepsPerEpoch, p.meanLoss, rate);
+    os_.flush();
+  }
+
+  void endEpoch(const EpochSummary &e) {
+    if (bar_)
+      os_ << "\r\x1b[K";
+    else
+      os_ << "epoch " << e.epoch + 1 << "/" << epochs_ << ": ";
+    os_ << llvm::format("%lld steps in %.2fs (%.0f steps/s) - loss: %.4f",
+                        (long long)e.steps, e.seconds,
+                        e.seconds > 0 ? double(e.steps) / e.seconds : 0.0,
+                        e.trainLoss);
+    if (e.testLoss)
+      os_ << llvm::format(" - test_loss: %.4f", *e.testLoss);
+    if (e.testAccuracy)
+      os_ << llvm::format(" - test_accuracy: %.4f", *e.testAccuracy);
+    os_ << "\n";
+    os_.flush();
+  }
+
+private:
+  static unsigned digits(int64_t n) { return std::to_string(n).size(); }
+
+  llvm::raw_ostream &os_;
+  bool bar_;
+  int64_t epochs_ = 0;
+  std::chrono::steady_clock::time_point lastLine_;
+};
+
+llvm::Error writeJson(llvm::StringRef path, const FitSummary &s) {
+  std::error_code ec;
+  llvm::raw_fd_ostream file(path, ec);
+  if (ec)
+    return llvm::createStringError(ec, "%s: cannot write: %s",
+                                   path.str().c_str(), ec.message().c_str());
+  llvm::json::OStream json(file, 2);
+  auto optional = [&](llvm::StringRef key, std::optional<double> v) {
+    if (v)
+      json.attribute(key, *v);
+    else
+      json.attribute(key, nullptr);
+  };
+  const EpochSummary *last = s.history.empty() ? nullptr : &s.history.back();
+  json.object([&] {
+    json.attribute("epochs", int64_t(s.history.size()));
+    json.attribute("steps", s.steps);
+    json.attribute("total_steps", s.totalSteps);
+    json.attribute("batch_size", s.batchSize);
+    json.attribute("steps_per_call", s.stepsPerCall);
+    json.attribute("seed", int64_t(s.seed));
+    json.attribute("train_seconds", s.trainSeconds);
+    json.attribute("steps_per_second",
+                   s.trainSeconds > 0 ? double(s.steps) / s.trainSeconds : 0.0);
+    json.attribute("compile_seconds", s.compileSeconds);
+    optional("final_train_loss",
+             last ? std::optional<double>(last->trainLoss) : std::nullopt);
+    optional("test_loss", last ? last->testLoss : std::nullopt);
+    optional("test_accuracy", last ? last->testAccuracy : std::nullopt);
+    json.attributeArray("history", [&] {
+      for (const EpochSummary &e : s.history)
+        json.object([&] {
+          json.attribute("epoch", e.epoch + 1);
+          json.attribute("steps", e.steps);
+          json.attribute("seconds", e.seconds);
+          json.attribute("train_loss", e.trainLoss);
+          optional("test_loss", e.testLoss);
+          optional("test_accuracy", e.testAccuracy);
+        });
+    });
+  });
+  file << "\n";
+  file.close();
+  if (file.has_error())
+    return llvm::createStringError(file.error(), "%s: cannot write: %s",
+                                   path.str().c_str(),
+                                   file.error().message().c_str());
+  return llvm::Error::success();
+}
+
+} // namespace
+
+int fusec::trainMain() {
+  auto fail = [](llvm::Error e) {
+    llvm::errs() << "fusec train: error: " << llvm::toString(std::move(e))
+                 << "\n";
+    return 1;
+  };
+  if (!jsonPath.empty())
+    if (llvm::Error e = checkWritable(jsonPath))
+      return fail(std::move(e));
+  llvm::Expected<data::LabeledImages> train =
+      data::loadIdxSplit(dataDir, data::Split::Train);
+  if (!train)
+    return fail(train.takeError());
+  llvm::Expected<data::LabeledImages> test =
+      data::loadIdxSplit(dataDir, data::Split::Test);
+  if (!test)
+    return fail(test.takeError());
+
+  EngineOptions engineOptions;
+  engineOptions.fusion = fusec::fusion;
+  llvm::Expected<std::unique_ptr<Engine>> engine =
+      Engine::create(engineOptions);
+  if (!engine)
+    return fail(engine.takeError());
+  if (llvm::Error e = (*engine)->loadFile(model))
+    return fail(std::move(e));
+
+  FitOptions options;
+  options.stepFunction = step;
+  options.epochs = epochs;
+  if (batchSize.getNumOccurrences())
+    options.batchSize = batchSize;
+  options.stepsPerCall = stepsPerCall;
+  options.learningRate = learningRate;
+  if (seed.getNumOccurrences())
+    options.seed = seed;
+  options.weightsPath = weights;
+  options.resumePath = resume;
+  options.checkpointPath = checkpoint;
+
+  llvm::outs() << "Training '" << step << "' of " << model << " on "
+               << train->size() << " images of " << dataDir << ", testing on "
+               << test->size() << "\n";
+  bool bar = progressStyle == ProgressStyle::Bar ||
+             (progressStyle == ProgressStyle::Auto &&
+              llvm::sys::Process::StandardOutIsDisplayed());
+  Progress progress(llvm::outs(), bar);
+  FitCallbacks callbacks;
+  callbacks.onEpochBegin = [&](int64_t epoch, int64_t total) {
+    progress.beginEpoch(epoch, total);
+  };
+  callbacks.onCall = [&](const FitProgress &p) { progress.update(p); };
+  callbacks.onEpochEnd = [&](const EpochSummary &e) { progress.endEpoch(e); };
+  llvm::Expected<FitSummary> summary =
+      fit(**engine, *train, &*test, options, callbacks);
+  if (!summary)
+    return fail(summary.takeError());
+
+  const FitSummary &s = *summary;
+  llvm::outs() << llvm::format(
+      "Trained %lld steps (batch %lld, %lld per call) in %.2fs (%.0f "
+      "steps/s); compile %.2fs\n",
+      (long long)s.steps, (long long)s.batchSize, (long long)s.stepsPerCall,
+      s.trainSeconds, s.trainSeconds > 0 ? s.steps / s.trainSeconds : 0.0,
+      s.compileSeconds);
+  if (!s.history.empty() && s.history.back().testAccuracy)
+    llvm::outs() << llvm::format("Test accuracy: %.4f\n",
+                                 *s.history.back().testAccuracy);
+  if (!jsonPath.empty())
+    if (llvm::Error e = writeJson(jsonPath, s))
+      return fail(std::move(e));
+  return 0;
+}
