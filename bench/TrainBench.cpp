@@ -34,8 +34,6 @@ Engine *seedEngine() {
     auto buffer =
         llvm::MemoryBuffer::getFile(FUSE_SOURCE_DIR "/examples/mlp.mlir");
     std::string source = buffer ? (*buffer)->getBuffer().str() : "";
-    source += "fuse.train_step @train {loss = @loss, params = array<i64: 0, "
-              "1, 2, 3>, optimizer = \"adam\", step_arg = 6}\n";
     EngineOptions options;
     options.diskCache = false;
     std::unique_ptr<Engine> e = llvm::cantFail(Engine::create(options));

@@ -34,10 +34,10 @@ struct Initializer {
   /// Constant's value, uniform's limit, normal's stddev.
   double scale = 0;
 
-  /// A new f32 or f64 tensor of `shape` drawn with `seed`.
+  /// A new tensor of `shape` drawn with `seed`: f32 or f64 (zeros: any).
   llvm::Expected<Tensor> create(DType dtype, llvm::ArrayRef<int64_t> shape,
                                 uint64_t seed) const;
-  /// The attribute spelling: `glorot_uniform`, `normal, stddev = 0.05`.
+  /// The attribute's spelling: `glorot_uniform`, `normal, stddev = 5.0e-02`.
   std::string str() const;
 };
 

@@ -101,6 +101,8 @@ void fill(const Initializer &init, T *out, int64_t n,
 llvm::Expected<Tensor> Initializer::create(DType dtype,
                                            llvm::ArrayRef<int64_t> shape,
                                            uint64_t seed) const {
+  if (kind == Kind::Zeros)
+    return Tensor::zeros(dtype, shape);
   Tensor t = Tensor::empty(dtype, shape);
   if (dtype == DType::F32)
     fill(*this, t.data<float>(), t.numElements(), shape, seed);

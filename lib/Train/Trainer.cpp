@@ -83,7 +83,13 @@ Error Trainer::initialize(uint64_t seed) {
         init.create(arg.dtype, arg.shape, mix(seed ^ mix(i)));
     if (!value)
       return makeError("'" + name + "': " + toString(value.takeError()));
-    args_[i] = std::move(*value);
+    // Into the existing buffer: views from state() stay valid.
+    Tensor &slot = args_[i];
+    if (isSet_[i] && slot.isOwning() && slot.shape() == value->shape())
+      std::memcpy(slot.data(), value->data(),
+                  value->numElements() * byteWidth(value->dtype()));
+    else
+      slot = std::move(*value);
     isSet_[i] = true;
   }
   return Error::success();

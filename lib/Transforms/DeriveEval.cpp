@@ -126,7 +126,10 @@ LogicalResult derive(TrainStepOp step, SymbolTable &symbols) {
   if (crossEntropies.size() == 1) {
     SoftmaxCrossEntropyOp ce = crossEntropies.front();
     auto logits = cast<RankedTensorType>(ce.getLogits().getType());
-    if (logits.getRank() == 2 && !logits.isDynamicDim(1))
+    auto labels = cast<RankedTensorType>(ce.getLabels().getType());
+    // The class ids must fit the label type.
+    if (logits.getRank() == 2 && !logits.isDynamicDim(1) &&
+        llvm::isIntN(labels.getElementTypeBitWidth(), logits.getDimSize(1) - 1))
       results.push_back(
           countCorrect(body, ce.getLoc(), ce.getLogits(), ce.getLabels()));
   }

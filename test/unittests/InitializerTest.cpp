@@ -75,7 +75,7 @@ TEST(Initializer, SameSeedSameTensorsOtherSeedOthers) {
 }
 
 // limit = sqrt(6 / (784 + 128)): uniform in [-limit, limit], so mean 0 and
-// variance limit^2 / 3 (over 100352 draws: within 6 standard errors).
+// variance limit^2 / 3 (over 100352 draws: within about 6 standard errors).
 TEST(Initializer, GlorotUniformOfAMatrix) {
   double limit = std::sqrt(6.0 / 912);
   Moments m = moments(draw({Kind::GlorotUniform, 0}, {784, 128}));

@@ -24,7 +24,7 @@ namespace {
 constexpr int64_t kIn = 784, kHidden = 128, kOut = 10, kBatch = 16;
 constexpr int64_t kSteps = 200, kPerCall = 8;
 constexpr double kLearningRate = 1e-3, kBeta1 = 0.9, kBeta2 = 0.999,
-                 kEps = 1e-8;
+                 kEps = 1e-7;
 constexpr float kDropout = 0.2f;
 constexpr int64_t kDropoutSeed = 7;
 

@@ -15,6 +15,7 @@
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
@@ -98,7 +99,6 @@ public:
   }
 
   void update(const FitProgress &p) {
-    double rate = p.seconds > 0 ? double(p.stepsRun) / p.seconds : 0;
     if (bar_) {
       constexpr int width = 30;
       int done =
@@ -106,14 +106,15 @@ public:
       std::string bar(done, '=');
       if (done < width)
         bar += ">" + std::string(width - done - 1, '.');
-      double eta =
-          rate > 0 ? double(p.stepsPerEpoch - p.stepInEpoch) / rate : 0;
+      double eta = p.stepsRun > 0 ? p.seconds / double(p.stepsRun) *
+                                        double(p.stepsPerEpoch - p.stepInEpoch)
+                                  : 0;
       os_ << "\r"
           << llvm::format_decimal(p.stepInEpoch, digits(p.stepsPerEpoch)) << "/"
           << p.stepsPerEpoch << " [" << bar << "] - "
-          << llvm::format("ETA %.1fs - loss: %.4f - %.0f steps/s", eta,
-                          p.meanLoss, rate)
-          << "\x1b[K";
+          << llvm::format("ETA: %.1fs - ", eta)
+          << perStep(p.seconds, p.stepsRun)
+          << llvm::format(" - loss: %.4f", p.meanLoss) << "\x1b[K";
       os_.flush();
       return;
     }
@@ -123,10 +124,11 @@ public:
         std::chrono::duration<double>(now - lastLine_).count() < 2.0)
       return;
     lastLine_ = now;
-    os_ << llvm::format(
-        "epoch %lld/%lld step %lld/%lld loss %.4f %.0f steps/s\n",
-        (long long)p.epoch + 1, (long long)epochs_, (long long)p.stepInEpoch,
-        (long long)p.stepsPerEpoch, p.meanLoss, rate);
+    os_ << llvm::format("epoch %lld/%lld step %lld/%lld - ",
+                        (long long)p.epoch + 1, (long long)epochs_,
+                        (long long)p.stepInEpoch, (long long)p.stepsPerEpoch)
+        << perStep(p.seconds, p.stepsRun)
+        << llvm::format(" - loss: %.4f\n", p.meanLoss);
     os_.flush();
   }
 
@@ -135,10 +137,9 @@ public:
       os_ << "\r\x1b[K";
     else
       os_ << "epoch " << e.epoch + 1 << "/" << epochs_ << ": ";
-    os_ << llvm::format("%lld steps in %.2fs (%.0f steps/s) - loss: %.4f",
-                        (long long)e.steps, e.seconds,
-                        e.seconds > 0 ? double(e.steps) / e.seconds : 0.0,
-                        e.trainLoss);
+    os_ << llvm::format("%lld steps in %.2fs - ", (long long)e.steps, e.seconds)
+        << perStep(e.seconds, e.steps)
+        << llvm::format(" - loss: %.4f", e.trainLoss);
     if (e.testLoss)
       os_ << llvm::format(" - test_loss: %.4f", *e.testLoss);
     if (e.testAccuracy)
@@ -149,6 +150,15 @@ public:
 
 private:
   static unsigned digits(int64_t n) { return std::to_string(n).size(); }
+  /// Time per step as Keras shows it: 2.1s/step, 540.3ms/step, 350us/step.
+  static std::string perStep(double seconds, int64_t steps) {
+    double t = steps > 0 ? seconds / double(steps) : 0;
+    if (t >= 1)
+      return llvm::formatv("{0:f1}s/step", t).str();
+    if (t >= 1e-3)
+      return llvm::formatv("{0:f1}ms/step", t * 1e3).str();
+    return llvm::formatv("{0:f0}us/step", t * 1e6).str();
+  }
 
   llvm::raw_ostream &os_;
   bool bar_;
