@@ -95,6 +95,30 @@ SmallVector<NamedAttribute> windowAttrs(OpBuilder &b, ArrayRef<int64_t> strides,
           b.getNamedAttr("dilations", b.getI64VectorAttr(dilations))};
 }
 
+/// `input` with its dims permuted: result dim i is input dim perm[i].
+Value transposed(OpBuilder &b, Location loc, Value input,
+                 ArrayRef<int64_t> perm) {
+  auto type = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> shape;
+  for (int64_t d : perm)
+    shape.push_back(type.getDimSize(d));
+  Value init =
+      emptyTensor(b, loc, RankedTensorType::get(shape, type.getElementType()));
+  return linalg::TransposeOp::create(b, loc, input, init, perm).getResult()[0];
+}
+
+/// A linalg convolution (NHWC input, HWCF filter) into a zero tensor of
+/// `type`.
+Value convolution(OpBuilder &b, Location loc, RankedTensorType type,
+                  Value input, Value filter, ArrayRef<int64_t> strides,
+                  ArrayRef<int64_t> dilations) {
+  return linalg::Conv2DNhwcHwcfOp::create(b, loc, TypeRange{type},
+                                          ValueRange{input, filter},
+                                          ValueRange{zeros(b, loc, type)},
+                                          windowAttrs(b, strides, dilations))
+      ->getResult(0);
+}
+
 struct Conv2DLowering : OpConversionPattern<Conv2DOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -105,11 +129,9 @@ struct Conv2DLowering : OpConversionPattern<Conv2DOp> {
     Value input =
         padSpatial(rewriter, loc, adaptor.getInput(), op.getPadding(),
                    combinerIdentity(type.getElementType(), Combiner::Sum));
-    auto conv = linalg::Conv2DNhwcHwcfOp::create(
-        rewriter, loc, TypeRange{type}, ValueRange{input, adaptor.getFilter()},
-        ValueRange{zeros(rewriter, loc, type)},
-        windowAttrs(rewriter, op.getStrides(), op.getDilations()));
-    rewriter.replaceOp(op, conv->getResult(0));
+    rewriter.replaceOp(op, convolution(rewriter, loc, type, input,
+                                       adaptor.getFilter(), op.getStrides(),
+                                       op.getDilations()));
     return success();
   }
 };
@@ -245,6 +267,51 @@ struct IndexMath {
 
 /// dx[n,h,w,c] = sum over (kh,kw,f) of g[n,oh,ow,f] * K[kh,kw,c,f] for the
 /// window positions (oh, ow) that read (h, w) through (kh, kw).
+/// With stride 1, dX is the convolution of dY, padded by the filter's
+/// reach minus the forward padding, with the filter flipped in space and
+/// its channels swapped: the forward convolution's fast code, no gathers.
+LogicalResult inputGradAsConvolution(Conv2DInputGradOp op,
+                                     Conv2DInputGradOp::Adaptor adaptor,
+                                     ConversionPatternRewriter &rewriter) {
+  ArrayRef<int64_t> s = op.getStrides(), p = op.getPadding(),
+                    d = op.getDilations();
+  auto kType = cast<RankedTensorType>(adaptor.getFilter().getType());
+  if (s[0] != 1 || s[1] != 1)
+    return failure();
+  int64_t reachH = d[0] * (kType.getDimSize(0) - 1),
+          reachW = d[1] * (kType.getDimSize(1) - 1);
+  SmallVector<int64_t> gPadding = {reachH - p[0], reachH - p[1], reachW - p[2],
+                                   reachW - p[3]};
+  if (llvm::any_of(gPadding, [](int64_t v) { return v < 0; }))
+    return failure();
+  Location loc = op.getLoc();
+  RankedTensorType type = op.getType();
+  Type elementType = type.getElementType();
+  Value g = padSpatial(rewriter, loc, adaptor.getGrad(), gPadding,
+                       combinerIdentity(elementType, Combiner::Sum));
+  // flipped[kh, kw, f, c] = K[KH-1-kh, KW-1-kw, c, f]
+  MLIRContext *context = rewriter.getContext();
+  auto dim = [&](unsigned i) { return getAffineDimExpr(i, context); };
+  int64_t kh = kType.getDimSize(0), kw = kType.getDimSize(1);
+  AffineMap read = AffineMap::get(
+      4, 0, {kh - 1 - dim(0), kw - 1 - dim(1), dim(3), dim(2)}, context);
+  auto flippedType = RankedTensorType::get(
+      {kh, kw, kType.getDimSize(3), kType.getDimSize(2)}, elementType);
+  Value flipped =
+      linalg::GenericOp::create(
+          rewriter, loc, TypeRange{flippedType},
+          ValueRange{adaptor.getFilter()},
+          ValueRange{emptyTensor(rewriter, loc, flippedType)},
+          ArrayRef<AffineMap>{read, rewriter.getMultiDimIdentityMap(4)},
+          SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
+          [](OpBuilder &b, Location l, ValueRange args) {
+            linalg::YieldOp::create(b, l, args[0]);
+          })
+          .getResult(0);
+  rewriter.replaceOp(op, convolution(rewriter, loc, type, g, flipped, s, d));
+  return success();
+}
+
 struct Conv2DInputGradLowering : OpConversionPattern<Conv2DInputGradOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -256,6 +323,8 @@ struct Conv2DInputGradLowering : OpConversionPattern<Conv2DInputGradOp> {
     auto kType = cast<RankedTensorType>(adaptor.getFilter().getType());
     ArrayRef<int64_t> s = op.getStrides(), p = op.getPadding(),
                       d = op.getDilations();
+    if (succeeded(inputGradAsConvolution(op, adaptor, rewriter)))
+      return success();
     Value g = adaptor.getGrad();
     MLIRContext *context = getContext();
     auto dim = [&](unsigned i) { return getAffineDimExpr(i, context); };
@@ -287,51 +356,37 @@ struct Conv2DInputGradLowering : OpConversionPattern<Conv2DInputGradOp> {
 };
 
 /// dK[kh,kw,c,f] = sum over (n,oh,ow) of x[n, oh*s + kh*d - p, ..., c] *
-/// g[n,oh,ow,f], padding reading zeros.
+/// g[n,oh,ow,f], padding reading zeros: a convolution whose batch is X's
+/// channels, whose reduced channels are the examples and whose filter is dY
+/// (forward strides and dilations trade places), between transposes. It
+/// runs the forward convolution's code instead of gathering X element by
+/// element.
+Value filterGradAsConvolution(Conv2DFilterGradOp op,
+                              Conv2DFilterGradOp::Adaptor adaptor,
+                              ConversionPatternRewriter &rewriter) {
+  Location loc = op.getLoc();
+  RankedTensorType type = op.getType(); // KH x KW x C x F
+  Type elementType = type.getElementType();
+  Value x = padSpatial(rewriter, loc, adaptor.getInput(), op.getPadding(),
+                       combinerIdentity(elementType, Combiner::Sum));
+  Value input = transposed(rewriter, loc, x, {3, 1, 2, 0}); // C H W N
+  Value filter =
+      transposed(rewriter, loc, adaptor.getGrad(), {1, 2, 0, 3}); // OH OW N F
+  auto resultType =
+      RankedTensorType::get({type.getDimSize(2), type.getDimSize(0),
+                             type.getDimSize(1), type.getDimSize(3)},
+                            elementType); // C KH KW F
+  Value result = convolution(rewriter, loc, resultType, input, filter,
+                             op.getDilations(), op.getStrides());
+  return transposed(rewriter, loc, result, {1, 2, 0, 3});
+}
+
 struct Conv2DFilterGradLowering : OpConversionPattern<Conv2DFilterGradOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
   matchAndRewrite(Conv2DFilterGradOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    RankedTensorType type = op.getType();
-    auto gType = cast<RankedTensorType>(adaptor.getGrad().getType());
-    auto xType = cast<RankedTensorType>(adaptor.getInput().getType());
-    ArrayRef<int64_t> s = op.getStrides(), p = op.getPadding(),
-                      d = op.getDilations();
-    Value x = adaptor.getInput();
-    MLIRContext *context = getContext();
-    auto dim = [&](unsigned i) { return getAffineDimExpr(i, context); };
-    // Loops: kh, kw, c, f | n, oh, ow.
-    SmallVector<int64_t> loops = {type.getDimSize(0),  type.getDimSize(1),
-                                  type.getDimSize(2),  type.getDimSize(3),
-                                  gType.getDimSize(0), gType.getDimSize(1),
-                                  gType.getDimSize(2)};
-    AffineMap gradMap =
-        AffineMap::get(7, 0, {dim(4), dim(5), dim(6), dim(3)}, context);
-    Value result = buildReduction(
-        rewriter, loc, loops, {4, 5, 6}, type.getElementType(),
-        adaptor.getGrad(), gradMap, Combiner::Sum,
-        [&](OpBuilder &b, Location l, ValueRange a) {
-          IndexMath m{b, l};
-          auto position = [&](unsigned o, unsigned k, unsigned axis) {
-            Value i = m.sub(
-                m.add(m.mul(m.index(o), s[axis]), m.mul(m.index(k), d[axis])),
-                m.c(p[2 * axis]));
-            Value valid = m.all({m.cmp(arith::CmpIPredicate::sge, i, m.c(0)),
-                                 m.cmp(arith::CmpIPredicate::slt, i,
-                                       m.c(xType.getDimSize(1 + axis)))});
-            return std::make_pair(m.pick(valid, i, m.c(0)), valid);
-          };
-          auto [ih, vh] = position(5, 0, 0);
-          auto [iw, vw] = position(6, 1, 1);
-          Value xv = tensor::ExtractOp::create(
-              b, l, x, ValueRange{m.index(4), ih, iw, m.index(2)});
-          Value zero = scalarConstant(b, l, a[0].getType(), 0);
-          Value term = arith::MulFOp::create(b, l, xv, a[0]);
-          return m.pick(m.all({vh, vw}), term, zero);
-        });
-    rewriter.replaceOp(op, result);
+    rewriter.replaceOp(op, filterGradAsConvolution(op, adaptor, rewriter));
     return success();
   }
 };

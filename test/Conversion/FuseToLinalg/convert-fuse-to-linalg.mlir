@@ -780,3 +780,44 @@ func.func @backward_ops(%x: tensor<4x10xf32>, %y: tensor<4xi32>, %g: tensor<f32>
   %2 = fuse.softmax_cross_entropy_grad %x, %y, %g : (tensor<4x10xf32>, tensor<4xi32>, tensor<f32>) -> tensor<4x10xf32>
   return %0, %1, %2 : tensor<4x10xf32>, tensor<4x1x10xf32>, tensor<4x10xf32>
 }
+
+// -----
+
+// With stride 1, dX is a convolution of dY padded by the filter's reach
+// minus the forward padding, with the filter flipped and its channels
+// swapped.
+// CHECK-DAG: #[[FLIP:.*]] = affine_map<(d0, d1, d2, d3) -> (-d0 + 2, -d1 + 2, d3, d2)>
+// CHECK-LABEL: func @conv2d_input_grad
+// CHECK: %[[G:.*]] = tensor.pad %{{.*}} low[0, 2, 2, 0] high[0, 2, 2, 0]
+// CHECK: %[[K:.*]] = linalg.generic {indexing_maps = [#[[FLIP]], {{.*}}]{{.*}} ins(%{{.*}} : tensor<3x3x3x4xf32>) outs(%{{.*}} : tensor<3x3x4x3xf32>)
+// CHECK: linalg.conv_2d_nhwc_hwcf {{.*}} ins(%[[G]], %[[K]] : tensor<2x10x10x4xf32>, tensor<3x3x4x3xf32>) {{.*}} -> tensor<2x8x8x3xf32>
+func.func @conv2d_input_grad(%g: tensor<2x6x6x4xf32>, %k: tensor<3x3x3x4xf32>, %x: tensor<2x8x8x3xf32>) -> tensor<2x8x8x3xf32> {
+  %0 = fuse.conv2d_input_grad %g, %k, %x : (tensor<2x6x6x4xf32>, tensor<3x3x3x4xf32>, tensor<2x8x8x3xf32>) -> tensor<2x8x8x3xf32>
+  return %0 : tensor<2x8x8x3xf32>
+}
+
+// -----
+
+// Strided: a reduction over the window (no convolution form yet).
+// CHECK-LABEL: func @conv2d_input_grad_strided
+// CHECK-NOT: linalg.conv_2d
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]
+func.func @conv2d_input_grad_strided(%g: tensor<2x4x4x4xf32>, %k: tensor<3x3x3x4xf32>, %x: tensor<2x8x8x3xf32>) -> tensor<2x8x8x3xf32> {
+  %0 = fuse.conv2d_input_grad %g, %k, %x {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 0>} : (tensor<2x4x4x4xf32>, tensor<3x3x3x4xf32>, tensor<2x8x8x3xf32>) -> tensor<2x8x8x3xf32>
+  return %0 : tensor<2x8x8x3xf32>
+}
+
+// -----
+
+// dK is a convolution of X (channels as the batch, examples as the reduced
+// channels) with dY as the filter; the forward stride becomes its dilation.
+// CHECK-LABEL: func @conv2d_filter_grad
+// CHECK: %[[X:.*]] = tensor.pad %{{.*}} low[0, 1, 1, 0] high[0, 1, 0, 0]
+// CHECK: %[[XT:.*]] = linalg.transpose ins(%[[X]] : tensor<2x10x9x3xf32>) {{.*}} permutation = [3, 1, 2, 0]
+// CHECK: %[[GT:.*]] = linalg.transpose ins(%{{.*}} : tensor<2x4x4x4xf32>) {{.*}} permutation = [1, 2, 0, 3]
+// CHECK: %[[C:.*]] = linalg.conv_2d_nhwc_hwcf {dilations = dense<2> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%[[XT]], %[[GT]] : tensor<3x10x9x2xf32>, tensor<4x4x2x4xf32>) {{.*}} -> tensor<3x3x3x4xf32>
+// CHECK: linalg.transpose ins(%[[C]] : tensor<3x3x3x4xf32>) {{.*}} permutation = [1, 2, 0, 3]
+func.func @conv2d_filter_grad(%x: tensor<2x8x8x3xf32>, %g: tensor<2x4x4x4xf32>, %k: tensor<3x3x3x4xf32>) -> tensor<3x3x3x4xf32> {
+  %0 = fuse.conv2d_filter_grad %x, %g, %k {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 0>} : (tensor<2x8x8x3xf32>, tensor<2x4x4x4xf32>, tensor<3x3x3x4xf32>) -> tensor<3x3x3x4xf32>
+  return %0 : tensor<3x3x3x4xf32>
+}
