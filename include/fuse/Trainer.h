@@ -50,6 +50,8 @@ public:
   /// (`fuse.init`; zeros where none is declared), drawn with `seed`: the
   /// same seed gives the same values.
   llvm::Error initialize(uint64_t seed);
+  /// The step function's name (`train`).
+  llvm::StringRef name() const { return name_; }
   /// The K-step function the trainer calls (`<stepFunction>_steps`).
   Function &function() const { return steps_; }
   /// The carried arguments, by name (`w1`, `w1.state0`, ...).
@@ -79,7 +81,8 @@ public:
   llvm::Error trainStep(llvm::ArrayRef<Tensor> batch);
 
 private:
-  Trainer(Function &steps) : steps_(steps) {}
+  Trainer(llvm::StringRef name, Function &steps)
+      : name_(name.str()), steps_(steps) {}
   llvm::Expected<size_t> argumentIndex(llvm::StringRef name) const;
   /// Puts `batches` in their argument slots after checking that they and
   /// every other argument are there.
@@ -87,6 +90,7 @@ private:
   /// The argument index of the carried argument `name`.
   llvm::Expected<size_t> stateIndex(llvm::StringRef name) const;
 
+  std::string name_;
   Function &steps_;
   /// Per argument of the K-step function: its tensor, for carried and
   /// constant arguments; batch slots are filled per call.

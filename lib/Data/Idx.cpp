@@ -8,6 +8,7 @@
 #include <zlib.h>
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 using namespace fuse;
@@ -41,6 +42,15 @@ struct GzFile {
     }
     return true;
   }
+  /// zlib's complaint, if the stream is damaged (a bad CRC or deflate data
+  /// also ends a read early, so it is checked before calling it short).
+  std::optional<std::string> corruption() const {
+    int code = Z_OK;
+    const char *message = gzerror(file, &code);
+    if (code == Z_OK || code == Z_STREAM_END || code == Z_BUF_ERROR)
+      return std::nullopt;
+    return std::string(message);
+  }
 };
 
 uint32_t bigEndian(const unsigned char *bytes) {
@@ -52,6 +62,12 @@ uint32_t bigEndian(const unsigned char *bytes) {
 
 Expected<Tensor> fuse::data::readIdx(llvm::StringRef path) {
   GzFile in;
+  // A read that came up short: damage zlib saw, or the file's end.
+  auto shortRead = [&](const llvm::Twine &message) {
+    if (std::optional<std::string> corrupt = in.corruption())
+      return makeError("'" + path + "' is a corrupt gzip stream: " + *corrupt);
+    return makeError(message);
+  };
   std::string name = path.str();
   in.file = gzopen(name.c_str(), "rb");
   if (!in.file) {
@@ -60,7 +76,7 @@ Expected<Tensor> fuse::data::readIdx(llvm::StringRef path) {
   }
   unsigned char magic[4];
   if (!in.read(magic, 4))
-    return makeError("'" + path +
+    return shortRead("'" + path +
                      "' is not an IDX file: it ends before its "
                      "4-byte header");
   if (magic[0] != 0 || magic[1] != 0)
@@ -82,7 +98,7 @@ Expected<Tensor> fuse::data::readIdx(llvm::StringRef path) {
   for (int d = 0; d < rank; ++d) {
     unsigned char bytes[4];
     if (!in.read(bytes, 4))
-      return makeError("'" + path +
+      return shortRead("'" + path +
                        "' is truncated: it ends inside its "
                        "header");
     shape.push_back(bigEndian(bytes));
@@ -92,16 +108,14 @@ Expected<Tensor> fuse::data::readIdx(llvm::StringRef path) {
   }
   std::vector<unsigned char> raw(count);
   if (!in.read(raw.data(), raw.size()))
-    return makeError("'" + path + "' is truncated: its header declares " +
+    return shortRead("'" + path + "' is truncated: its header declares " +
                      llvm::Twine(count) + " elements, the file holds fewer");
   unsigned char extra;
   if (gzread(in.file, &extra, 1) > 0)
     return makeError("'" + path + "' has data after the " + llvm::Twine(count) +
                      " elements its header declares");
-  int gzError = Z_OK;
-  const char *gzMessage = gzerror(in.file, &gzError);
-  if (gzError != Z_OK && gzError != Z_STREAM_END)
-    return makeError("'" + path + "' is a corrupt gzip stream: " + gzMessage);
+  if (std::optional<std::string> corrupt = in.corruption())
+    return makeError("'" + path + "' is a corrupt gzip stream: " + *corrupt);
 
   if (rank == 1) {
     Tensor labels = Tensor::empty(DType::I32, shape);

@@ -30,7 +30,7 @@ Error fuse::saveCheckpoint(const Trainer &trainer, llvm::StringRef path,
     tensors.push_back({name, *value});
   }
   metadata["format"] = kFormat.str();
-  metadata["function"] = trainer.function().name().str();
+  metadata["function"] = trainer.name().str();
   metadata["step"] = std::to_string(trainer.step());
   return data::writeSafetensors(path, tensors, metadata);
 }
@@ -41,7 +41,7 @@ static Error checkFits(const Trainer &trainer, const data::Safetensors &file,
                        llvm::StringRef path, bool complete) {
   auto fromAnother = [&](const llvm::Twine &why) {
     return makeError(path + ": not a checkpoint of this model ('" +
-                     trainer.function().name() + "'): " + why);
+                     trainer.name() + "'): " + why);
   };
   for (const data::NamedTensor &entry : file.tensors) {
     if (!llvm::is_contained(trainer.stateNames(), entry.name))

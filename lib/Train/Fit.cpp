@@ -246,6 +246,13 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::LabeledImages &train,
     return makeError("the batch size must be at least 1");
   if (options.stepsPerCall < 0)
     return makeError("the steps per call must not be negative");
+  if (!std::isfinite(options.learningRate))
+    return makeError("the learning rate must be a finite number");
+  if (!options.weightsPath.empty() && !options.resumePath.empty())
+    return makeError("initial weights (--weights) and a checkpoint to resume "
+                     "(--resume) both set the parameters: give one");
+  if (test && test->size() == 0)
+    return makeError("the test set has no examples");
   Expected<std::unique_ptr<Trainer>> created =
       Trainer::create(engine, options.stepFunction);
   if (!created)
@@ -415,6 +422,7 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::LabeledImages &train,
       callbacks.onEpochEnd(current);
   }
   summary.totalSteps = trainer.step();
-  summary.stepsPerCall = chunking.stepsPerCall;
+  // A chunk never crosses an epoch.
+  summary.stepsPerCall = std::min(chunking.stepsPerCall, stepsPerEpoch);
   return summary;
 }

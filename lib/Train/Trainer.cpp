@@ -29,7 +29,7 @@ Expected<std::unique_ptr<Trainer>> Trainer::create(Engine &engine,
                      "with fuse.per_step arguments, as fuse.train_step "
                      "makes them)");
   }
-  std::unique_ptr<Trainer> trainer(new Trainer(*steps));
+  std::unique_ptr<Trainer> trainer(new Trainer(name, *steps));
   llvm::ArrayRef<ArgumentInfo> args = steps->arguments();
   trainer->args_.resize(args.size());
   trainer->isSet_.assign(args.size(), false);

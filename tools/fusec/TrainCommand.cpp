@@ -21,6 +21,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <cmath>
 
 using namespace fuse;
 namespace cl = llvm::cl;
@@ -173,8 +174,9 @@ llvm::Error writeJson(llvm::StringRef path, const FitSummary &s) {
     return llvm::createStringError(ec, "%s: cannot write: %s",
                                    path.str().c_str(), ec.message().c_str());
   llvm::json::OStream json(file, 2);
-  auto optional = [&](llvm::StringRef key, std::optional<double> v) {
-    if (v)
+  // JSON has no NaN or infinity (a diverged run): null.
+  auto number = [&](llvm::StringRef key, std::optional<double> v) {
+    if (v && std::isfinite(*v))
       json.attribute(key, *v);
     else
       json.attribute(key, nullptr);
@@ -187,23 +189,23 @@ llvm::Error writeJson(llvm::StringRef path, const FitSummary &s) {
     json.attribute("batch_size", s.batchSize);
     json.attribute("steps_per_call", s.stepsPerCall);
     json.attribute("seed", int64_t(s.seed));
-    json.attribute("train_seconds", s.trainSeconds);
-    json.attribute("steps_per_second",
-                   s.trainSeconds > 0 ? double(s.steps) / s.trainSeconds : 0.0);
-    json.attribute("compile_seconds", s.compileSeconds);
-    optional("final_train_loss",
-             last ? std::optional<double>(last->trainLoss) : std::nullopt);
-    optional("test_loss", last ? last->testLoss : std::nullopt);
-    optional("test_accuracy", last ? last->testAccuracy : std::nullopt);
+    number("train_seconds", s.trainSeconds);
+    number("steps_per_second",
+           s.trainSeconds > 0 ? double(s.steps) / s.trainSeconds : 0.0);
+    number("compile_seconds", s.compileSeconds);
+    number("final_train_loss",
+           last ? std::optional<double>(last->trainLoss) : std::nullopt);
+    number("test_loss", last ? last->testLoss : std::nullopt);
+    number("test_accuracy", last ? last->testAccuracy : std::nullopt);
     json.attributeArray("history", [&] {
       for (const EpochSummary &e : s.history)
         json.object([&] {
           json.attribute("epoch", e.epoch + 1);
           json.attribute("steps", e.steps);
-          json.attribute("seconds", e.seconds);
-          json.attribute("train_loss", e.trainLoss);
-          optional("test_loss", e.testLoss);
-          optional("test_accuracy", e.testAccuracy);
+          number("seconds", e.seconds);
+          number("train_loss", e.trainLoss);
+          number("test_loss", e.testLoss);
+          number("test_accuracy", e.testAccuracy);
         });
     });
   });

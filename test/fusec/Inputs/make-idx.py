@@ -17,15 +17,19 @@ import struct
 import sys
 
 
+# Random bytes mapped to the noise (0-59) and band (180-255) ranges.
+NOISE = bytes(v * 60 // 256 for v in range(256))
+BAND = bytes(180 + v * 76 // 256 for v in range(256))
+
+
 def images_and_labels(count, rng):
     labels = bytes(rng.randrange(10) for _ in range(count))
     pixels = bytearray()
     for label in labels:
-        for row in range(28):
-            bright = 2 * label + 4 <= row <= 2 * label + 5
-            for _ in range(28):
-                pixels.append(rng.randrange(180, 256) if bright
-                              else rng.randrange(0, 60))
+        image = bytearray(rng.randbytes(28 * 28).translate(NOISE))
+        band = slice((2 * label + 4) * 28, (2 * label + 6) * 28)
+        image[band] = rng.randbytes(2 * 28).translate(BAND)
+        pixels += image
     return bytes(pixels), labels
 
 
