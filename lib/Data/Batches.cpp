@@ -12,10 +12,6 @@ using namespace fuse::data;
 using llvm::Error;
 using llvm::Expected;
 
-static Error makeError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-
 static uint64_t splitmix64(uint64_t x) {
   uint64_t z = x + 0x9e3779b97f4a7c15ull;
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -54,33 +50,37 @@ Expected<std::unique_ptr<ChunkLoader>>
 ChunkLoader::create(std::vector<Tensor> arrays, ChunkOptions options,
                     int64_t firstStep, int64_t endStep) {
   if (arrays.empty())
-    return makeError("no data arrays to batch");
+    return llvm::createStringError("no data arrays to batch");
   for (size_t i = 0; i < arrays.size(); ++i) {
     if (arrays[i].rank() == 0)
-      return makeError("data array #" + llvm::Twine(i) +
-                       " is 0-d; data arrays are [examples, ...]");
+      return llvm::createStringError(
+          "data array #" + llvm::Twine(i) +
+          " is 0-d; data arrays are [examples, ...]");
     if (!arrays[i].isContiguous())
-      return makeError("data array #" + llvm::Twine(i) + " is not contiguous");
+      return llvm::createStringError("data array #" + llvm::Twine(i) +
+                                     " is not contiguous");
     if (arrays[i].shape()[0] != arrays[0].shape()[0])
-      return makeError("data array #" + llvm::Twine(i) + " holds " +
-                       llvm::Twine(arrays[i].shape()[0]) +
-                       " examples, array #0 holds " +
-                       llvm::Twine(arrays[0].shape()[0]));
+      return llvm::createStringError(
+          "data array #" + llvm::Twine(i) + " holds " +
+          llvm::Twine(arrays[i].shape()[0]) + " examples, array #0 holds " +
+          llvm::Twine(arrays[0].shape()[0]));
   }
   if (arrays[0].shape()[0] == 0)
-    return makeError("the data set has no examples");
+    return llvm::createStringError("the data set has no examples");
   if (options.batchSize < 1)
-    return makeError("the batch size must be at least 1, got " +
-                     llvm::Twine(options.batchSize));
+    return llvm::createStringError("the batch size must be at least 1, got " +
+                                   llvm::Twine(options.batchSize));
   if (options.stepsPerCall < 1)
-    return makeError("the steps per call must be at least 1, got " +
-                     llvm::Twine(options.stepsPerCall));
+    return llvm::createStringError(
+        "the steps per call must be at least 1, got " +
+        llvm::Twine(options.stepsPerCall));
   if (firstStep < 0)
-    return makeError("the first step " + llvm::Twine(firstStep) +
-                     " is negative");
+    return llvm::createStringError("the first step " + llvm::Twine(firstStep) +
+                                   " is negative");
   if (firstStep > endStep)
-    return makeError("the first step " + llvm::Twine(firstStep) +
-                     " is after the end step " + llvm::Twine(endStep));
+    return llvm::createStringError("the first step " + llvm::Twine(firstStep) +
+                                   " is after the end step " +
+                                   llvm::Twine(endStep));
   std::unique_ptr<ChunkLoader> loader(
       new ChunkLoader(std::move(arrays), options, firstStep, endStep));
   loader->worker_ = std::thread(&ChunkLoader::run, loader.get());

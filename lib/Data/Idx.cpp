@@ -16,10 +16,6 @@ using namespace fuse::data;
 using llvm::Error;
 using llvm::Expected;
 
-static Error makeError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-
 namespace {
 
 /// A gzip (or plain) file read with zlib.
@@ -65,14 +61,16 @@ Expected<Tensor> fuse::data::readIdx(llvm::StringRef path) {
   // A read that came up short: damage zlib saw, or the file's end.
   auto shortRead = [&](const llvm::Twine &message) {
     if (std::optional<std::string> corrupt = in.corruption())
-      return makeError("'" + path + "' is a corrupt gzip stream: " + *corrupt);
-    return makeError(message);
+      return llvm::createStringError("'" + path +
+                                     "' is a corrupt gzip stream: " + *corrupt);
+    return llvm::createStringError(message);
   };
   std::string name = path.str();
   in.file = gzopen(name.c_str(), "rb");
   if (!in.file) {
     std::error_code ec = std::error_code(errno, std::generic_category());
-    return makeError("cannot open '" + path + "': " + ec.message());
+    return llvm::createStringError("cannot open '" + path +
+                                   "': " + ec.message());
   }
   unsigned char magic[4];
   if (!in.read(magic, 4))
@@ -80,19 +78,22 @@ Expected<Tensor> fuse::data::readIdx(llvm::StringRef path) {
                      "' is not an IDX file: it ends before its "
                      "4-byte header");
   if (magic[0] != 0 || magic[1] != 0)
-    return makeError("'" + path +
-                     "' is not an IDX file (or is a corrupt "
-                     "gzip stream): its magic number starts with " +
-                     llvm::Twine(int(magic[0])) + ", " +
-                     llvm::Twine(int(magic[1])) + " instead of 0, 0");
+    return llvm::createStringError(
+        "'" + path +
+        "' is not an IDX file (or is a corrupt "
+        "gzip stream): its magic number starts with " +
+        llvm::Twine(int(magic[0])) + ", " + llvm::Twine(int(magic[1])) +
+        " instead of 0, 0");
   if (magic[2] != 0x08)
-    return makeError("'" + path + "' holds IDX element type 0x" +
-                     llvm::Twine::utohexstr(magic[2]) +
-                     "; only unsigned bytes (0x08) are supported");
+    return llvm::createStringError(
+        "'" + path + "' holds IDX element type 0x" +
+        llvm::Twine::utohexstr(magic[2]) +
+        "; only unsigned bytes (0x08) are supported");
   int rank = magic[3];
   if (rank < 1 || rank > 4)
-    return makeError("'" + path + "' declares " + llvm::Twine(rank) +
-                     " dimensions; expected 1 to 4");
+    return llvm::createStringError("'" + path + "' declares " +
+                                   llvm::Twine(rank) +
+                                   " dimensions; expected 1 to 4");
   llvm::SmallVector<int64_t, 4> shape;
   int64_t count = 1;
   for (int d = 0; d < rank; ++d) {
@@ -104,7 +105,8 @@ Expected<Tensor> fuse::data::readIdx(llvm::StringRef path) {
     shape.push_back(bigEndian(bytes));
     count *= shape.back();
     if (count > (int64_t(1) << 34))
-      return makeError("'" + path + "' declares more than 2^34 elements");
+      return llvm::createStringError("'" + path +
+                                     "' declares more than 2^34 elements");
   }
   std::vector<unsigned char> raw(count);
   if (!in.read(raw.data(), raw.size()))
@@ -112,10 +114,12 @@ Expected<Tensor> fuse::data::readIdx(llvm::StringRef path) {
                      llvm::Twine(count) + " elements, the file holds fewer");
   unsigned char extra;
   if (gzread(in.file, &extra, 1) > 0)
-    return makeError("'" + path + "' has data after the " + llvm::Twine(count) +
-                     " elements its header declares");
+    return llvm::createStringError("'" + path + "' has data after the " +
+                                   llvm::Twine(count) +
+                                   " elements its header declares");
   if (std::optional<std::string> corrupt = in.corruption())
-    return makeError("'" + path + "' is a corrupt gzip stream: " + *corrupt);
+    return llvm::createStringError("'" + path +
+                                   "' is a corrupt gzip stream: " + *corrupt);
 
   if (rank == 1) {
     Tensor labels = Tensor::empty(DType::I32, shape);
@@ -152,7 +156,8 @@ fuse::data::loadIdxSplit(llvm::StringRef dir, Split split, int64_t numClasses) {
             ? " (install Debian's dataset-fashion-mnist package: "
               "scripts/setup does; or name another IDX directory with --data)"
             : "";
-    return makeError("no data set directory '" + dir + "'" + hint);
+    return llvm::createStringError("no data set directory '" + dir + "'" +
+                                   hint);
   }
   llvm::StringRef prefix = split == Split::Train ? "train" : "t10k";
   std::string imagesPath = findFile(dir, prefix + "-images-idx3-ubyte");
@@ -164,23 +169,23 @@ fuse::data::loadIdxSplit(llvm::StringRef dir, Split split, int64_t numClasses) {
   if (!labels)
     return labels.takeError();
   if (images->rank() != 3)
-    return makeError("'" + imagesPath + "' holds " +
-                     llvm::Twine(images->rank()) +
-                     "-d data; images are [count, rows, cols]");
+    return llvm::createStringError("'" + imagesPath + "' holds " +
+                                   llvm::Twine(images->rank()) +
+                                   "-d data; images are [count, rows, cols]");
   if (labels->rank() != 1)
-    return makeError("'" + labelsPath + "' holds " +
-                     llvm::Twine(labels->rank()) +
-                     "-d data; labels are [count]");
+    return llvm::createStringError("'" + labelsPath + "' holds " +
+                                   llvm::Twine(labels->rank()) +
+                                   "-d data; labels are [count]");
   if (labels->shape()[0] != images->shape()[0])
-    return makeError("'" + labelsPath + "' has " +
-                     llvm::Twine(labels->shape()[0]) + " labels for the " +
-                     llvm::Twine(images->shape()[0]) + " images of '" +
-                     imagesPath + "'");
+    return llvm::createStringError(
+        "'" + labelsPath + "' has " + llvm::Twine(labels->shape()[0]) +
+        " labels for the " + llvm::Twine(images->shape()[0]) + " images of '" +
+        imagesPath + "'");
   for (int64_t i = 0; i < labels->shape()[0]; ++i)
     if (labels->data<int32_t>()[i] >= numClasses)
-      return makeError("'" + labelsPath + "': label #" + llvm::Twine(i) +
-                       " is " + llvm::Twine(labels->data<int32_t>()[i]) +
-                       ", not below the " + llvm::Twine(numClasses) +
-                       " classes");
+      return llvm::createStringError(
+          "'" + labelsPath + "': label #" + llvm::Twine(i) + " is " +
+          llvm::Twine(labels->data<int32_t>()[i]) + ", not below the " +
+          llvm::Twine(numClasses) + " classes");
   return LabeledImages{std::move(*images), std::move(*labels)};
 }

@@ -46,10 +46,6 @@ using llvm::Expected;
 
 namespace {
 
-Error makeError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-
 /// The symbol the specialized function gets, so that no user function name
 /// can shadow a C library symbol in the JIT.
 constexpr llvm::StringLiteral kFunctionSymbol = "__fuse_function";
@@ -238,33 +234,37 @@ struct Function::Impl {
 
 Error Function::Impl::validate(llvm::ArrayRef<Tensor> args) const {
   if (args.size() != argTypes.size())
-    return makeError("function '" + name + "' takes " +
-                     llvm::Twine(argTypes.size()) + " arguments, got " +
-                     llvm::Twine(args.size()));
+    return llvm::createStringError(
+        "function '" + name + "' takes " + llvm::Twine(argTypes.size()) +
+        " arguments, got " + llvm::Twine(args.size()));
   for (auto [i, arg] : llvm::enumerate(args)) {
     mlir::RankedTensorType declared = argTypes[i];
     std::string expected;
     llvm::raw_string_ostream(expected) << declared;
     std::optional<DType> dtype = dtypeOfType(declared.getElementType());
     if (!dtype || *dtype != arg.dtype())
-      return makeError(describe(i) + ": expected " + expected + ", got dtype " +
-                       dtypeName(arg.dtype()));
+      return llvm::createStringError(describe(i) + ": expected " + expected +
+                                     ", got dtype " + dtypeName(arg.dtype()));
     if (arg.rank() != declared.getRank())
-      return makeError(describe(i) + ": expected " + expected + " of rank " +
-                       llvm::Twine(declared.getRank()) + ", got rank " +
-                       llvm::Twine(arg.rank()) + " (" + arg.typeString() + ")");
+      return llvm::createStringError(
+          describe(i) + ": expected " + expected + " of rank " +
+          llvm::Twine(declared.getRank()) + ", got rank " +
+          llvm::Twine(arg.rank()) + " (" + arg.typeString() + ")");
     if (arg.strides().size() != arg.shape().size())
-      return makeError(describe(i) + ": " + llvm::Twine(arg.strides().size()) +
-                       " strides for rank " + llvm::Twine(arg.rank()));
+      return llvm::createStringError(
+          describe(i) + ": " + llvm::Twine(arg.strides().size()) +
+          " strides for rank " + llvm::Twine(arg.rank()));
     for (auto [d, size] : llvm::enumerate(arg.shape())) {
       if (size < 0)
-        return makeError(describe(i) + ": dim " + llvm::Twine(d) +
-                         " is negative (" + llvm::Twine(size) + ")");
+        return llvm::createStringError(describe(i) + ": dim " + llvm::Twine(d) +
+                                       " is negative (" + llvm::Twine(size) +
+                                       ")");
       int64_t want = declared.getDimSize(d);
       if (!mlir::ShapedType::isDynamic(want) && want != size)
-        return makeError(describe(i) + ": dim " + llvm::Twine(d) + " is " +
-                         llvm::Twine(size) + ", expected " + llvm::Twine(want) +
-                         " (" + expected + ")");
+        return llvm::createStringError(describe(i) + ": dim " + llvm::Twine(d) +
+                                       " is " + llvm::Twine(size) +
+                                       ", expected " + llvm::Twine(want) +
+                                       " (" + expected + ")");
     }
   }
   return Error::success();
@@ -275,15 +275,15 @@ Error Function::Impl::validateSteps(llvm::ArrayRef<Tensor> args) const {
     if (!stacked[i])
       continue;
     if (arg.rank() == 0)
-      return makeError(describe(i) +
-                       ": stacked along dim 0 (one row per step), got a 0-d "
-                       "tensor");
+      return llvm::createStringError(
+          describe(i) + ": stacked along dim 0 (one row per step), got a 0-d "
+                        "tensor");
     if (arg.shape()[0] != args[firstStacked].shape()[0])
-      return makeError(describe(i) + ": dim 0 counts the steps and must be " +
-                       llvm::Twine(args[firstStacked].shape()[0]) + " like " +
-                       describe(firstStacked) + ", got " +
-                       llvm::Twine(arg.shape()[0]) + " (" + arg.typeString() +
-                       ")");
+      return llvm::createStringError(
+          describe(i) + ": dim 0 counts the steps and must be " +
+          llvm::Twine(args[firstStacked].shape()[0]) + " like " +
+          describe(firstStacked) + ", got " + llvm::Twine(arg.shape()[0]) +
+          " (" + arg.typeString() + ")");
   }
   return Error::success();
 }
@@ -308,8 +308,9 @@ Expected<CachedObject> Function::Impl::compile(llvm::ArrayRef<Tensor> args,
   mlir::FailureOr<mlir::func::FuncOp> func =
       isolateAndSpecialize(*clone, name, types, kFunctionSymbol);
   if (failed(func))
-    return makeError("cannot specialize '" + name + "' for " +
-                     Signature::of(args, stacked).str() + ":\n" + diagnostics);
+    return llvm::createStringError("cannot specialize '" + name + "' for " +
+                                   Signature::of(args, stacked).str() + ":\n" +
+                                   diagnostics);
 
   CachedObject entry;
   for (auto [j, type] : llvm::enumerate(func->getResultTypes())) {
@@ -317,7 +318,8 @@ Expected<CachedObject> Function::Impl::compile(llvm::ArrayRef<Tensor> args,
     std::optional<DType> dtype =
         tensor ? dtypeOfType(tensor.getElementType()) : std::nullopt;
     if (!dtype)
-      return makeError("function '" + name + "' returns an unsupported type");
+      return llvm::createStringError("function '" + name +
+                                     "' returns an unsupported type");
     auto inPlace =
         func->getResultAttrOfType<mlir::IntegerAttr>(j, kInPlaceAttrName);
     ResultSpec result{
@@ -327,9 +329,10 @@ Expected<CachedObject> Function::Impl::compile(llvm::ArrayRef<Tensor> args,
     if (result.stacked)
       result.shape[0] = 0;
     if (llvm::any_of(result.shape, mlir::ShapedType::isDynamic))
-      return makeError("result #" + llvm::Twine(j) + " of '" + name +
-                       "' has a dynamic shape that does not follow from the "
-                       "argument shapes");
+      return llvm::createStringError(
+          "result #" + llvm::Twine(j) + " of '" + name +
+          "' has a dynamic shape that does not follow from the "
+          "argument shapes");
     entry.results.push_back(std::move(result));
   }
 
@@ -340,8 +343,9 @@ Expected<CachedObject> Function::Impl::compile(llvm::ArrayRef<Tensor> args,
   buildLowerToLinalgPipeline(pm, pipeline);
   buildLowerToLLVMPipeline(pm);
   if (failed(pm.run(*clone)))
-    return makeError("cannot compile '" + name + "' for " +
-                     Signature::of(args, stacked).str() + ":\n" + diagnostics);
+    return llvm::createStringError("cannot compile '" + name + "' for " +
+                                   Signature::of(args, stacked).str() + ":\n" +
+                                   diagnostics);
   // Warnings (an argument that cannot be updated in place) are the user's.
   if (!diagnostics.empty())
     engine->warnings() << diagnostics;
@@ -457,7 +461,8 @@ Expected<const Specialization *>
 Function::Impl::specialization(llvm::ArrayRef<Tensor> args) {
   for (auto [i, arg] : llvm::enumerate(args))
     if (!arg.data() && arg.numElements() != 0 && i < argNames.size())
-      return makeError(describe(i) + " has no data (null pointer)");
+      return llvm::createStringError(describe(i) +
+                                     " has no data (null pointer)");
   // Checked on every call: the step count is not part of the signature.
   if (firstStacked >= 0 && args.size() == argTypes.size()) {
     if (Error e = validateSteps(args))
@@ -566,14 +571,15 @@ static Error invoke(const Function::Impl &fn, const Specialization &spec,
       continue;
     }
     if (!args[want.inPlaceOf].isContiguous())
-      return makeError(fn.describe(want.inPlaceOf) +
-                       " is updated in place and must be contiguous");
+      return llvm::createStringError(
+          fn.describe(want.inPlaceOf) +
+          " is updated in place and must be contiguous");
   }
   void *workspace = spec.acquireWorkspace();
   if (spec.workspaceBytes && !workspace)
-    return makeError("cannot allocate a workspace of " +
-                     llvm::Twine(spec.workspaceBytes) + " bytes for '" +
-                     fn.name + "'");
+    return llvm::createStringError("cannot allocate a workspace of " +
+                                   llvm::Twine(spec.workspaceBytes) +
+                                   " bytes for '" + fn.name + "'");
   char *buffer = static_cast<char *>(workspace);
   for (uint64_t bytes : spec.buffers) {
     pointers.push_back(buffer);
@@ -666,9 +672,9 @@ Error Function::callInto(llvm::ArrayRef<Tensor> args,
     return spec.takeError();
   const std::vector<ResultSpec> &want = (*spec)->results;
   if (results.size() != want.size())
-    return makeError("function '" + impl_->name + "' returns " +
-                     llvm::Twine(want.size()) + " results, got " +
-                     llvm::Twine(results.size()) + " result tensors");
+    return llvm::createStringError(
+        "function '" + impl_->name + "' returns " + llvm::Twine(want.size()) +
+        " results, got " + llvm::Twine(results.size()) + " result tensors");
   for (auto [i, result] : llvm::enumerate(results)) {
     // A result computed in place needs no tensor: it is in its argument.
     if (want[i].inPlaceOf >= 0 && !result.data())
@@ -678,15 +684,16 @@ Error Function::callInto(llvm::ArrayRef<Tensor> args,
     Tensor expected = Tensor::view(nullptr, want[i].dtype, shape);
     if (result.dtype() != want[i].dtype ||
         result.shape() != llvm::ArrayRef<int64_t>(shape))
-      return makeError("result #" + llvm::Twine(i) + " of '" + impl_->name +
-                       "': expected " + expected.typeString() + ", got " +
-                       result.typeString());
+      return llvm::createStringError(
+          "result #" + llvm::Twine(i) + " of '" + impl_->name + "': expected " +
+          expected.typeString() + ", got " + result.typeString());
     if (!result.isContiguous())
-      return makeError("result #" + llvm::Twine(i) + " of '" + impl_->name +
-                       "' must be contiguous");
+      return llvm::createStringError("result #" + llvm::Twine(i) + " of '" +
+                                     impl_->name + "' must be contiguous");
     if (!result.data() && result.numElements() != 0)
-      return makeError("result #" + llvm::Twine(i) + " of '" + impl_->name +
-                       "' has no data (null pointer)");
+      return llvm::createStringError("result #" + llvm::Twine(i) + " of '" +
+                                     impl_->name +
+                                     "' has no data (null pointer)");
   }
   return invoke(*impl_, **spec, args, results);
 }
@@ -724,8 +731,8 @@ Error Engine::loadFile(llvm::StringRef path) {
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
       llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
   if (!file)
-    return makeError("cannot open '" + path +
-                     "': " + file.getError().message());
+    return llvm::createStringError("cannot open '" + path +
+                                   "': " + file.getError().message());
   return loadString((*file)->getBuffer(), path);
 }
 
@@ -750,7 +757,7 @@ Error Engine::loadString(llvm::StringRef source, llvm::StringRef bufferName) {
         mlir::parseSourceFile<mlir::ModuleOp>(loaded->sourceMgr, &impl.context);
   }
   if (!loaded->module)
-    return makeError(diagnostics);
+    return llvm::createStringError(diagnostics);
   nameArguments(*loaded->module, loaded->sourceMgr);
   {
     // Whole-module rewrites happen once, before any specialization.
@@ -759,15 +766,15 @@ Error Engine::loadString(llvm::StringRef source, llvm::StringRef bufferName) {
     mlir::PassManager pm(&impl.context);
     buildDifferentiatePipeline(pm);
     if (failed(pm.run(*loaded->module)))
-      return makeError(diagnostics);
+      return llvm::createStringError(diagnostics);
   }
 
   for (mlir::func::FuncOp func : loaded->module->getOps<mlir::func::FuncOp>()) {
     if (func.isExternal())
       continue;
     if (impl.functions.count(func.getSymName()))
-      return makeError("function '" + func.getSymName() +
-                       "' is already loaded");
+      return llvm::createStringError("function '" + func.getSymName() +
+                                     "' is already loaded");
     auto fn = std::make_unique<Function::Impl>();
     fn->engine = &impl;
     fn->module = loaded.get();
@@ -775,9 +782,9 @@ Error Engine::loadString(llvm::StringRef source, llvm::StringRef bufferName) {
     for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
       auto type = llvm::dyn_cast<mlir::RankedTensorType>(arg.getType());
       if (!type || !dtypeOfType(type.getElementType()))
-        return makeError("function '" + fn->name + "': argument #" +
-                         llvm::Twine(i) +
-                         " is not a ranked tensor of a supported dtype");
+        return llvm::createStringError(
+            "function '" + fn->name + "': argument #" + llvm::Twine(i) +
+            " is not a ranked tensor of a supported dtype");
       fn->argTypes.push_back(type);
       fn->argNames.push_back(argumentName(func, i));
       ArgumentInfo info{fn->argNames.back(),
@@ -798,19 +805,19 @@ Error Engine::loadString(llvm::StringRef source, llvm::StringRef bufferName) {
     for (auto [j, result] : llvm::enumerate(func.getResultTypes())) {
       auto type = llvm::dyn_cast<mlir::RankedTensorType>(result);
       if (!type || !dtypeOfType(type.getElementType()))
-        return makeError("function '" + fn->name + "': result #" +
-                         llvm::Twine(j) +
-                         " is not a ranked tensor of a supported dtype");
+        return llvm::createStringError(
+            "function '" + fn->name + "': result #" + llvm::Twine(j) +
+            " is not a ranked tensor of a supported dtype");
       ResultInfo info{*dtypeOfType(type.getElementType()), declaredShape(type)};
       if (auto index =
               func.getResultAttrOfType<mlir::IntegerAttr>(j, kInPlaceAttrName))
         info.inPlaceOf = index.getInt();
       info.stacked = static_cast<bool>(func.getResultAttr(j, kStackedAttrName));
       if (info.stacked && fn->firstStacked < 0)
-        return makeError("function '" + fn->name + "': result #" +
-                         llvm::Twine(j) +
-                         " is stacked but no argument is: nothing gives the "
-                         "number of steps");
+        return llvm::createStringError(
+            "function '" + fn->name + "': result #" + llvm::Twine(j) +
+            " is stacked but no argument is: nothing gives the "
+            "number of steps");
       fn->results.push_back(std::move(info));
     }
     std::string name = fn->name;
@@ -824,6 +831,7 @@ Expected<Function &> Engine::lookup(llvm::StringRef name) {
   std::lock_guard<std::mutex> lock(impl_->contextMutex);
   auto it = impl_->functions.find(name);
   if (it == impl_->functions.end())
-    return makeError("no function named '" + name + "' is loaded");
+    return llvm::createStringError("no function named '" + name +
+                                   "' is loaded");
   return *it->second;
 }

@@ -14,10 +14,6 @@ using llvm::Expected;
 
 static constexpr llvm::StringLiteral kFormat = "fuse.checkpoint.v1";
 
-static Error makeError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-
 static std::string typeOf(const Tensor &t) { return t.typeString(); }
 
 Error fuse::saveCheckpoint(const Trainer &trainer, llvm::StringRef path,
@@ -40,8 +36,9 @@ Error fuse::saveCheckpoint(const Trainer &trainer, llvm::StringRef path,
 static Error checkFits(const Trainer &trainer, const data::Safetensors &file,
                        llvm::StringRef path, bool complete) {
   auto fromAnother = [&](const llvm::Twine &why) {
-    return makeError(path + ": not a checkpoint of this model ('" +
-                     trainer.name() + "'): " + why);
+    return llvm::createStringError(path +
+                                   ": not a checkpoint of this model ('" +
+                                   trainer.name() + "'): " + why);
   };
   for (const data::NamedTensor &entry : file.tensors) {
     if (!llvm::is_contained(trainer.stateNames(), entry.name))
@@ -78,14 +75,15 @@ Expected<Metadata> fuse::loadCheckpoint(Trainer &trainer,
     return it == metadata.end() ? "" : it->second;
   };
   if (field("format") != kFormat)
-    return makeError(path +
-                     ": not a Fuse checkpoint (its metadata has no "
-                     "format = " +
-                     kFormat + ")");
+    return llvm::createStringError(
+        path +
+        ": not a Fuse checkpoint (its metadata has no "
+        "format = " +
+        kFormat + ")");
   int64_t step;
   if (llvm::StringRef(field("step")).getAsInteger(10, step) || step < 0)
-    return makeError(path + ": the checkpoint's step '" + field("step") +
-                     "' is not a step number");
+    return llvm::createStringError(path + ": the checkpoint's step '" +
+                                   field("step") + "' is not a step number");
   if (Error err = checkFits(trainer, *file, path, /*complete=*/true))
     return std::move(err);
   if (Error err = setAll(trainer, *file))
@@ -109,9 +107,10 @@ Error fuse::checkWritable(llvm::StringRef path) {
   if (dir.empty())
     dir = ".";
   if (llvm::sys::fs::is_directory(path))
-    return makeError(path + ": is a directory");
+    return llvm::createStringError(path + ": is a directory");
   if (!llvm::sys::fs::is_directory(dir))
-    return makeError(path + ": directory '" + dir + "' does not exist");
+    return llvm::createStringError(path + ": directory '" + dir +
+                                   "' does not exist");
   // Creating a file is the only reliable test (root ignores permissions,
   // not read-only file systems).
   llvm::SmallString<256> probe(dir);
@@ -120,8 +119,8 @@ Error fuse::checkWritable(llvm::StringRef path) {
   llvm::SmallString<256> probePath;
   if (std::error_code ec =
           llvm::sys::fs::createUniqueFile(probe, fd, probePath))
-    return makeError(path + ": cannot write in directory '" + dir +
-                     "': " + ec.message());
+    return llvm::createStringError(path + ": cannot write in directory '" +
+                                   dir + "': " + ec.message());
   llvm::sys::Process::SafelyCloseFileDescriptor(fd);
   llvm::sys::fs::remove(probePath);
   return Error::success();

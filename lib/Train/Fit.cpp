@@ -16,10 +16,6 @@ using llvm::Expected;
 
 namespace {
 
-Error makeError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-
 double secondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
       .count();
@@ -49,8 +45,9 @@ Expected<BatchLayout> matchData(llvm::StringRef function,
   for (const ArgumentInfo &arg : batchArgs)
     inputs += (inputs.empty() ? "" : ", ") + arg.name + ": " + typeString(arg);
   auto mismatch = [&](const llvm::Twine &why) {
-    return makeError("the model does not fit the data: '" + function +
-                     "' takes the batch (" + inputs + "); " + why);
+    return llvm::createStringError("the model does not fit the data: '" +
+                                   function + "' takes the batch (" + inputs +
+                                   "); " + why);
   };
   BatchLayout layout;
   int floats = 0, integers = 0;
@@ -225,12 +222,13 @@ Expected<T> resolve(const Metadata &metadata, llvm::StringRef key,
     return chosen.value_or(fallback);
   T stored;
   if (llvm::StringRef(it->second).getAsInteger(10, stored))
-    return makeError(path + ": the checkpoint's " + key + " '" + it->second +
-                     "' is not a number");
+    return llvm::createStringError(path + ": the checkpoint's " + key + " '" +
+                                   it->second + "' is not a number");
   if (chosen && *chosen != stored)
-    return makeError(path + ": the checkpoint was trained with " + key + " " +
-                     llvm::Twine(stored) + ", not " + llvm::Twine(*chosen) +
-                     ": resuming with another would change the data order");
+    return llvm::createStringError(
+        path + ": the checkpoint was trained with " + key + " " +
+        llvm::Twine(stored) + ", not " + llvm::Twine(*chosen) +
+        ": resuming with another would change the data order");
   return stored;
 }
 
@@ -241,18 +239,19 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::LabeledImages &train,
                                const FitOptions &options,
                                const FitCallbacks &callbacks) {
   if (options.epochs < 0)
-    return makeError("the number of epochs must not be negative");
+    return llvm::createStringError("the number of epochs must not be negative");
   if (options.batchSize && *options.batchSize < 1)
-    return makeError("the batch size must be at least 1");
+    return llvm::createStringError("the batch size must be at least 1");
   if (options.stepsPerCall < 0)
-    return makeError("the steps per call must not be negative");
+    return llvm::createStringError("the steps per call must not be negative");
   if (!std::isfinite(options.learningRate))
-    return makeError("the learning rate must be a finite number");
+    return llvm::createStringError("the learning rate must be a finite number");
   if (!options.weightsPath.empty() && !options.resumePath.empty())
-    return makeError("initial weights (--weights) and a checkpoint to resume "
-                     "(--resume) both set the parameters: give one");
+    return llvm::createStringError(
+        "initial weights (--weights) and a checkpoint to resume "
+        "(--resume) both set the parameters: give one");
   if (test && test->size() == 0)
-    return makeError("the test set has no examples");
+    return llvm::createStringError("the test set has no examples");
   Expected<std::unique_ptr<Trainer>> created =
       Trainer::create(engine, options.stepFunction);
   if (!created)

@@ -10,10 +10,6 @@ using namespace fuse;
 using llvm::Error;
 using llvm::Expected;
 
-static Error makeError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-
 Expected<std::unique_ptr<Trainer>> Trainer::create(Engine &engine,
                                                    llvm::StringRef name) {
   Expected<Function &> single = engine.lookup(name);
@@ -23,11 +19,11 @@ Expected<std::unique_ptr<Trainer>> Trainer::create(Engine &engine,
   Expected<Function &> steps = engine.lookup(stepsName);
   if (!steps) {
     llvm::consumeError(steps.takeError());
-    return makeError("'" + name + "' is not a step function: there is no '" +
-                     stepsName +
-                     "' (fuse-wrap-steps derives one from each function "
-                     "with fuse.per_step arguments, as fuse.train_step "
-                     "makes them)");
+    return llvm::createStringError(
+        "'" + name + "' is not a step function: there is no '" + stepsName +
+        "' (fuse-wrap-steps derives one from each function "
+        "with fuse.per_step arguments, as fuse.train_step "
+        "makes them)");
   }
   std::unique_ptr<Trainer> trainer(new Trainer(name, *steps));
   llvm::ArrayRef<ArgumentInfo> args = steps->arguments();
@@ -58,7 +54,8 @@ Expected<std::unique_ptr<Trainer>> Trainer::create(Engine &engine,
     trainer->stateNames_.push_back(arg.name);
   }
   if (trainer->batchArgs_.empty())
-    return makeError("'" + stepsName + "' takes no stacked batch input");
+    return llvm::createStringError("'" + stepsName +
+                                   "' takes no stacked batch input");
   if (Error err = trainer->initialize(0))
     return std::move(err);
   return trainer;
@@ -82,7 +79,8 @@ Error Trainer::initialize(uint64_t seed) {
     Expected<Tensor> value =
         init.create(arg.dtype, arg.shape, mix(seed ^ mix(i)));
     if (!value)
-      return makeError("'" + name + "': " + toString(value.takeError()));
+      return llvm::createStringError("'" + name +
+                                     "': " + toString(value.takeError()));
     // Into the existing buffer: views from state() stay valid.
     Tensor &slot = args_[i];
     if (isSet_[i] && slot.isOwning() && slot.shape() == value->shape())
@@ -99,15 +97,15 @@ Expected<size_t> Trainer::argumentIndex(llvm::StringRef name) const {
   for (auto [i, arg] : llvm::enumerate(steps_.arguments()))
     if (arg.name == name)
       return i;
-  return makeError("'" + steps_.name() + "' has no argument named '" + name +
-                   "'");
+  return llvm::createStringError("'" + steps_.name() +
+                                 "' has no argument named '" + name + "'");
 }
 
 Expected<size_t> Trainer::stateIndex(llvm::StringRef name) const {
   if (!llvm::is_contained(stateNames_, name))
-    return makeError("'" + name +
-                     "' is not a parameter or optimizer state of '" +
-                     steps_.name() + "'");
+    return llvm::createStringError(
+        "'" + name + "' is not a parameter or optimizer state of '" +
+        steps_.name() + "'");
   return argumentIndex(name);
 }
 
@@ -125,8 +123,8 @@ Error Trainer::setState(llvm::StringRef name, const Tensor &value) {
     for (int64_t d : arg.shape)
       declared += (d < 0 ? std::string("?") : std::to_string(d)) + "x";
     declared += dtypeName(arg.dtype).str() + ">";
-    return makeError("'" + name + "' is " + declared + ", got " +
-                     value.typeString());
+    return llvm::createStringError("'" + name + "' is " + declared + ", got " +
+                                   value.typeString());
   }
   // The trainer owns its state: updated in place, never the caller's memory.
   args_[*index] = value.contiguousCopy();
@@ -139,7 +137,7 @@ Expected<Tensor> Trainer::state(llvm::StringRef name) const {
   if (!index)
     return index.takeError();
   if (!isSet_[*index])
-    return makeError("'" + name + "' has not been set");
+    return llvm::createStringError("'" + name + "' has not been set");
   const Tensor &t = args_[*index];
   return Tensor::view(t.data(), t.dtype(), t.shape());
 }
@@ -150,8 +148,9 @@ Error Trainer::setInput(llvm::StringRef name, Tensor value) {
     return index.takeError();
   const ArgumentInfo &arg = steps_.arguments()[*index];
   if (arg.stacked || arg.stepCounter || llvm::is_contained(stateNames_, name))
-    return makeError("'" + name + "' of '" + steps_.name() +
-                     "' is not an input that stays the same at every step");
+    return llvm::createStringError(
+        "'" + name + "' of '" + steps_.name() +
+        "' is not an input that stays the same at every step");
   args_[*index] = std::move(value);
   isSet_[*index] = true;
   return Error::success();
@@ -159,16 +158,16 @@ Error Trainer::setInput(llvm::StringRef name, Tensor value) {
 
 Error Trainer::bindBatches(llvm::ArrayRef<Tensor> batches) {
   if (batches.size() != batchArgs_.size())
-    return makeError("'" + steps_.name() + "' takes " +
-                     llvm::Twine(batchArgs_.size()) +
-                     " stacked batch inputs (" + llvm::join(batchNames_, ", ") +
-                     "), got " + llvm::Twine(batches.size()));
+    return llvm::createStringError(
+        "'" + steps_.name() + "' takes " + llvm::Twine(batchArgs_.size()) +
+        " stacked batch inputs (" + llvm::join(batchNames_, ", ") + "), got " +
+        llvm::Twine(batches.size()));
   if (batches[0].rank() == 0)
-    return makeError("batch input '" + batchNames_[0] +
-                     "' must be stacked along dim 0");
+    return llvm::createStringError("batch input '" + batchNames_[0] +
+                                   "' must be stacked along dim 0");
   for (auto [i, set] : llvm::enumerate(isSet_))
     if (!set && !llvm::is_contained(batchArgs_, i))
-      return makeError(
+      return llvm::createStringError(
           "argument '" + steps_.arguments()[i].name + "' of '" + steps_.name() +
           "' is not set (Trainer::" +
           (llvm::is_contained(stateNames_, steps_.arguments()[i].name)
