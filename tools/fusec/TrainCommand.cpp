@@ -113,7 +113,8 @@ public:
       os_ << "\r"
           << llvm::format_decimal(p.stepInEpoch, digits(p.stepsPerEpoch)) << "/"
           << p.stepsPerEpoch << " [" << bar << "] - "
-          << llvm::format("ETA: %.1fs - ", eta)
+          << llvm::format("ETA: %.1fs - %.0f steps/s - ", eta,
+                          p.seconds > 0 ? double(p.stepsRun) / p.seconds : 0.0)
           << perStep(p.seconds, p.stepsRun)
           << llvm::format(" - loss: %.4f", p.meanLoss) << "\x1b[K";
       os_.flush();
