@@ -385,6 +385,8 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::LabeledImages &train,
       callbacks.onCall({epoch, options.epochs,
                         trainer.step() - epoch * stepsPerEpoch, stepsPerEpoch,
                         current.steps, current.trainLoss, current.seconds});
+    // `chunk` belongs to the loader, which the automatic K replaces.
+    const bool endsEpoch = chunk.endsEpoch;
     if (autoK) {
       // About 0.1 s per call: progress stays live, the call cost vanishes.
       autoK = false;
@@ -396,7 +398,7 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::LabeledImages &train,
       if (!loader)
         return loader.takeError();
     }
-    if (!chunk.endsEpoch)
+    if (!endsEpoch)
       continue;
 
     summary.trainSeconds += current.seconds;
