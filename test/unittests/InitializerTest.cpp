@@ -50,8 +50,8 @@ Moments moments(const Tensor &t) {
   return m;
 }
 
-Tensor draw(Initializer init, llvm::ArrayRef<int64_t> shape,
-            uint64_t seed = 1, DType dtype = DType::F32) {
+Tensor draw(Initializer init, llvm::ArrayRef<int64_t> shape, uint64_t seed = 1,
+            DType dtype = DType::F32) {
   Tensor t = unwrap(init.create(dtype, shape, seed));
   EXPECT_EQ(t.dtype(), dtype);
   EXPECT_EQ(t.shape(), shape);
@@ -65,9 +65,9 @@ bool sameBytes(const Tensor &a, const Tensor &b) {
 }
 
 TEST(Initializer, SameSeedSameTensorsOtherSeedOthers) {
-  for (Initializer init : {Initializer{Kind::GlorotUniform, 0},
-                           Initializer{Kind::Normal, 0.05},
-                           Initializer{Kind::HeNormal, 0}}) {
+  for (Initializer init :
+       {Initializer{Kind::GlorotUniform, 0}, Initializer{Kind::Normal, 0.05},
+        Initializer{Kind::HeNormal, 0}}) {
     Tensor a = draw(init, {64, 32}, 1);
     EXPECT_TRUE(sameBytes(a, draw(init, {64, 32}, 1))) << init.str();
     EXPECT_FALSE(sameBytes(a, draw(init, {64, 32}, 2))) << init.str();
