@@ -71,6 +71,8 @@ struct ArgumentInfo {
   bool stacked = false;
   /// `fuse.init`: how training initializes it (parameters, states).
   std::optional<Initializer> init;
+  /// The declared type, e.g. "tensor<?x28x28xf32>".
+  std::string typeString() const;
 };
 
 /// A declared result of a function.

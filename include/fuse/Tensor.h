@@ -17,6 +17,8 @@ namespace fuse {
 /// Element types a compiled function accepts and returns.
 enum class DType : uint8_t { F32, F64, F16, BF16, I1, I8, I16, I32, I64 };
 
+/// Whether `dtype` is a floating-point type (f32, f64, f16, bf16).
+bool isFloatingPoint(DType dtype);
 /// Bytes per element (an `i1` element takes one byte).
 size_t byteWidth(DType dtype);
 /// The MLIR spelling: "f32", "i64", ...

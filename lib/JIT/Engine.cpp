@@ -648,6 +648,13 @@ Function::allocateResults(llvm::ArrayRef<Tensor> args) {
   return results;
 }
 
+std::string ArgumentInfo::typeString() const {
+  std::string s = "tensor<";
+  for (int64_t d : shape)
+    s += (d < 0 ? std::string("?") : std::to_string(d)) + "x";
+  return s + dtypeName(dtype).str() + ">";
+}
+
 Error Function::prepare(llvm::ArrayRef<Tensor> args) {
   return impl_->specialization(args).takeError();
 }

@@ -11,6 +11,11 @@
 
 using namespace fuse;
 
+bool fuse::isFloatingPoint(DType dtype) {
+  return dtype == DType::F32 || dtype == DType::F64 || dtype == DType::F16 ||
+         dtype == DType::BF16;
+}
+
 size_t fuse::byteWidth(DType dtype) {
   switch (dtype) {
   case DType::F64:

@@ -14,8 +14,6 @@ using llvm::Expected;
 
 static constexpr llvm::StringLiteral kFormat = "fuse.checkpoint.v1";
 
-static std::string typeOf(const Tensor &t) { return t.typeString(); }
-
 Error fuse::saveCheckpoint(const Trainer &trainer, llvm::StringRef path,
                            Metadata metadata) {
   std::vector<data::NamedTensor> tensors;
@@ -46,9 +44,10 @@ static Error checkFits(const Trainer &trainer, const data::Safetensors &file,
                          "', which the model does not have (the model has " +
                          llvm::join(trainer.stateNames(), ", ") + ")");
     Tensor current = cantFail(trainer.state(entry.name));
-    if (typeOf(current) != typeOf(entry.tensor))
-      return fromAnother("'" + entry.name + "' is " + typeOf(entry.tensor) +
-                         " there and " + typeOf(current) + " in the model");
+    if (current.typeString() != entry.tensor.typeString())
+      return fromAnother("'" + entry.name + "' is " +
+                         entry.tensor.typeString() + " there and " +
+                         current.typeString() + " in the model");
   }
   if (complete)
     for (const std::string &name : trainer.stateNames())

@@ -21,13 +21,6 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
-std::string typeString(const ArgumentInfo &arg) {
-  std::string s = "tensor<";
-  for (int64_t d : arg.shape)
-    s += (d < 0 ? std::string("?") : std::to_string(d)) + "x";
-  return s + dtypeName(arg.dtype).str() + ">";
-}
-
 /// Where a function takes the images and labels of a batch, and the shape
 /// it wants an example in.
 struct BatchLayout {
@@ -43,7 +36,7 @@ Expected<BatchLayout> matchData(llvm::StringRef function,
                                 int64_t batchSize) {
   std::string inputs;
   for (const ArgumentInfo &arg : batchArgs)
-    inputs += (inputs.empty() ? "" : ", ") + arg.name + ": " + typeString(arg);
+    inputs += (inputs.empty() ? "" : ", ") + arg.name + ": " + arg.typeString();
   auto mismatch = [&](const llvm::Twine &why) {
     return llvm::createStringError("the model does not fit the data: '" +
                                    function + "' takes the batch (" + inputs +
@@ -52,8 +45,7 @@ Expected<BatchLayout> matchData(llvm::StringRef function,
   BatchLayout layout;
   int floats = 0, integers = 0;
   for (auto [i, arg] : llvm::enumerate(batchArgs)) {
-    bool isFloat = arg.dtype == DType::F32 || arg.dtype == DType::F64 ||
-                   arg.dtype == DType::F16 || arg.dtype == DType::BF16;
+    bool isFloat = isFloatingPoint(arg.dtype);
     (isFloat ? layout.images : layout.labels) = i;
     ++(isFloat ? floats : integers);
   }
@@ -353,6 +345,7 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::LabeledImages &train,
 
   int64_t epoch = -1;
   EpochSummary current;
+  std::vector<Tensor> batches(2);
   auto epochStart = std::chrono::steady_clock::now();
   for (;;) {
     const data::Chunk &chunk = (*loader)->next();
@@ -370,7 +363,6 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::LabeledImages &train,
     }
     auto callStart = std::chrono::steady_clock::now();
     BatchLayout &l = *layout;
-    std::vector<Tensor> batches(2);
     batches[l.images] = reshaped(
         chunk.arrays[0], {chunk.steps, chunk.batchSize}, l.exampleShape);
     batches[l.labels] = chunk.arrays[1];

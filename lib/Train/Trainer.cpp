@@ -118,14 +118,9 @@ Error Trainer::setState(llvm::StringRef name, const Tensor &value) {
               value.rank() == static_cast<int64_t>(arg.shape.size());
   for (size_t d = 0; fits && d < arg.shape.size(); ++d)
     fits = arg.shape[d] < 0 || arg.shape[d] == value.shape()[d];
-  if (!fits) {
-    std::string declared = "tensor<";
-    for (int64_t d : arg.shape)
-      declared += (d < 0 ? std::string("?") : std::to_string(d)) + "x";
-    declared += dtypeName(arg.dtype).str() + ">";
-    return llvm::createStringError("'" + name + "' is " + declared + ", got " +
-                                   value.typeString());
-  }
+  if (!fits)
+    return llvm::createStringError("'" + name + "' is " + arg.typeString() +
+                                   ", got " + value.typeString());
   // The trainer owns its state: updated in place, never the caller's memory.
   args_[*index] = value.contiguousCopy();
   isSet_[*index] = true;
