@@ -246,6 +246,7 @@ const MatmulShape kMatmulShapes[] = {
     {1, 128, 784, false, false},   // batch 1
     {256, 128, 784, false, false}, // batch 256
     {1024, 1024, 1024, false, false},
+    {1024, 1024, 1024, true, false},
 };
 
 //===----------------------------------------------------------------------===//

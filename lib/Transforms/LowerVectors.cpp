@@ -49,13 +49,13 @@ struct FuseLowerVectorsPass
     vector::populateVectorMaskOpLoweringPatterns(patterns);
     vector::populateVectorShapeCastLoweringPatterns(patterns);
     vector::populateVectorBroadcastLoweringPatterns(patterns);
-    // 16x16 f32 blocks become AVX-512 shuffles; anything else goes element
-    // by element.
+    // 16x16 f32 blocks become AVX-512 shuffles; anything else one shuffle
+    // of the flattened vector, which LLVM lowers to permutes.
     vector::populateVectorTransposeLoweringPatterns(
         patterns, vector::VectorTransposeLowering::Shuffle16x16,
         /*benefit=*/2);
     vector::populateVectorTransposeLoweringPatterns(
-        patterns, vector::VectorTransposeLowering::EltWise);
+        patterns, vector::VectorTransposeLowering::Shuffle1D);
     vector::populateVectorTransferLoweringPatterns(patterns,
                                                    /*maxTransferRank=*/1);
     populateVectorToSCFConversionPatterns(

@@ -7,6 +7,8 @@
 
 #include "fuse/Passes.h"
 
+#include "MatmulPacking.h"
+
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Affine/ViewLikeInterfaceUtils.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -90,7 +92,7 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, unsigned vectorBits) {
   // iteration space exactly: their tiles are static, need no masks, and the
   // 1-D decomposition of convolutions sees static shapes.
   if (isa<linalg::MatmulOp>(op)) // m, n, k
-    return {largestDivisorAtMost(ranges[0], 8), vectorTile(ranges[1], lanes),
+    return {largestDivisorAtMost(ranges[0], 12), vectorTile(ranges[1], lanes),
             1};
   if (isa<linalg::BatchMatmulOp>(op)) // b, m, n, k
     return {1, largestDivisorAtMost(ranges[1], 8), vectorTile(ranges[2], lanes),
@@ -275,8 +277,18 @@ struct FuseTileAndVectorizePass
       if (op.hasPureTensorSemantics())
         contractions.push_back(op);
     });
-    for (linalg::LinalgOp op : contractions)
+    while (!contractions.empty()) {
+      linalg::LinalgOp op = contractions.pop_back_val();
+      if (auto matmul = dyn_cast<linalg::MatmulOp>(op.getOperation())) {
+        FailureOr<SmallVector<linalg::MatmulOp>> edges =
+            fuse::blockAndPackMatmul(rewriter, matmul, bits);
+        if (succeeded(edges)) {
+          contractions.append(edges->begin(), edges->end());
+          continue;
+        }
+      }
       packTransposedRhs(rewriter, op);
+    }
 
     // 1. Tile, and record the vector sizes of each tile.
     SmallVector<linalg::LinalgOp> ops;

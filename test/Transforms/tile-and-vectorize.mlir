@@ -14,34 +14,95 @@
 // functions (the fuse op is in the comment above each case). With 512-bit
 // vectors an f32 register holds 16 lanes.
 
-// fuse.matmul (64x784) x (784x128): tiles of 8 rows x 32 columns (two
+// fuse.matmul (64x256) x (256x128), a right-hand side small
+// enough for L2 (not packed): tiles of 8 rows x 32 columns (two
 // registers) per step of the reduction, one vector.contract of an 8x1 column
 // of the lhs and a 1x32 row of the rhs into the 8x32 accumulator tile.
 // CHECK-LABEL: func @matmul
-// CHECK-SAME: (%[[A:[^:]*]]: tensor<64x784xf32>, %[[B:[^:]*]]: tensor<784x128xf32>)
+// CHECK-SAME: (%[[A:[^:]*]]: tensor<64x256xf32>, %[[B:[^:]*]]: tensor<256x128xf32>)
 // CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
 // CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
 // CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
 // CHECK-DAG: %[[C64:.*]] = arith.constant 64 : index
 // CHECK-DAG: %[[C128:.*]] = arith.constant 128 : index
-// CHECK-DAG: %[[C784:.*]] = arith.constant 784 : index
+// CHECK-DAG: %[[C256:.*]] = arith.constant 256 : index
 // CHECK: scf.for %[[I:[^ ]+]] = %{{.*}} to %[[C64]] step %[[C8]]
 // CHECK: scf.for %[[J:[^ ]+]] = %{{.*}} to %[[C128]] step %[[C32]]
-// CHECK: scf.for %[[K:[^ ]+]] = %{{.*}} to %[[C784]] step %[[C1]] iter_args(%[[ACC:[^ ]+]] = %{{.*}}) -> (tensor<64x128xf32>)
-// CHECK-DAG: %[[LHS:.*]] = vector.transfer_read %[[A]][%[[I]], %[[K]]]{{.*}} : tensor<64x784xf32>, vector<8x1xf32>
-// CHECK-DAG: vector.transfer_read %[[B]][%[[K]], %[[J]]]{{.*}} : tensor<784x128xf32>, vector<{{(1x)?}}32xf32>
+// CHECK: scf.for %[[K:[^ ]+]] = %{{.*}} to %[[C256]] step %[[C1]] iter_args(%[[ACC:[^ ]+]] = %{{.*}}) -> (tensor<64x128xf32>)
+// CHECK-DAG: %[[LHS:.*]] = vector.transfer_read %[[A]][%[[I]], %[[K]]]{{.*}} : tensor<64x256xf32>, vector<8x1xf32>
+// CHECK-DAG: vector.transfer_read %[[B]][%[[K]], %[[J]]]{{.*}} : tensor<256x128xf32>, vector<{{(1x)?}}32xf32>
 // CHECK-DAG: %[[C:.*]] = vector.transfer_read %[[ACC]][%[[I]], %[[J]]]{{.*}} : tensor<64x128xf32>, vector<8x32xf32>
 // CHECK: %[[R:.*]] = vector.contract {{{.*}}iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %[[LHS]], %{{.*}}, %[[C]] : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
 // CHECK: %[[W:.*]] = vector.transfer_write %[[R]], %[[ACC]][%[[I]], %[[J]]] {{.*}} : vector<8x32xf32>, tensor<64x128xf32>
 // CHECK: scf.yield %[[W]]
 // CHECK-NOT: linalg.
 // CHECK: return
-func.func @matmul(%arg0: tensor<64x784xf32>, %arg1: tensor<784x128xf32>) -> tensor<64x128xf32> {
+func.func @matmul(%arg0: tensor<64x256xf32>, %arg1: tensor<256x128xf32>) -> tensor<64x128xf32> {
   %cst = arith.constant 0.000000e+00 : f32
   %0 = tensor.empty() : tensor<64x128xf32>
   %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<64x128xf32>) -> tensor<64x128xf32>
-  %2 = linalg.matmul ins(%arg0, %arg1 : tensor<64x784xf32>, tensor<784x128xf32>) outs(%1 : tensor<64x128xf32>) -> tensor<64x128xf32>
+  %2 = linalg.matmul ins(%arg0, %arg1 : tensor<64x256xf32>, tensor<256x128xf32>) outs(%1 : tensor<64x128xf32>) -> tensor<64x128xf32>
   return %2 : tensor<64x128xf32>
+}
+
+// -----
+
+// fuse.matmul (240x784) x (784x128): the right-hand side is too large for
+// L2, so the product is cache-blocked: for each block of 112 steps of the
+// reduction (the largest multiple of 16 under 256 dividing 784), the block
+// of B is packed into [4][112][32] panels of two registers and A's block into
+// [20][112][12] k-major panels of the micro-kernel's 12 rows; then each
+// 12x32 accumulator tile runs the 112 steps, one vector.contract of a packed
+// 12-float row of A and a packed 32-float row of B per step.
+// CHECK-LABEL: func @matmul_blocked
+// CHECK-DAG: %[[C112:.*]] = arith.constant 112 : index
+// CHECK-DAG: %[[C784:.*]] = arith.constant 784 : index
+// CHECK: scf.for %[[K0:[^ ]+]] = %{{.*}} to %[[C784]] step %[[C112]]
+// CHECK: tensor.expand_shape {{.*}} : tensor<112x128xf32> into tensor<112x4x32xf32>
+// CHECK: tensor.empty() : tensor<4x112x32xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<32xf32>, tensor<4x112x32xf32>
+// CHECK: tensor.expand_shape {{.*}} : tensor<240x112xf32> into tensor<20x12x112xf32>
+// CHECK: tensor.empty() : tensor<20x112x12xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<16x12xf32>, tensor<20x112x12xf32>
+// CHECK: scf.for {{.*}} -> (tensor<12x32xf32>)
+// CHECK: vector.contract {{.*}} : vector<1x12xf32>, vector<1x32xf32> into vector<12x32xf32>
+// CHECK-NOT: linalg.
+// CHECK: return
+func.func @matmul_blocked(%arg0: tensor<240x784xf32>, %arg1: tensor<784x128xf32>) -> tensor<240x128xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %0 = tensor.empty() : tensor<240x128xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<240x128xf32>) -> tensor<240x128xf32>
+  %2 = linalg.matmul ins(%arg0, %arg1 : tensor<240x784xf32>, tensor<784x128xf32>) outs(%1 : tensor<240x128xf32>) -> tensor<240x128xf32>
+  return %2 : tensor<240x128xf32>
+}
+
+// -----
+
+// fuse.matmul (13x100) x (40x100)^T: a transposed right-hand side is always
+// packed (transposed into panels by the pack); its 40 columns are one panel
+// of 32 and an edge product of the last 8, and its 13 rows one panel of 12
+// and an edge row. The edges are products on slices: the 8 columns' one is
+// tiled as usual after a whole transpose of its B; the row's one, still
+// transposed, is packed and blocked in turn.
+#mapA = affine_map<(d0, d1, d2) -> (d0, d2)>
+#mapB = affine_map<(d0, d1, d2) -> (d1, d2)>
+#mapC = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func @matmul_transposed_rhs_edges
+// CHECK: tensor.empty() : tensor<1x100x32xf32>
+// CHECK: tensor.empty() : tensor<1x100x12xf32>
+// CHECK: vector.contract {{.*}} : vector<1x12xf32>, vector<1x32xf32> into vector<12x32xf32>
+// CHECK: tensor.empty() : tensor<100x8xf32>
+// CHECK: vector.contract {{.*}} : vector<1xf32>, vector<1x8xf32> into vector<8xf32>
+// CHECK: tensor.empty() : tensor<1x100x32xf32>
+// CHECK: vector.contract {{.*}} : vector<1xf32>, vector<1x32xf32> into vector<32xf32>
+// CHECK-NOT: linalg.
+// CHECK: return
+func.func @matmul_transposed_rhs_edges(%arg0: tensor<13x100xf32>, %arg1: tensor<40x100xf32>) -> tensor<13x40xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %0 = tensor.empty() : tensor<13x40xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<13x40xf32>) -> tensor<13x40xf32>
+  %2 = linalg.matmul indexing_maps = [#mapA, #mapB, #mapC] ins(%arg0, %arg1 : tensor<13x100xf32>, tensor<40x100xf32>) outs(%1 : tensor<13x40xf32>) -> tensor<13x40xf32>
+  return %2 : tensor<13x40xf32>
 }
 
 // -----

@@ -1169,6 +1169,28 @@ TEST(OpsMatmul, TransposeFlags) {
     }
 }
 
+// Shapes that take the cache-blocked, packed path (a transposed rhs, or a
+// large one): whole panels and blocks plus edges of every size left over,
+// primes, blocks of A's rows (M > 256) and zero-sized dims.
+TEST(OpsMatmul, BlockedAndPackedShapes) {
+  unsigned seed = 600;
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      Jit jit(matmulSource(ta, tb));
+      for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{64, 784, 128},
+                             {37, 129, 300},
+                             {13, 1009, 7},
+                             {1009, 33, 1009},
+                             {520, 64, 2048},
+                             {1, 48, 1500},
+                             {8, 32, 2048},
+                             {0, 40, 300},
+                             {40, 0, 300},
+                             {40, 300, 0}})
+        checkMatmul(jit, m, n, k, ta, tb, seed += 2);
+    }
+}
+
 // Static shapes next to other ops (fusion with a bias add and relu).
 TEST(OpsMatmul, StaticWithBiasAndRelu) {
   Jit jit(R"mlir(

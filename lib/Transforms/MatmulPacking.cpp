@@ -1,0 +1,337 @@
+//===- MatmulPacking.cpp - Cache blocking and packing of matmuls ----------===//
+//
+// BLIS's loop nest, for a matmul whose right-hand side B is too large for
+// the caches or is transposed:
+//
+//   for n0 in N step NC:
+//     for k0 in K step KC:
+//       Bp = pack(B[k0:+KC, n0:+NC])        [NC/NR][KC][NR], contiguous
+//       for m0 in M step MC:                  A's block stays in L2
+//         for j in NC/NR:                     Bp[j] stays in L1 ...
+//           C[m0:+MC, n0+j*NR:+NR] += A[m0:+MC, k0:+KC] * Bp[j]
+//
+// ... across all the rows of the innermost product, a linalg.matmul that the
+// pass then tiles into the 8 x NR register micro-kernel. Unpacked, a column
+// panel of B is KC rows a whole row of B apart: at N = 1024 they all fall in
+// the same L1 set, and every step of the micro-kernel misses. A transposed B
+// is transposed by the packing, 16 x 16 blocks at a time in registers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "MatmulPacking.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+
+namespace {
+
+/// Block caps, in elements, for 32 KiB of L1 and 1 MiB of L2 per core,
+/// tuned on 1024^3 (KC of 128, 256 and 384, MC of 96, 256 and 1024): a
+/// micro-panel of B (KC x NR floats, 32 KiB) is reused from L1 and L2 by
+/// every panel of A's block (MC x KC, 256 KiB, in L2), and the packed block
+/// of B (KC x NC, 1 MiB) streams from L3.
+constexpr int64_t kMaxKC = 256;
+constexpr int64_t kMaxMC = 256;
+constexpr int64_t kMaxNC = 1024;
+
+/// Right-hand sides up to this many elements (256 KiB of f32) stay in L2
+/// unpacked: packing them would cost more than it saves.
+constexpr int64_t kPackThreshold = 64 * 1024;
+
+/// The largest multiple of `unit` that divides `n` and is at most `cap`, or
+/// 0 if there is none.
+int64_t blockSize(int64_t n, int64_t cap, int64_t unit) {
+  for (int64_t d = std::min(n, cap) / unit * unit; d >= unit; d -= unit)
+    if (n % d == 0)
+      return d;
+  return 0;
+}
+
+/// A block of a dim of size `n`: all of it when it fits under `cap`, else
+/// the largest divisor under `cap`, preferring multiples of 16 (whole vector
+/// blocks for the transposing pack), or all of it when the only divisors are
+/// too small to be worth a loop.
+int64_t chooseBlock(int64_t n, int64_t cap) {
+  if (n <= cap)
+    return n;
+  if (int64_t d = blockSize(n, cap, 16))
+    return d;
+  int64_t d = blockSize(n, cap, 1);
+  return d >= cap / 4 ? d : n;
+}
+
+struct MatmulForm {
+  bool lhsTransposed = false, rhsTransposed = false;
+  int64_t m = 0, n = 0, k = 0;
+};
+
+/// The form of a static matmul over (m, n, k) whose operands are stored
+/// [m, k] or [k, m], and [k, n] or [n, k].
+std::optional<MatmulForm> matchMatmul(linalg::MatmulOp op) {
+  if (!op.hasPureTensorSemantics() || op.hasDynamicShape())
+    return std::nullopt;
+  MLIRContext *context = op.getContext();
+  AffineExpr m, n, k;
+  bindDims(context, m, n, k);
+  auto map = [&](AffineExpr a, AffineExpr b) {
+    return AffineMap::get(3, 0, {a, b}, context);
+  };
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  MatmulForm form;
+  if (maps[2] != map(m, n))
+    return std::nullopt;
+  if (maps[0] == map(k, m))
+    form.lhsTransposed = true;
+  else if (maps[0] != map(m, k))
+    return std::nullopt;
+  if (maps[1] == map(n, k))
+    form.rhsTransposed = true;
+  else if (maps[1] != map(k, n))
+    return std::nullopt;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  form.m = ranges[0];
+  form.n = ranges[1];
+  form.k = ranges[2];
+  return form;
+}
+
+/// Packs the 2-D block of `source` at `offsets` of `sizes` into panels
+/// `width` wide along dim `panelDim`: [sizes[panelDim] / width][other][width],
+/// each panel contiguous, one row of `width` per step of the other dim.
+Value packPanels(OpBuilder &b, Location loc, Value source,
+                 ArrayRef<OpFoldResult> offsets, ArrayRef<int64_t> sizes,
+                 unsigned panelDim, int64_t width) {
+  Type elementType = cast<RankedTensorType>(source.getType()).getElementType();
+  SmallVector<OpFoldResult> unit(2, b.getIndexAttr(1));
+  Value block = tensor::ExtractSliceOp::create(
+      b, loc, source, offsets,
+      {b.getIndexAttr(sizes[0]), b.getIndexAttr(sizes[1])}, unit);
+  int64_t panels = sizes[panelDim] / width, other = sizes[1 - panelDim];
+  // Panels along the rows: [P * W, O] -> [P, W, O] -> [P, O, W].
+  // Panels along the columns: [O, P * W] -> [O, P, W] -> [P, O, W].
+  bool rows = panelDim == 0;
+  SmallVector<int64_t> expandedShape =
+      rows ? SmallVector<int64_t>{panels, width, other}
+           : SmallVector<int64_t>{other, panels, width};
+  SmallVector<ReassociationIndices> groups =
+      rows ? SmallVector<ReassociationIndices>{{0, 1}, {2}}
+           : SmallVector<ReassociationIndices>{{0}, {1, 2}};
+  SmallVector<int64_t> permutation =
+      rows ? SmallVector<int64_t>{0, 2, 1} : SmallVector<int64_t>{1, 0, 2};
+  Value expanded = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get(expandedShape, elementType), block, groups);
+  Value init =
+      tensor::EmptyOp::create(b, loc, {panels, other, width}, elementType);
+  return linalg::TransposeOp::create(b, loc, expanded, init, permutation)
+      ->getResult(0);
+}
+
+/// Panel `index` of packed panels, as a [other, width] tensor.
+Value panelAt(OpBuilder &b, Location loc, Value packed, Value index) {
+  auto type = cast<RankedTensorType>(packed.getType());
+  ArrayRef<int64_t> shape = type.getShape();
+  OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
+  return tensor::ExtractSliceOp::create(
+      b, loc,
+      RankedTensorType::get({shape[1], shape[2]}, type.getElementType()),
+      packed, {index, zero, zero},
+      {one, b.getIndexAttr(shape[1]), b.getIndexAttr(shape[2])},
+      {one, one, one});
+}
+
+/// Splits `op` into a product over [0, mainM) x [0, mainN) x [0, mainK)
+/// and the products over the rest, each a linalg.matmul on slices; the
+/// parts over k accumulate one after the other. Returns the main product and
+/// appends the others to `edges`.
+linalg::MatmulOp splitMatmul(RewriterBase &rewriter, linalg::MatmulOp op,
+                             const MatmulForm &form, int64_t mainM,
+                             int64_t mainN, int64_t mainK,
+                             SmallVectorImpl<linalg::MatmulOp> &edges) {
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  Value lhs = op.getDpsInputs()[0], rhs = op.getDpsInputs()[1];
+  Value acc = op.getDpsInits()[0];
+  auto attr = [&](int64_t v) -> OpFoldResult {
+    return rewriter.getIndexAttr(v);
+  };
+  SmallVector<OpFoldResult> unit(2, attr(1));
+  auto slice = [&](Value source, int64_t r0, int64_t rows, int64_t c0,
+                   int64_t cols) -> Value {
+    return tensor::ExtractSliceOp::create(rewriter, loc, source,
+                                          {attr(r0), attr(c0)},
+                                          {attr(rows), attr(cols)}, unit);
+  };
+  // acc[m0:+ms, n0:+ns] += lhs[m0:+ms, k0:+ks] * rhs[k0:+ks, n0:+ns].
+  auto part = [&](int64_t m0, int64_t ms, int64_t n0, int64_t ns, int64_t k0,
+                  int64_t ks) -> linalg::MatmulOp {
+    Value l = form.lhsTransposed ? slice(lhs, k0, ks, m0, ms)
+                                 : slice(lhs, m0, ms, k0, ks);
+    Value r = form.rhsTransposed ? slice(rhs, n0, ns, k0, ks)
+                                 : slice(rhs, k0, ks, n0, ns);
+    Value a = slice(acc, m0, ms, n0, ns);
+    auto product = linalg::MatmulOp::create(
+        rewriter, loc, TypeRange{a.getType()}, ValueRange{l, r}, a,
+        SmallVector<NamedAttribute>{
+            rewriter.getNamedAttr("indexing_maps", op.getIndexingMaps())});
+    acc = tensor::InsertSliceOp::create(rewriter, loc, product->getResult(0),
+                                        acc, {attr(m0), attr(n0)},
+                                        {attr(ms), attr(ns)}, unit);
+    return product;
+  };
+  linalg::MatmulOp main = part(0, mainM, 0, mainN, 0, mainK);
+  if (mainK < form.k)
+    edges.push_back(part(0, mainM, 0, mainN, mainK, form.k - mainK));
+  if (mainN < form.n)
+    edges.push_back(part(0, form.m, mainN, form.n - mainN, 0, form.k));
+  if (mainM < form.m)
+    edges.push_back(part(mainM, form.m - mainM, 0, mainN, 0, form.k));
+  rewriter.replaceOp(op, acc);
+  return main;
+}
+
+} // namespace
+
+FailureOr<SmallVector<linalg::MatmulOp>>
+fuse::blockAndPackMatmul(RewriterBase &rewriter, linalg::MatmulOp op,
+                         unsigned vectorBits) {
+  std::optional<MatmulForm> form = matchMatmul(op);
+  if (!form || form->m == 0 || form->n == 0 || form->k == 0)
+    return failure();
+  Type elementType =
+      cast<RankedTensorType>(op.getDpsInits()[0].getType()).getElementType();
+  if (!elementType.isIntOrFloat())
+    return failure();
+  int64_t lanes = std::max<int64_t>(
+      1,
+      vectorBits / std::max<unsigned>(8, elementType.getIntOrFloatBitWidth()));
+  // Column panels two registers wide: the micro-kernel's 8 x 2 registers.
+  int64_t nr = 2 * lanes;
+  // A transposed B is packed anyway; a plain one only when it does not fit
+  // in L2 and enough rows of A reuse each packed panel.
+  if (form->n < nr ||
+      (!form->rhsTransposed &&
+       (form->k * form->n <= kPackThreshold || form->m < 2 * lanes)))
+    return failure();
+  // A's rows are packed in panels of the micro-kernel's height, k-major.
+  // Stored transposed, A's rows come 8 floats together already, but a whole
+  // row of A apart for each k: at M = 1024 they fall in one L1 set.
+  constexpr int64_t mr = 12;
+  bool packLhs = form->m >= mr;
+  int64_t kc = chooseBlock(form->k, kMaxKC);
+  // Whole panels and blocks; the rest of each dim is an edge product.
+  int64_t mainN = form->n / nr * nr;
+  int64_t mainM = packLhs ? form->m / mr * mr : form->m;
+  int64_t mainK = form->k;
+  if (kc == form->k && form->k > kMaxKC) {
+    kc = kMaxKC;
+    mainK = form->k / kc * kc;
+  }
+  SmallVector<linalg::MatmulOp> edges;
+  if (mainN < form->n || mainM < form->m || mainK < form->k) {
+    op = splitMatmul(rewriter, op, *form, mainM, mainN, mainK, edges);
+    form->m = mainM;
+    form->n = mainN;
+    form->k = mainK;
+  }
+  int64_t mc =
+      packLhs ? blockSize(form->m, kMaxMC, mr) : chooseBlock(form->m, kMaxMC);
+  int64_t nc = blockSize(form->n, kMaxNC, nr);
+
+  Location loc = op.getLoc();
+  MLIRContext *context = op.getContext();
+  rewriter.setInsertionPoint(op);
+  Value lhs = op.getDpsInputs()[0], rhs = op.getDpsInputs()[1];
+  Value acc = op.getDpsInits()[0];
+  auto index = [&](OpBuilder &b, int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  auto attr = [&](OpBuilder &b, int64_t v) -> OpFoldResult {
+    return b.getIndexAttr(v);
+  };
+  AffineExpr m, n, k;
+  bindDims(context, m, n, k);
+  auto map = [&](AffineExpr a, AffineExpr b) {
+    return AffineMap::get(3, 0, {a, b}, context);
+  };
+  // The inner products read packed panels as [k, m] and [k, n].
+  AffineMap lhsMap = packLhs || form->lhsTransposed ? map(k, m) : map(m, k);
+  SmallVector<NamedAttribute> matmulAttrs = {rewriter.getNamedAttr(
+      "indexing_maps",
+      rewriter.getAffineMapArrayAttr({lhsMap, map(k, n), map(m, n)}))};
+
+  auto loop = [&](OpBuilder &b, int64_t upper, int64_t step, Value init,
+                  function_ref<Value(OpBuilder &, Value, Value)> body) {
+    return scf::ForOp::create(
+               b, loc, index(b, 0), index(b, upper), index(b, step),
+               ValueRange{init},
+               [&](OpBuilder &b, Location, Value iv, ValueRange args) {
+                 scf::YieldOp::create(b, loc, body(b, iv, args[0]));
+               })
+        .getResult(0);
+  };
+  auto add = [&](OpBuilder &b, Value base, Value i, int64_t scale) {
+    return affine::makeComposedFoldedAffineApply(
+        b, loc,
+        getAffineDimExpr(0, context) + getAffineDimExpr(1, context) * scale,
+        {base, i});
+  };
+  // acc[row:+rows, column:+nr] += lhs * rhs, as a linalg.matmul.
+  auto product = [&](OpBuilder &b, Value acc, Value lhs, Value rhs,
+                     OpFoldResult row, int64_t rows,
+                     OpFoldResult column) -> Value {
+    SmallVector<OpFoldResult> offsets = {row, column};
+    SmallVector<OpFoldResult> sizes = {attr(b, rows), attr(b, nr)};
+    SmallVector<OpFoldResult> unit(2, attr(b, 1));
+    Value block =
+        tensor::ExtractSliceOp::create(b, loc, acc, offsets, sizes, unit);
+    Value result =
+        linalg::MatmulOp::create(b, loc, TypeRange{block.getType()},
+                                 ValueRange{lhs, rhs}, block, matmulAttrs)
+            ->getResult(0);
+    return tensor::InsertSliceOp::create(b, loc, result, acc, offsets, sizes,
+                                         unit)
+        .getResult();
+  };
+
+  Value result =
+      loop(rewriter, form->n, nc, acc, [&](OpBuilder &b, Value n0, Value c) {
+        return loop(b, form->k, kc, c, [&](OpBuilder &b, Value k0, Value c) {
+          Value packedRhs =
+              form->rhsTransposed
+                  ? packPanels(b, loc, rhs, {n0, k0}, {nc, kc}, 0, nr)
+                  : packPanels(b, loc, rhs, {k0, n0}, {kc, nc}, 1, nr);
+          return loop(b, form->m, mc, c, [&](OpBuilder &b, Value m0, Value c) {
+            Value lhsBlock;
+            if (packLhs)
+              lhsBlock =
+                  form->lhsTransposed
+                      ? packPanels(b, loc, lhs, {k0, m0}, {kc, mc}, 1, mr)
+                      : packPanels(b, loc, lhs, {m0, k0}, {mc, kc}, 0, mr);
+            else if (form->lhsTransposed)
+              lhsBlock = tensor::ExtractSliceOp::create(
+                  b, loc, lhs, {k0, m0}, {attr(b, kc), attr(b, mc)},
+                  {attr(b, 1), attr(b, 1)});
+            else
+              lhsBlock = tensor::ExtractSliceOp::create(
+                  b, loc, lhs, {m0, k0}, {attr(b, mc), attr(b, kc)},
+                  {attr(b, 1), attr(b, 1)});
+            return loop(b, nc / nr, 1, c, [&](OpBuilder &b, Value j, Value c) {
+              Value rhsPanel = panelAt(b, loc, packedRhs, j);
+              OpFoldResult column = add(b, n0, j, nr);
+              if (!packLhs)
+                return product(b, c, lhsBlock, rhsPanel, m0, mc, column);
+              return loop(
+                  b, mc / mr, 1, c, [&](OpBuilder &b, Value i, Value c) {
+                    return product(b, c, panelAt(b, loc, lhsBlock, i), rhsPanel,
+                                   add(b, m0, i, mr), mr, column);
+                  });
+            });
+          });
+        });
+      });
+  rewriter.replaceOp(op, result);
+  return edges;
+}
