@@ -189,6 +189,95 @@ void BM_FuseMatmul(benchmark::State &state, MatmulShape s) {
 }
 
 //===----------------------------------------------------------------------===//
+// conv2d and its gradients (the seed CNN's layers)
+//===----------------------------------------------------------------------===//
+
+/// A 3x3 stride-1 valid convolution of an NHWC batch with HWIO filters.
+struct ConvShape {
+  const char *name;
+  int64_t n, h, w, c, f;
+  int64_t oh() const { return h - 2; }
+  int64_t ow() const { return w - 2; }
+  double flops() const { return 2.0 * n * oh() * ow() * f * 9 * c; }
+};
+
+enum class ConvPass { Forward, InputGrad, FilterGrad };
+
+/// OpenBLAS on the GEMM that im2col makes of the pass (the im2col itself not
+/// timed): the speed of the same multiply-adds as one large sgemm.
+void BM_OpenBLASConvGemm(benchmark::State &state, ConvShape s, ConvPass pass) {
+  int64_t pixels = s.n * s.oh() * s.ow(), taps = 9 * s.c;
+  // Forward: [pixels, taps] x [taps, f]; input grad: [pixels, f] x [f, taps];
+  // filter grad: [taps, pixels] x [pixels, f].
+  int64_t m = pass == ConvPass::FilterGrad ? taps : pixels;
+  int64_t n = pass == ConvPass::InputGrad ? taps : s.f;
+  int64_t k = pass == ConvPass::Forward     ? taps
+              : pass == ConvPass::InputGrad ? s.f
+                                            : pixels;
+  Tensor a = Tensor::uniform({m, k}, 1), b = Tensor::uniform({k, n}, 2);
+  Tensor c = Tensor::zeros(DType::F32, {m, n});
+  double rate = timedRate(state, s.flops(), [&] {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f,
+                a.data<float>(), k, b.data<float>(), n, 0.0f, c.data<float>(),
+                n);
+    benchmark::ClobberMemory();
+  });
+  report(state, "GFLOP/s", rate,
+         std::string(s.name) + std::to_string(int(pass)), true);
+}
+
+void BM_FuseConv2d(benchmark::State &state, ConvShape s, ConvPass pass) {
+  auto type = [](std::initializer_list<int64_t> dims) {
+    std::string t = "tensor<";
+    for (int64_t d : dims)
+      t += std::to_string(d) + "x";
+    return t + "f32>";
+  };
+  std::string x = type({s.n, s.h, s.w, s.c}), k = type({3, 3, s.c, s.f}),
+              y = type({s.n, s.oh(), s.ow(), s.f});
+  std::string body, args, result;
+  std::vector<Tensor> in;
+  if (pass == ConvPass::Forward) {
+    args = "%x: " + x + ", %k: " + k;
+    result = y;
+    body = "fuse.conv2d %x, %k : (" + x + ", " + k + ") -> " + y;
+    in = {Tensor::uniform({s.n, s.h, s.w, s.c}, 1),
+          Tensor::uniform({3, 3, s.c, s.f}, 2)};
+  } else if (pass == ConvPass::InputGrad) {
+    args = "%g: " + y + ", %k: " + k + ", %x: " + x;
+    result = x;
+    body = "fuse.conv2d_input_grad %g, %k, %x : (" + y + ", " + k + ", " + x +
+           ") -> " + x;
+    in = {Tensor::uniform({s.n, s.oh(), s.ow(), s.f}, 1),
+          Tensor::uniform({3, 3, s.c, s.f}, 2),
+          Tensor::uniform({s.n, s.h, s.w, s.c}, 3)};
+  } else {
+    args = "%x: " + x + ", %g: " + y + ", %k: " + k;
+    result = k;
+    body = "fuse.conv2d_filter_grad %x, %g, %k : (" + x + ", " + y + ", " + k +
+           ") -> " + k;
+    in = {Tensor::uniform({s.n, s.h, s.w, s.c}, 1),
+          Tensor::uniform({s.n, s.oh(), s.ow(), s.f}, 2),
+          Tensor::uniform({3, 3, s.c, s.f}, 3)};
+  }
+  std::string source = "func.func @conv(" + args + ") -> " + result +
+                       " {\n  %r = " + body + "\n  return %r : " + result +
+                       "\n}\n";
+  auto engine = makeEngine(source.c_str());
+  Function &f = llvm::cantFail(engine->lookup("conv"));
+  std::vector<Tensor> out = llvm::cantFail(f.allocateResults(in));
+  double rate =
+      timedRate(state, s.flops(), [&] { llvm::cantFail(f.callInto(in, out)); });
+  report(state, "GFLOP/s", rate,
+         std::string(s.name) + std::to_string(int(pass)), false);
+}
+
+const ConvShape kConvShapes[] = {
+    {"cnn_conv1", 64, 28, 28, 1, 32},  // the seed CNN's first layer
+    {"cnn_conv2", 64, 26, 26, 32, 32}, // its second: 2/3 of its FLOPs
+};
+
+//===----------------------------------------------------------------------===//
 // The seed MLP: loss and gradients (forward + backward), one step
 //===----------------------------------------------------------------------===//
 
@@ -245,8 +334,7 @@ const MatmulShape kMatmulShapes[] = {
     {64, 784, 128, false, false},  // the same, W stored transposed
     {1, 128, 784, false, false},   // batch 1
     {256, 128, 784, false, false}, // batch 256
-    {1024, 1024, 1024, false, false},
-    {1024, 1024, 1024, true, false},
+    {1024, 1024, 1024, false, false}, {1024, 1024, 1024, true, false},
 };
 
 //===----------------------------------------------------------------------===//
@@ -402,6 +490,19 @@ int registerAll() {
                                BM_MaskedGradientAdam, true);
   benchmark::RegisterBenchmark("BM_MaskedGradientAdam/fused",
                                BM_MaskedGradientAdam, false);
+  for (const ConvShape &s : kConvShapes)
+    for (auto [pass, name] : {std::pair{ConvPass::Forward, "forward"},
+                              {ConvPass::InputGrad, "input_grad"},
+                              {ConvPass::FilterGrad, "filter_grad"}}) {
+      // The first layer's input is the data: it has no input gradient.
+      if (s.c == 1 && pass == ConvPass::InputGrad)
+        continue;
+      std::string suffix = std::string(s.name) + "/" + name;
+      benchmark::RegisterBenchmark(("BM_OpenBLASConvGemm/" + suffix).c_str(),
+                                   BM_OpenBLASConvGemm, s, pass);
+      benchmark::RegisterBenchmark(("BM_FuseConv2d/" + suffix).c_str(),
+                                   BM_FuseConv2d, s, pass);
+    }
   for (const MatmulShape &s : kMatmulShapes) {
     benchmark::RegisterBenchmark(("BM_OpenBLASSgemm/" + shapeName(s)).c_str(),
                                  BM_OpenBLASSgemm, s);

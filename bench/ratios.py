@@ -13,7 +13,8 @@ import statistics
 import subprocess
 import sys
 
-PAIRS = [("BM_OpenBLASSgemm/", "BM_FuseMatmul/", "GFLOP/s")]
+PAIRS = [("BM_OpenBLASSgemm/", "BM_FuseMatmul/", "GFLOP/s"),
+         ("BM_OpenBLASConvGemm/", "BM_FuseConv2d/", "GFLOP/s")]
 
 
 def main():
@@ -32,7 +33,7 @@ def main():
         for ref, fuse, unit in PAIRS:
             if unit in b:
                 rates.setdefault(b["run_name"], []).append(b[unit])
-    print(f"{'shape':<24}{'reference':>12}{'fuse':>12}{'ratio':>8}")
+    print(f"{'shape':<28}{'reference':>12}{'fuse':>12}{'ratio':>8}")
     for ref, fuse, unit in PAIRS:
         for name in rates:
             if not name.startswith(ref):
@@ -42,7 +43,7 @@ def main():
                 continue
             r = statistics.median(rates[name])
             f = statistics.median(rates[fuse + shape])
-            print(f"{shape:<24}{r:>12.1f}{f:>12.1f}{f / r:>8.2f}")
+            print(f"{shape:<28}{r:>12.1f}{f:>12.1f}{f / r:>8.2f}")
 
 
 if __name__ == "__main__":

@@ -140,6 +140,27 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, unsigned vectorBits) {
   return clamp(sizes);
 }
 
+/// The order of the tile loops: the op's own, except for a convolution
+/// whose filter does not fit in L2 (the filter gradient's, whose "filter"
+/// is the output gradient). Its filter rows are then the outermost loop, so
+/// that one row of the filter (in L2) serves every output tile before the
+/// next is read, instead of the whole filter streaming from memory once per
+/// output tile.
+SmallVector<int64_t> chooseLoopOrder(linalg::LinalgOp op) {
+  constexpr int64_t kL2HalfBytes = 512 * 1024;
+  auto conv = dyn_cast<linalg::Conv2DNhwcHwcfOp>(op.getOperation());
+  if (!conv)
+    return {};
+  auto filter = cast<RankedTensorType>(conv.getDpsInputs()[1].getType());
+  if (!filter.hasStaticShape() ||
+      filter.getNumElements() *
+              std::max<int64_t>(1, filter.getElementTypeBitWidth() / 8) <=
+          kL2HalfBytes)
+    return {};
+  // n, oh, ow, f, kh, kw, c -> kh, n, oh, ow, f, kw, c.
+  return {4, 0, 1, 2, 3, 5, 6};
+}
+
 /// Packs a transposed right-hand side of a matmul (read as [n, k]) into
 /// [k, n]: the micro-kernel loads rows of the right-hand side as vectors, and
 /// a transposed one would be gathered element by element. The O(n k) copy
@@ -194,6 +215,56 @@ void packTransposedRhs(RewriterBase &rewriter, linalg::LinalgOp op) {
                                        ValueRange{lhs, packed}, acc, attrs)
                   .getOperation();
   rewriter.replaceOp(op, replacement->getResults());
+}
+
+/// Splits a convolution whose output rows are not a whole number of the
+/// micro-kernel's 8 columns into one over the whole tiles and one over the
+/// rest, each a convolution on slices. Tiles must divide a convolution (see
+/// chooseTileSizes): unsplit, a width of 26 would get tiles of 2 columns,
+/// 4 accumulators instead of 16.
+void splitConvolutionColumns(RewriterBase &rewriter,
+                             linalg::Conv2DNhwcHwcfOp op) {
+  constexpr int64_t kColumns = 8;
+  if (!op.hasPureTensorSemantics() || op.hasDynamicShape())
+    return;
+  Value input = op.getDpsInputs()[0], filter = op.getDpsInputs()[1];
+  Value acc = op.getDpsInits()[0];
+  ArrayRef<int64_t> in = cast<RankedTensorType>(input.getType()).getShape();
+  ArrayRef<int64_t> out = cast<RankedTensorType>(acc.getType()).getShape();
+  int64_t kw = cast<RankedTensorType>(filter.getType()).getDimSize(1);
+  int64_t main = out[2] / kColumns * kColumns;
+  if (main == 0 || main == out[2])
+    return;
+  int64_t stride = op.getStrides().getValues<int64_t>()[1];
+  int64_t dilation = op.getDilations().getValues<int64_t>()[1];
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  auto attrs = [&](ArrayRef<int64_t> values) {
+    return getAsIndexOpFoldResult(rewriter.getContext(), values);
+  };
+  SmallVector<OpFoldResult> unit = attrs({1, 1, 1, 1});
+  SmallVector<NamedAttribute> window = {
+      rewriter.getNamedAttr("strides", op.getStrides()),
+      rewriter.getNamedAttr("dilations", op.getDilations())};
+  auto part = [&](int64_t column, int64_t width) {
+    int64_t inWidth = (width - 1) * stride + (kw - 1) * dilation + 1;
+    Value inSlice = tensor::ExtractSliceOp::create(
+        rewriter, loc, input, attrs({0, 0, column * stride, 0}),
+        attrs({in[0], in[1], inWidth, in[3]}), unit);
+    SmallVector<OpFoldResult> offsets = attrs({0, 0, column, 0});
+    SmallVector<OpFoldResult> sizes = attrs({out[0], out[1], width, out[3]});
+    Value outSlice = tensor::ExtractSliceOp::create(rewriter, loc, acc, offsets,
+                                                    sizes, unit);
+    Value result = linalg::Conv2DNhwcHwcfOp::create(
+                       rewriter, loc, TypeRange{outSlice.getType()},
+                       ValueRange{inSlice, filter}, outSlice, window)
+                       ->getResult(0);
+    acc = tensor::InsertSliceOp::create(rewriter, loc, result, acc, offsets,
+                                        sizes, unit);
+  };
+  part(0, main);
+  part(main, out[2] - main);
+  rewriter.replaceOp(op, acc);
 }
 
 /// Reads a tile through its slice's source: `transfer_read(extract_slice(t))`
@@ -287,6 +358,10 @@ struct FuseTileAndVectorizePass
           continue;
         }
       }
+      if (auto conv = dyn_cast<linalg::Conv2DNhwcHwcfOp>(op.getOperation())) {
+        splitConvolutionColumns(rewriter, conv);
+        continue;
+      }
       packTransposedRhs(rewriter, op);
     }
 
@@ -303,6 +378,7 @@ struct FuseTileAndVectorizePass
       scf::SCFTilingOptions options;
       options.setTileSizes(getAsIndexOpFoldResult(context, sizes));
       options.setLoopType(scf::SCFTilingOptions::LoopType::ForOp);
+      options.setInterchange(chooseLoopOrder(op));
       rewriter.setInsertionPoint(op);
       FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
           rewriter, cast<TilingInterface>(op.getOperation()), options);

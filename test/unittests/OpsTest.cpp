@@ -1177,16 +1177,17 @@ TEST(OpsMatmul, BlockedAndPackedShapes) {
   for (bool ta : {false, true})
     for (bool tb : {false, true}) {
       Jit jit(matmulSource(ta, tb));
-      for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{64, 784, 128},
-                             {37, 129, 300},
-                             {13, 1009, 7},
-                             {1009, 33, 1009},
-                             {520, 64, 2048},
-                             {1, 48, 1500},
-                             {8, 32, 2048},
-                             {0, 40, 300},
-                             {40, 0, 300},
-                             {40, 300, 0}})
+      for (auto [m, n, k] :
+           {std::tuple<int64_t, int64_t, int64_t>{64, 784, 128},
+            {37, 129, 300},
+            {13, 1009, 7},
+            {1009, 33, 1009},
+            {520, 64, 2048},
+            {1, 48, 1500},
+            {8, 32, 2048},
+            {0, 40, 300},
+            {40, 0, 300},
+            {40, 300, 0}})
         checkMatmul(jit, m, n, k, ta, tb, seed += 2);
     }
 }
@@ -1415,6 +1416,71 @@ TEST(OpsConv2D, Padding) { checkConv2D(paddedConvWindows(), 650); }
 // The reference of Padding against unpadded conv2d on zero-padded inputs.
 TEST(OpsConv2D, PaddedReferenceMatchesExplicitPadding) {
   checkConv2D(paddedConvWindows(), 650, /*explicitPad=*/true);
+}
+
+// The gradients at sizes that take the code generator's other paths: a
+// filter gradient whose output gradient does not fit in L2 (filter rows as
+// the outermost loop), and output widths that are not a whole number of
+// 8-column tiles (a convolution split in two), against naive sums.
+TEST(OpsConv2D, GradientsAtCodegenSizes) {
+  const int64_t n = 4, h = 50, w = 29, c = 8, fo = 32, oh = h - 2, ow = w - 2;
+  std::string xt = tensorType({n, h, w, c}, "f32"),
+              gt = tensorType({n, oh, ow, fo}, "f32"),
+              kt = tensorType({3, 3, c, fo}, "f32");
+  Jit jit("func.func @filter(%x: " + xt + ", %g: " + gt + ", %k: " + kt +
+          ") -> " + kt + " {\n  %r = fuse.conv2d_filter_grad %x, %g, %k : (" +
+          xt + ", " + gt + ", " + kt + ") -> " + kt + "\n  return %r : " + kt +
+          "\n}\nfunc.func @input(%g: " + gt + ", %k: " + kt + ", %x: " + xt +
+          ") -> " + xt + " {\n  %r = fuse.conv2d_input_grad %g, %k, %x : (" +
+          gt + ", " + kt + ", " + xt + ") -> " + xt + "\n  return %r : " + xt +
+          "\n}\n");
+  Tensor x = randomTensor({n, h, w, c}, 700),
+         g = randomTensor({n, oh, ow, fo}, 701),
+         k = randomTensor({3, 3, c, fo}, 702);
+  {
+    std::vector<Tensor> out = jit.call("filter", {x, g, k});
+    ASSERT_EQ(out.size(), 1u);
+    Shape shape = {3, 3, c, fo};
+    std::vector<double> ref(product(shape)), tol(product(shape));
+    forEachIndex(shape, [&](llvm::ArrayRef<int64_t> i, int64_t linear) {
+      double sum = 0, absSum = 0;
+      for (int64_t b = 0; b < n; ++b)
+        for (int64_t y = 0; y < oh; ++y)
+          for (int64_t z = 0; z < ow; ++z) {
+            double p = double(x.at<float>({b, y + i[0], z + i[1], i[2]})) *
+                       g.at<float>({b, y, z, i[3]});
+            sum += p;
+            absSum += std::abs(p);
+          }
+      ref[linear] = sum;
+      tol[linear] = sumTol(n * oh * ow, absSum);
+    });
+    EXPECT_TRUE(allClose(out[0], shape, ref, tol));
+  }
+  {
+    std::vector<Tensor> out = jit.call("input", {g, k, x});
+    ASSERT_EQ(out.size(), 1u);
+    Shape shape = {n, h, w, c};
+    std::vector<double> ref(product(shape)), tol(product(shape));
+    forEachIndex(shape, [&](llvm::ArrayRef<int64_t> i, int64_t linear) {
+      double sum = 0, absSum = 0;
+      for (int64_t a = 0; a < 3; ++a)
+        for (int64_t b = 0; b < 3; ++b) {
+          int64_t y = i[1] - a, z = i[2] - b;
+          if (y < 0 || y >= oh || z < 0 || z >= ow)
+            continue;
+          for (int64_t f = 0; f < fo; ++f) {
+            double p = double(g.at<float>({i[0], y, z, f})) *
+                       k.at<float>({a, b, i[3], f});
+            sum += p;
+            absSum += std::abs(p);
+          }
+        }
+      ref[linear] = sum;
+      tol[linear] = sumTol(9 * fo, absSum);
+    });
+    EXPECT_TRUE(allClose(out[0], shape, ref, tol));
+  }
 }
 
 /// Max or average pooling; padding is skipped (avg divides by the number of
