@@ -148,10 +148,22 @@ def FuseTileAndVectorize
     The code-generation strategy for the CPU, in one place. Each linalg op on
     tensors is tiled with `scf.for` loops and its tile vectorized:
 
-    - matmul / batch_matmul: an 8 x (2 vectors) accumulator tile per step of
-      the reduction, a vector.contract that later becomes FMAs on registers;
+    - matmul whose right-hand side is transposed or too large for L2
+      (MatmulPacking.cpp): BLIS's loop nest. For each block of NC columns
+      and KC steps of the reduction, B's block is packed into contiguous
+      panels of 2 vectors (transposing a transposed B on the way), then for
+      each block of MC rows A's block is packed into k-major panels of 12
+      rows, and each 12 x (2 vectors) accumulator tile (24 of the 32 zmm
+      registers) runs the KC steps from L1. Rows, columns and reduction left
+      over by whole panels and blocks are edge products on slices;
+    - other matmuls and batch_matmul: up to 12 x (2 vectors) accumulator
+      tiles that divide the shape, one vector.contract per reduction step,
+      which later becomes FMAs on registers;
     - conv2d and pools: tiles of (8 output columns x 2 vectors of channels)
-      whose size-1 window dims are decomposed to 1-D ops, then vectorized;
+      whose size-1 window dims are decomposed to 1-D ops, then vectorized.
+      A convolution whose width is not a whole number of 8-column tiles is
+      split into one that is and an edge; one whose filter does not fit in
+      L2 (a filter gradient's) runs its filter rows as the outermost loop;
     - everything else (element-wise, reductions, fills, transposes): vectors
       of up to 4 registers along the innermost loop.
 

@@ -316,3 +316,48 @@ func.func @boolean_tensors(%arg0: tensor<1000xf32>, %arg1: tensor<1000xf32>) -> 
   } -> tensor<1000xf32>
   return %1, %3 : tensor<1000xi1>, tensor<1000xf32>
 }
+
+// -----
+
+// conv_2d_nhwc_hwcf with 26 output columns: split into a convolution over
+// the first 24 (three tiles of 8 columns x 32 channels, 16 accumulators) and
+// one over the last 2, each on slices, instead of 13 tiles of 2 columns.
+// CHECK-LABEL: func @conv_split_columns
+// CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
+// CHECK-DAG: %[[C24:.*]] = arith.constant 24 : index
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[C24]] step %[[C8]] iter_args(%{{.*}}) -> (tensor<2x26x24x32xf32>)
+// CHECK: vector.contract {{.*}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0, 0] [2, 26, 24, 32]
+// CHECK: vector.contract {{.*}} : vector<2x1xf32>, vector<1x32xf32> into vector<2x32xf32>
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 24, 0] [2, 26, 2, 32]
+// CHECK-NOT: linalg.conv
+// CHECK: return
+func.func @conv_split_columns(%arg0: tensor<2x28x28x32xf32>, %arg1: tensor<3x3x32x32xf32>) -> tensor<2x26x26x32xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %0 = tensor.empty() : tensor<2x26x26x32xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<2x26x26x32xf32>) -> tensor<2x26x26x32xf32>
+  %2 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%arg0, %arg1 : tensor<2x28x28x32xf32>, tensor<3x3x32x32xf32>) outs(%1 : tensor<2x26x26x32xf32>) -> tensor<2x26x26x32xf32>
+  return %2 : tensor<2x26x26x32xf32>
+}
+
+// -----
+
+// The convolution of a filter gradient (the seed CNN's second layer): its
+// "filter", the output gradient, is 4.5 MiB. The loop over its rows (24) is
+// outermost, so each 192 KiB row stays in L2 across all output tiles.
+// CHECK-LABEL: func @conv_large_filter
+// CHECK-DAG: %[[C24:.*]] = arith.constant 24 : index
+// CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
+// CHECK-DAG: %[[C64:.*]] = arith.constant 64 : index
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[C24]] step
+// CHECK-NEXT: scf.for %{{.*}} = %{{.*}} to %[[C32]] step
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[C64]] step
+// CHECK: vector.contract {{.*}} : vector<3x1xf32>, vector<1x32xf32> into vector<3x32xf32>
+// CHECK: return
+func.func @conv_large_filter(%arg0: tensor<32x26x26x64xf32>, %arg1: tensor<24x24x64x32xf32>) -> tensor<32x3x3x32xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %0 = tensor.empty() : tensor<32x3x3x32xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<32x3x3x32xf32>) -> tensor<32x3x3x32xf32>
+  %2 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%arg0, %arg1 : tensor<32x26x26x64xf32>, tensor<24x24x64x32xf32>) outs(%1 : tensor<32x3x3x32xf32>) -> tensor<32x3x3x32xf32>
+  return %2 : tensor<32x3x3x32xf32>
+}
