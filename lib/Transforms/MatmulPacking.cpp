@@ -6,15 +6,20 @@
 //   for n0 in N step NC:
 //     for k0 in K step KC:
 //       Bp = pack(B[k0:+KC, n0:+NC])        [NC/NR][KC][NR], contiguous
-//       for m0 in M step MC:                  A's block stays in L2
+//       for m0 in M step MC:
+//         Ap = pack(A[m0:+MC, k0:+KC])      [MC/MR][KC][MR], A's block in L2
 //         for j in NC/NR:                     Bp[j] stays in L1 ...
-//           C[m0:+MC, n0+j*NR:+NR] += A[m0:+MC, k0:+KC] * Bp[j]
+//           for i in MC/MR:
+//             C[m0+i*MR:+MR, n0+j*NR:+NR] += Ap[i] * Bp[j]
+//       for j in NC/NR:                       rows left over by whole panels
+//         C[M-R:, n0+j*NR:+NR] += A[M-R:, k0:+KC] * Bp[j]
 //
-// ... across all the rows of the innermost product, a linalg.matmul that the
-// pass then tiles into the 8 x NR register micro-kernel. Unpacked, a column
-// panel of B is KC rows a whole row of B apart: at N = 1024 they all fall in
-// the same L1 set, and every step of the micro-kernel misses. A transposed B
-// is transposed by the packing, 16 x 16 blocks at a time in registers.
+// ... across all of A's panels. The innermost product is a linalg.matmul
+// that the pass then tiles into the MR x NR register micro-kernel. Unpacked, a
+// column panel of B is KC rows a whole row of B apart: at N = 1024 they all
+// fall in the same L1 set, and every step of the micro-kernel misses. A
+// transposed B is transposed by the packing, 16 x 16 blocks at a time in
+// registers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -98,17 +103,28 @@ std::optional<MatmulForm> matchMatmul(linalg::MatmulOp op) {
   return form;
 }
 
-/// Packs the 2-D block of `source` at `offsets` of `sizes` into panels
-/// `width` wide along dim `panelDim`: [sizes[panelDim] / width][other][width],
-/// each panel contiguous, one row of `width` per step of the other dim.
-Value packPanels(OpBuilder &b, Location loc, Value source,
-                 ArrayRef<OpFoldResult> offsets, ArrayRef<int64_t> sizes,
-                 unsigned panelDim, int64_t width) {
-  Type elementType = cast<RankedTensorType>(source.getType()).getElementType();
-  SmallVector<OpFoldResult> unit(2, b.getIndexAttr(1));
-  Value block = tensor::ExtractSliceOp::create(
-      b, loc, source, offsets,
-      {b.getIndexAttr(sizes[0]), b.getIndexAttr(sizes[1])}, unit);
+/// source[r0:+rows, c0:+cols] of a matrix stored as is, or of one stored
+/// transposed (source[c0:+cols, r0:+rows]).
+Value slice2d(OpBuilder &b, Location loc, Value source, bool transposed,
+              OpFoldResult r0, int64_t rows, OpFoldResult c0, int64_t cols) {
+  if (transposed) {
+    std::swap(r0, c0);
+    std::swap(rows, cols);
+  }
+  OpFoldResult one = b.getIndexAttr(1);
+  return tensor::ExtractSliceOp::create(
+      b, loc, source, {r0, c0}, {b.getIndexAttr(rows), b.getIndexAttr(cols)},
+      {one, one});
+}
+
+/// Packs the 2-D `block` into panels `width` wide along dim `panelDim`:
+/// [size of panelDim / width][other][width], each panel contiguous, one row
+/// of `width` per step of the other dim.
+Value packPanels(OpBuilder &b, Location loc, Value block, unsigned panelDim,
+                 int64_t width) {
+  auto type = cast<RankedTensorType>(block.getType());
+  Type elementType = type.getElementType();
+  ArrayRef<int64_t> sizes = type.getShape();
   int64_t panels = sizes[panelDim] / width, other = sizes[1 - panelDim];
   // Panels along the rows: [P * W, O] -> [P, W, O] -> [P, O, W].
   // Panels along the columns: [O, P * W] -> [O, P, W] -> [P, O, W].
@@ -142,13 +158,13 @@ Value panelAt(OpBuilder &b, Location loc, Value packed, Value index) {
       {one, one, one});
 }
 
-/// Splits `op` into a product over [0, mainM) x [0, mainN) x [0, mainK)
-/// and the products over the rest, each a linalg.matmul on slices; the
-/// parts over k accumulate one after the other. Returns the main product and
-/// appends the others to `edges`.
+/// Splits `op` into a product over [0, mainN) x [0, mainK) and the products
+/// over the rest, each a linalg.matmul on slices; the parts over k
+/// accumulate one after the other. Returns the main product and appends the
+/// others to `edges`.
 linalg::MatmulOp splitMatmul(RewriterBase &rewriter, linalg::MatmulOp op,
-                             const MatmulForm &form, int64_t mainM,
-                             int64_t mainN, int64_t mainK,
+                             const MatmulForm &form, int64_t mainN,
+                             int64_t mainK,
                              SmallVectorImpl<linalg::MatmulOp> &edges) {
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
@@ -158,36 +174,28 @@ linalg::MatmulOp splitMatmul(RewriterBase &rewriter, linalg::MatmulOp op,
     return rewriter.getIndexAttr(v);
   };
   SmallVector<OpFoldResult> unit(2, attr(1));
-  auto slice = [&](Value source, int64_t r0, int64_t rows, int64_t c0,
-                   int64_t cols) -> Value {
-    return tensor::ExtractSliceOp::create(rewriter, loc, source,
-                                          {attr(r0), attr(c0)},
-                                          {attr(rows), attr(cols)}, unit);
-  };
-  // acc[m0:+ms, n0:+ns] += lhs[m0:+ms, k0:+ks] * rhs[k0:+ks, n0:+ns].
-  auto part = [&](int64_t m0, int64_t ms, int64_t n0, int64_t ns, int64_t k0,
+  // acc[:, n0:+ns] += lhs[:, k0:+ks] * rhs[k0:+ks, n0:+ns].
+  auto part = [&](int64_t n0, int64_t ns, int64_t k0,
                   int64_t ks) -> linalg::MatmulOp {
-    Value l = form.lhsTransposed ? slice(lhs, k0, ks, m0, ms)
-                                 : slice(lhs, m0, ms, k0, ks);
-    Value r = form.rhsTransposed ? slice(rhs, n0, ns, k0, ks)
-                                 : slice(rhs, k0, ks, n0, ns);
-    Value a = slice(acc, m0, ms, n0, ns);
+    Value l = slice2d(rewriter, loc, lhs, form.lhsTransposed, attr(0), form.m,
+                      attr(k0), ks);
+    Value r = slice2d(rewriter, loc, rhs, form.rhsTransposed, attr(k0), ks,
+                      attr(n0), ns);
+    Value a = slice2d(rewriter, loc, acc, false, attr(0), form.m, attr(n0), ns);
     auto product = linalg::MatmulOp::create(
         rewriter, loc, TypeRange{a.getType()}, ValueRange{l, r}, a,
         SmallVector<NamedAttribute>{
             rewriter.getNamedAttr("indexing_maps", op.getIndexingMaps())});
     acc = tensor::InsertSliceOp::create(rewriter, loc, product->getResult(0),
-                                        acc, {attr(m0), attr(n0)},
-                                        {attr(ms), attr(ns)}, unit);
+                                        acc, {attr(0), attr(n0)},
+                                        {attr(form.m), attr(ns)}, unit);
     return product;
   };
-  linalg::MatmulOp main = part(0, mainM, 0, mainN, 0, mainK);
+  linalg::MatmulOp main = part(0, mainN, 0, mainK);
   if (mainK < form.k)
-    edges.push_back(part(0, mainM, 0, mainN, mainK, form.k - mainK));
+    edges.push_back(part(0, mainN, mainK, form.k - mainK));
   if (mainN < form.n)
-    edges.push_back(part(0, form.m, mainN, form.n - mainN, 0, form.k));
-  if (mainM < form.m)
-    edges.push_back(part(mainM, form.m - mainM, 0, mainN, 0, form.k));
+    edges.push_back(part(mainN, form.n - mainN, 0, form.k));
   rewriter.replaceOp(op, acc);
   return main;
 }
@@ -207,7 +215,7 @@ fuse::blockAndPackMatmul(RewriterBase &rewriter, linalg::MatmulOp op,
   int64_t lanes = std::max<int64_t>(
       1,
       vectorBits / std::max<unsigned>(8, elementType.getIntOrFloatBitWidth()));
-  // Column panels two registers wide: the micro-kernel's 8 x 2 registers.
+  // Column panels two registers wide, the micro-kernel's width.
   int64_t nr = 2 * lanes;
   // A transposed B is packed anyway; a plain one only when it does not fit
   // in L2 and enough rows of A reuse each packed panel.
@@ -216,28 +224,28 @@ fuse::blockAndPackMatmul(RewriterBase &rewriter, linalg::MatmulOp op,
        (form->k * form->n <= kPackThreshold || form->m < 2 * lanes)))
     return failure();
   // A's rows are packed in panels of the micro-kernel's height, k-major.
-  // Stored transposed, A's rows come 8 floats together already, but a whole
-  // row of A apart for each k: at M = 1024 they fall in one L1 set.
-  constexpr int64_t mr = 12;
+  // Stored transposed, A's rows come contiguous already, but a whole row of
+  // A apart for each k: at M = 1024 they fall in one L1 set.
+  constexpr int64_t mr = kMicroKernelRows;
   bool packLhs = form->m >= mr;
   int64_t kc = chooseBlock(form->k, kMaxKC);
-  // Whole panels and blocks; the rest of each dim is an edge product.
+  // Whole panels and blocks; the columns and reduction steps left over are
+  // edge products, the rows left over a product per panel of B (below).
   int64_t mainN = form->n / nr * nr;
-  int64_t mainM = packLhs ? form->m / mr * mr : form->m;
   int64_t mainK = form->k;
   if (kc == form->k && form->k > kMaxKC) {
     kc = kMaxKC;
     mainK = form->k / kc * kc;
   }
   SmallVector<linalg::MatmulOp> edges;
-  if (mainN < form->n || mainM < form->m || mainK < form->k) {
-    op = splitMatmul(rewriter, op, *form, mainM, mainN, mainK, edges);
-    form->m = mainM;
+  if (mainN < form->n || mainK < form->k) {
+    op = splitMatmul(rewriter, op, *form, mainN, mainK, edges);
     form->n = mainN;
     form->k = mainK;
   }
+  int64_t mainM = packLhs ? form->m / mr * mr : form->m;
   int64_t mc =
-      packLhs ? blockSize(form->m, kMaxMC, mr) : chooseBlock(form->m, kMaxMC);
+      packLhs ? blockSize(mainM, kMaxMC, mr) : chooseBlock(mainM, kMaxMC);
   int64_t nc = blockSize(form->n, kMaxNC, nr);
 
   Location loc = op.getLoc();
@@ -256,11 +264,10 @@ fuse::blockAndPackMatmul(RewriterBase &rewriter, linalg::MatmulOp op,
   auto map = [&](AffineExpr a, AffineExpr b) {
     return AffineMap::get(3, 0, {a, b}, context);
   };
-  // The inner products read packed panels as [k, m] and [k, n].
-  AffineMap lhsMap = packLhs || form->lhsTransposed ? map(k, m) : map(m, k);
-  SmallVector<NamedAttribute> matmulAttrs = {rewriter.getNamedAttr(
-      "indexing_maps",
-      rewriter.getAffineMapArrayAttr({lhsMap, map(k, n), map(m, n)}))};
+  // The inner products read packed panels as [k, m] and [k, n], and A
+  // unpacked as it is stored.
+  AffineMap storedLhsMap = form->lhsTransposed ? map(k, m) : map(m, k);
+  AffineMap packedLhsMap = packLhs ? map(k, m) : storedLhsMap;
 
   auto loop = [&](OpBuilder &b, int64_t upper, int64_t step, Value init,
                   function_ref<Value(OpBuilder &, Value, Value)> body) {
@@ -279,56 +286,62 @@ fuse::blockAndPackMatmul(RewriterBase &rewriter, linalg::MatmulOp op,
         {base, i});
   };
   // acc[row:+rows, column:+nr] += lhs * rhs, as a linalg.matmul.
-  auto product = [&](OpBuilder &b, Value acc, Value lhs, Value rhs,
-                     OpFoldResult row, int64_t rows,
+  auto product = [&](OpBuilder &b, Value acc, Value lhs, AffineMap lhsMap,
+                     Value rhs, OpFoldResult row, int64_t rows,
                      OpFoldResult column) -> Value {
     SmallVector<OpFoldResult> offsets = {row, column};
     SmallVector<OpFoldResult> sizes = {attr(b, rows), attr(b, nr)};
     SmallVector<OpFoldResult> unit(2, attr(b, 1));
     Value block =
         tensor::ExtractSliceOp::create(b, loc, acc, offsets, sizes, unit);
-    Value result =
-        linalg::MatmulOp::create(b, loc, TypeRange{block.getType()},
-                                 ValueRange{lhs, rhs}, block, matmulAttrs)
-            ->getResult(0);
+    SmallVector<NamedAttribute> attrs = {b.getNamedAttr(
+        "indexing_maps",
+        b.getAffineMapArrayAttr({lhsMap, map(k, n), map(m, n)}))};
+    Value result = linalg::MatmulOp::create(b, loc, TypeRange{block.getType()},
+                                            ValueRange{lhs, rhs}, block, attrs)
+                       ->getResult(0);
     return tensor::InsertSliceOp::create(b, loc, result, acc, offsets, sizes,
                                          unit)
         .getResult();
   };
 
+  int64_t rowsLeft = form->m - mainM;
   Value result =
       loop(rewriter, form->n, nc, acc, [&](OpBuilder &b, Value n0, Value c) {
         return loop(b, form->k, kc, c, [&](OpBuilder &b, Value k0, Value c) {
-          Value packedRhs =
-              form->rhsTransposed
-                  ? packPanels(b, loc, rhs, {n0, k0}, {nc, kc}, 0, nr)
-                  : packPanels(b, loc, rhs, {k0, n0}, {kc, nc}, 1, nr);
-          return loop(b, form->m, mc, c, [&](OpBuilder &b, Value m0, Value c) {
-            Value lhsBlock;
+          Value packedRhs = packPanels(
+              b, loc, slice2d(b, loc, rhs, form->rhsTransposed, k0, kc, n0, nc),
+              form->rhsTransposed ? 0 : 1, nr);
+          c = loop(b, mainM, mc, c, [&](OpBuilder &b, Value m0, Value c) {
+            Value lhsBlock =
+                slice2d(b, loc, lhs, form->lhsTransposed, m0, mc, k0, kc);
             if (packLhs)
               lhsBlock =
-                  form->lhsTransposed
-                      ? packPanels(b, loc, lhs, {k0, m0}, {kc, mc}, 1, mr)
-                      : packPanels(b, loc, lhs, {m0, k0}, {mc, kc}, 0, mr);
-            else if (form->lhsTransposed)
-              lhsBlock = tensor::ExtractSliceOp::create(
-                  b, loc, lhs, {k0, m0}, {attr(b, kc), attr(b, mc)},
-                  {attr(b, 1), attr(b, 1)});
-            else
-              lhsBlock = tensor::ExtractSliceOp::create(
-                  b, loc, lhs, {m0, k0}, {attr(b, mc), attr(b, kc)},
-                  {attr(b, 1), attr(b, 1)});
+                  packPanels(b, loc, lhsBlock, form->lhsTransposed ? 1 : 0, mr);
             return loop(b, nc / nr, 1, c, [&](OpBuilder &b, Value j, Value c) {
               Value rhsPanel = panelAt(b, loc, packedRhs, j);
               OpFoldResult column = add(b, n0, j, nr);
               if (!packLhs)
-                return product(b, c, lhsBlock, rhsPanel, m0, mc, column);
-              return loop(
-                  b, mc / mr, 1, c, [&](OpBuilder &b, Value i, Value c) {
-                    return product(b, c, panelAt(b, loc, lhsBlock, i), rhsPanel,
-                                   add(b, m0, i, mr), mr, column);
-                  });
+                return product(b, c, lhsBlock, packedLhsMap, rhsPanel, m0, mc,
+                               column);
+              return loop(b, mc / mr, 1, c,
+                          [&](OpBuilder &b, Value i, Value c) {
+                            return product(b, c, panelAt(b, loc, lhsBlock, i),
+                                           packedLhsMap, rhsPanel,
+                                           add(b, m0, i, mr), mr, column);
+                          });
             });
+          });
+          if (!rowsLeft)
+            return c;
+          // The rows left over by whole panels of A, unpacked, against the
+          // same packed panels of B.
+          Value lhsRows = slice2d(b, loc, lhs, form->lhsTransposed,
+                                  attr(b, mainM), rowsLeft, k0, kc);
+          return loop(b, nc / nr, 1, c, [&](OpBuilder &b, Value j, Value c) {
+            return product(b, c, lhsRows, storedLhsMap,
+                           panelAt(b, loc, packedRhs, j), attr(b, mainM),
+                           rowsLeft, add(b, n0, j, nr));
           });
         });
       });

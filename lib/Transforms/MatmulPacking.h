@@ -13,12 +13,17 @@
 
 namespace fuse {
 
-/// Rewrites `op` into cache blocks whose right-hand side is packed into
-/// contiguous panels one or two registers of `vectorBits` wide, each block a
-/// smaller linalg.matmul, when its shape makes that pay. The rows and
-/// columns left over by whole panels, and the reduction left over by whole
-/// blocks, become edge products on slices, returned for the caller to tile.
-/// Fails, leaving `op` alone, when blocking would not pay.
+/// The height of the matmul micro-kernel: 12 rows x 2 registers of columns
+/// keep 24 of AVX-512's 32 registers as accumulators. Packed panels of A have
+/// this height, and the tile sizes of matmuls are chosen up to it.
+constexpr int64_t kMicroKernelRows = 12;
+
+/// Rewrites `op` into cache blocks whose operands are packed into contiguous
+/// panels (B's two registers of `vectorBits` wide, A's kMicroKernelRows
+/// high), each block a smaller linalg.matmul, when its shape makes that pay.
+/// The columns left over by whole panels, and the reduction left over by
+/// whole blocks, become edge products on slices, returned for the caller to
+/// tile. Fails, leaving `op` alone, when blocking would not pay.
 mlir::FailureOr<llvm::SmallVector<mlir::linalg::MatmulOp>>
 blockAndPackMatmul(mlir::RewriterBase &rewriter, mlir::linalg::MatmulOp op,
                    unsigned vectorBits);

@@ -48,6 +48,9 @@ unsigned hostVectorBits() {
   return 128;
 }
 
+/// Output columns per convolution tile (rows of its micro-kernel).
+constexpr int64_t kConvTileColumns = 8;
+
 int64_t largestDivisorAtMost(int64_t n, int64_t cap) {
   for (int64_t d = std::min(n, cap); d > 1; --d)
     if (n % d == 0)
@@ -92,15 +95,15 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, unsigned vectorBits) {
   // iteration space exactly: their tiles are static, need no masks, and the
   // 1-D decomposition of convolutions sees static shapes.
   if (isa<linalg::MatmulOp>(op)) // m, n, k
-    return {largestDivisorAtMost(ranges[0], 12), vectorTile(ranges[1], lanes),
-            1};
+    return {largestDivisorAtMost(ranges[0], fuse::kMicroKernelRows),
+            vectorTile(ranges[1], lanes), 1};
   if (isa<linalg::BatchMatmulOp>(op)) // b, m, n, k
     return {1, largestDivisorAtMost(ranges[1], 8), vectorTile(ranges[2], lanes),
             1};
   if (isa<linalg::Conv2DNhwcHwcfOp>(op)) // n, oh, ow, f, kh, kw, c
     return {1,
             1,
-            largestDivisorAtMost(ranges[2], 8),
+            largestDivisorAtMost(ranges[2], kConvTileColumns),
             largestDivisorAtMost(ranges[3], 2 * lanes),
             1,
             1,
@@ -217,14 +220,13 @@ void packTransposedRhs(RewriterBase &rewriter, linalg::LinalgOp op) {
   rewriter.replaceOp(op, replacement->getResults());
 }
 
-/// Splits a convolution whose output rows are not a whole number of the
-/// micro-kernel's 8 columns into one over the whole tiles and one over the
+/// Splits a convolution whose output rows are not a whole number of
+/// kConvTileColumns into one over the whole tiles and one over the
 /// rest, each a convolution on slices. Tiles must divide a convolution (see
 /// chooseTileSizes): unsplit, a width of 26 would get tiles of 2 columns,
 /// 4 accumulators instead of 16.
 void splitConvolutionColumns(RewriterBase &rewriter,
                              linalg::Conv2DNhwcHwcfOp op) {
-  constexpr int64_t kColumns = 8;
   if (!op.hasPureTensorSemantics() || op.hasDynamicShape())
     return;
   Value input = op.getDpsInputs()[0], filter = op.getDpsInputs()[1];
@@ -232,7 +234,7 @@ void splitConvolutionColumns(RewriterBase &rewriter,
   ArrayRef<int64_t> in = cast<RankedTensorType>(input.getType()).getShape();
   ArrayRef<int64_t> out = cast<RankedTensorType>(acc.getType()).getShape();
   int64_t kw = cast<RankedTensorType>(filter.getType()).getDimSize(1);
-  int64_t main = out[2] / kColumns * kColumns;
+  int64_t main = out[2] / kConvTileColumns * kConvTileColumns;
   if (main == 0 || main == out[2])
     return;
   int64_t stride = op.getStrides().getValues<int64_t>()[1];
