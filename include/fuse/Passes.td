@@ -154,8 +154,9 @@ def FuseTileAndVectorize
       panels of 2 vectors (transposing a transposed B on the way), then for
       each block of MC rows A's block is packed into k-major panels of 12
       rows, and each 12 x (2 vectors) accumulator tile (24 of the 32 zmm
-      registers) runs the KC steps from L1. Rows, columns and reduction left
-      over by whole panels and blocks are edge products on slices;
+      registers) runs the KC steps from L1. Rows left over by whole panels
+      of A are multiplied unpacked with the same packed panels of B; columns
+      and reduction steps left over are edge products on slices;
     - other matmuls and batch_matmul: up to 12 x (2 vectors) accumulator
       tiles that divide the shape, one vector.contract per reduction step,
       which later becomes FMAs on registers;
