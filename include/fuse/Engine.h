@@ -45,6 +45,9 @@ struct EngineOptions {
   /// where a gradient stays 0) would otherwise slow every operation on them
   /// tenfold. The caller's floating-point mode is restored after each call.
   bool flushDenormals = true;
+  /// Time every operation of compiled code; fuse::profile() (fuse/Profile.h)
+  /// reads the totals. Adds two timer calls per operation per call.
+  bool profile = false;
 };
 
 /// Per-function counters. Times in milliseconds.

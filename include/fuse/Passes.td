@@ -141,6 +141,30 @@ def FuseElementwiseFusion
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def FuseInsertTimers : Pass<"fuse-insert-timers", "::mlir::ModuleOp"> {
+  let summary = "Time every linalg op and tensor.pad (a per-op profile)";
+  let description = [{
+    Profiling instrumentation, as XLA's HLO profile: each `linalg` op and
+    `tensor.pad` of a function body (not the ops nested inside one) gets a
+    call to `fuse_timer_start` before it and to `fuse_timer_stop` after it.
+    The stop call passes the start time and a constant string naming the
+    region: the function (or `label`), the op, its result type and its
+    source location (a backward op carries the location of the forward op
+    it differentiates). Runs on tensor-level linalg, before tiling, so each
+    region times the whole loop nest the op becomes, and any copy that
+    bufferization inserts for its operands. The JIT defines both functions;
+    `fuse::profile()` reads the totals, and `fusec run --profile` and
+    `fusec train --profile` print them.
+  }];
+  let options = [
+    Option<"label", "label", "std::string", /*default=*/"",
+           "Names each region's function (default: its symbol)">
+  ];
+  let dependentDialects = [
+    "::mlir::func::FuncDialect", "::mlir::LLVM::LLVMDialect"
+  ];
+}
+
 def FuseTileAndVectorize
     : Pass<"fuse-tile-and-vectorize", "::mlir::func::FuncOp"> {
   let summary = "Tile linalg ops for the host's vector width and vectorize";
@@ -176,7 +200,8 @@ def FuseTileAndVectorize
            "Vector register width in bits (0: the host's)">
   ];
   let dependentDialects = [
-    "::mlir::affine::AffineDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::affine::AffineDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::linalg::LinalgDialect",
     "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
     "::mlir::vector::VectorDialect"
   ];

@@ -8,6 +8,8 @@
 #ifndef FUSE_PIPELINE_H
 #define FUSE_PIPELINE_H
 
+#include <string>
+
 namespace mlir {
 class DialectRegistry;
 class OpPassManager;
@@ -22,6 +24,12 @@ struct PipelineOptions {
   /// by op, one pass over memory per operation (as eager frameworks run),
   /// the baseline fusion is measured against.
   bool fusion = true;
+  /// Time every operation of the compiled code (fuse-insert-timers): a
+  /// per-op profile, read with fuse::profile(). Costs two timer calls per
+  /// operation.
+  bool profile = false;
+  /// The function name profile regions show (default: the symbol).
+  std::string profileLabel;
 };
 
 /// Whole-module rewrites that run once, before any specialization: training
@@ -43,7 +51,8 @@ void buildLowerToLinalgPipeline(mlir::OpPassManager &pm,
 /// Tensor-level linalg -> the LLVM dialect: bufferization (results become
 /// out-parameters the caller allocates), loops, and LLVM conversion with
 /// bare-pointer memref arguments.
-void buildLowerToLLVMPipeline(mlir::OpPassManager &pm);
+void buildLowerToLLVMPipeline(mlir::OpPassManager &pm,
+                              const PipelineOptions &options = {});
 
 /// The whole chain for a specialized module: differentiate, simplify, lower
 /// to linalg, lower to LLVM.

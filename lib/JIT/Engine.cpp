@@ -4,9 +4,11 @@
 
 #include "ObjectCache.h"
 #include "SignatureCache.h"
+#include "Timers.h"
 #include "fuse/Codegen.h"
 #include "fuse/Passes.h"
 #include "fuse/Pipeline.h"
+#include "fuse/Profile.h"
 #include "fuse/SourceNames.h"
 #include "fuse/Version.h"
 
@@ -129,15 +131,21 @@ std::vector<int64_t> declaredShape(mlir::RankedTensorType type) {
   return shape;
 }
 
-/// MLIR's C runtime functions that compiled code may call (memrefCopy for
-/// strided copies), defined by address: the reference also keeps the
-/// runtime library linked.
+/// The runtime functions compiled code may call, defined by address: MLIR's C
+/// runtime (memrefCopy for strided copies; the reference also keeps the
+/// runtime library linked) and the profile's timers.
 Error defineRuntimeSymbols(llvm::orc::LLJIT &jit, llvm::orc::JITDylib &dylib) {
   llvm::orc::MangleAndInterner mangle(jit.getExecutionSession(),
                                       jit.getDataLayout());
   llvm::orc::SymbolMap symbols;
   symbols[mangle("memrefCopy")] = {
       llvm::orc::ExecutorAddr::fromPtr(&memrefCopy),
+      llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
+  symbols[mangle(kTimerStartSymbol)] = {
+      llvm::orc::ExecutorAddr::fromPtr(&fuse_timer_start),
+      llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
+  symbols[mangle(kTimerStopSymbol)] = {
+      llvm::orc::ExecutorAddr::fromPtr(&fuse_timer_stop),
       llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
   return dylib.define(llvm::orc::absoluteSymbols(std::move(symbols)));
 }
@@ -340,8 +348,10 @@ Expected<CachedObject> Function::Impl::compile(llvm::ArrayRef<Tensor> args,
   buildSimplifyPipeline(pm);
   PipelineOptions pipeline;
   pipeline.fusion = engine->options.fusion;
+  pipeline.profile = engine->options.profile;
+  pipeline.profileLabel = name;
   buildLowerToLinalgPipeline(pm, pipeline);
-  buildLowerToLLVMPipeline(pm);
+  buildLowerToLLVMPipeline(pm, pipeline);
   if (failed(pm.run(*clone)))
     return llvm::createStringError("cannot compile '" + name + "' for " +
                                    Signature::of(args, stacked).str() + ":\n" +
@@ -388,7 +398,8 @@ Function::Impl::build(llvm::ArrayRef<Tensor> args) {
   std::string keyText = engine->buildIdentity + "\ncpu " + engine->cpu +
                         "\nmodule " + module->sourceHash + "\nfunction " +
                         name + "\nsignature " + signature.str() + "\nfusion " +
-                        (engine->options.fusion ? "on" : "off");
+                        (engine->options.fusion ? "on" : "off") + "\nprofile " +
+                        (engine->options.profile ? "on" : "off");
 
   std::optional<CachedObject> entry;
   if (engine->diskCache) {

@@ -42,7 +42,13 @@ void fuse::buildLowerToLinalgPipeline(OpPassManager &pm,
   func.addPass(createCSEPass());
 }
 
-void fuse::buildLowerToLLVMPipeline(OpPassManager &pm) {
+void fuse::buildLowerToLLVMPipeline(OpPassManager &pm,
+                                    const PipelineOptions &options) {
+  if (options.profile) {
+    FuseInsertTimersOptions timers;
+    timers.label = options.profileLabel;
+    pm.addPass(createFuseInsertTimers(timers));
+  }
   {
     OpPassManager &func = pm.nest<func::FuncOp>();
     func.addPass(createFuseTileAndVectorize());
@@ -102,5 +108,5 @@ void fuse::buildCompilePipeline(OpPassManager &pm,
   buildDifferentiatePipeline(pm);
   buildSimplifyPipeline(pm);
   buildLowerToLinalgPipeline(pm, options);
-  buildLowerToLLVMPipeline(pm);
+  buildLowerToLLVMPipeline(pm, options);
 }

@@ -19,7 +19,16 @@ struct NamedPipelineOptions : PassPipelineOptions<NamedPipelineOptions> {
                       llvm::cl::desc("Fuse element-wise work and optimizer "
                                      "updates (false: op by op)"),
                       llvm::cl::init(true)};
-  fuse::PipelineOptions get() const { return {fusion}; }
+  Option<bool> profile{*this, "profile",
+                       llvm::cl::desc("Time every operation (fuse-insert-"
+                                      "timers)"),
+                       llvm::cl::init(false)};
+  fuse::PipelineOptions get() const {
+    fuse::PipelineOptions options;
+    options.fusion = fusion;
+    options.profile = profile;
+    return options;
+  }
 };
 } // namespace
 
@@ -45,10 +54,12 @@ void fuse::registerPassesAndPipelines() {
       [](OpPassManager &pm, const NamedPipelineOptions &options) {
         buildLowerToLinalgPipeline(pm, options.get());
       });
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<NamedPipelineOptions>(
       "fuse-lower-to-llvm",
       "Bufferize tensor-level linalg and lower it to the LLVM dialect",
-      buildLowerToLLVMPipeline);
+      [](OpPassManager &pm, const NamedPipelineOptions &options) {
+        buildLowerToLLVMPipeline(pm, options.get());
+      });
   PassPipelineRegistration<NamedPipelineOptions>(
       "fuse-pipeline",
       "The whole chain for a specialized module: differentiate, simplify, "

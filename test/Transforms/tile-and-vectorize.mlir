@@ -361,3 +361,49 @@ func.func @conv_large_filter(%arg0: tensor<32x26x26x64xf32>, %arg1: tensor<24x24
   %2 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%arg0, %arg1 : tensor<32x26x26x64xf32>, tensor<24x24x64x32xf32>) outs(%1 : tensor<32x3x3x32xf32>) -> tensor<32x3x3x32xf32>
   return %2 : tensor<32x3x3x32xf32>
 }
+
+// -----
+
+// Two matmuls accumulate into one fill (CSE merged theirs). Each gets its
+// own fill, the second into a fresh allocation that CSE cannot merge back:
+// otherwise bufferization copies the filled tensor before the first write.
+// CHECK-LABEL: func @shared_fill
+// CHECK: %[[EMPTY:.*]] = tensor.empty() : tensor<64x32xf32>
+// CHECK: %[[FILL0:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[EMPTY]])
+// CHECK: %[[ALLOC:.*]] = bufferization.alloc_tensor() : tensor<64x32xf32>
+// CHECK: %[[FILL1:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[ALLOC]])
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[FILL1]])
+// CHECK: vector.contract
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[FILL0]])
+// CHECK: vector.contract
+func.func @shared_fill(%a: tensor<64x128xf32>, %b: tensor<128x32xf32>, %c: tensor<128x32xf32>) -> (tensor<64x32xf32>, tensor<64x32xf32>) {
+  %cst = arith.constant 0.000000e+00 : f32
+  %0 = tensor.empty() : tensor<64x32xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<64x32xf32>) -> tensor<64x32xf32>
+  %2 = linalg.matmul ins(%a, %b : tensor<64x128xf32>, tensor<128x32xf32>) outs(%1 : tensor<64x32xf32>) -> tensor<64x32xf32>
+  %3 = linalg.matmul ins(%a, %c : tensor<64x128xf32>, tensor<128x32xf32>) outs(%1 : tensor<64x32xf32>) -> tensor<64x32xf32>
+  return %2, %3 : tensor<64x32xf32>, tensor<64x32xf32>
+}
+
+// -----
+
+// tensor.pad (the padded output gradient of a convolution's input gradient)
+// becomes a vectorized fill of the padded tensor and a vectorized copy into
+// its interior slice, which bufferizes in place; a pad left to bufferization
+// becomes an element-by-element strided copy.
+// CHECK-LABEL: func @pad
+// CHECK-NOT: tensor.pad
+// CHECK: %[[FILLED:.*]] = scf.for
+// CHECK: vector.transfer_write %{{.*}} : vector<32xf32>, tensor<2x6x6x32xf32>
+// CHECK: %[[INTERIOR:.*]] = tensor.extract_slice %[[FILLED]][0, 1, 1, 0] [2, 4, 4, 32] [1, 1, 1, 1]
+// CHECK: %[[COPIED:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[INTERIOR]])
+// CHECK: vector.transfer_read %{{.*}} : tensor<2x4x4x32xf32>, vector<32xf32>
+// CHECK: tensor.insert_slice %[[COPIED]] into %[[FILLED]][0, 1, 1, 0] [2, 4, 4, 32] [1, 1, 1, 1]
+func.func @pad(%x: tensor<2x4x4x32xf32>) -> tensor<2x6x6x32xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %p = tensor.pad %x low[0, 1, 1, 0] high[0, 1, 1, 0] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %cst : f32
+  } : tensor<2x4x4x32xf32> to tensor<2x6x6x32xf32>
+  return %p : tensor<2x6x6x32xf32>
+}

@@ -2,6 +2,8 @@
 
 #include "TestUtils.h"
 
+#include "fuse/Profile.h"
+
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -47,6 +49,45 @@ TEST(Engine, CallsAndChecksNumbers) {
         expected += x.at<float>({i, k}) * w.at<float>({k, j});
       EXPECT_NEAR(results[0].at<float>({i, j}), expected, 1e-5f);
     }
+}
+
+TEST(Engine, ProfileTimesEveryOperation) {
+  Tensor x = randomTensor({5, 4}, 1);
+  Tensor w = randomTensor({4, 3}, 2);
+  Tensor b = randomTensor({3}, 3);
+  auto plain = makeEngine(kAffine);
+  std::vector<Tensor> expected =
+      unwrap(unwrap(plain->lookup("affine")).call({x, w, b}));
+
+  EngineOptions options;
+  options.profile = true;
+  auto engine = makeEngine(kAffine, options);
+  Function &f = unwrap(engine->lookup("affine"));
+  resetProfile();
+  std::vector<Tensor> results;
+  for (int i = 0; i < 3; ++i)
+    results = unwrap(f.call({x, w, b}));
+  // Timers change no result.
+  for (int64_t i = 0; i < 15; ++i)
+    EXPECT_EQ(results[0].data<float>()[i], expected[0].data<float>()[i]);
+
+  std::vector<ProfileEntry> entries = profile();
+  auto find = [&](llvm::StringRef op) -> const ProfileEntry * {
+    for (const ProfileEntry &e : entries)
+      if (llvm::StringRef(e.region).starts_with(("affine: " + op).str()))
+        return &e;
+    return nullptr;
+  };
+  const ProfileEntry *matmul = find("linalg.matmul 5x3xf32 <string>:");
+  ASSERT_NE(matmul, nullptr);
+  EXPECT_EQ(matmul->calls, 3u);
+  EXPECT_GT(matmul->seconds, 0.0);
+  ASSERT_NE(find("linalg.fill 5x3xf32"), nullptr);
+  for (size_t i = 1; i < entries.size(); ++i)
+    EXPECT_GE(entries[i - 1].seconds, entries[i].seconds);
+
+  resetProfile();
+  EXPECT_TRUE(profile().empty());
 }
 
 TEST(Engine, CacheHitsCompileNothing) {

@@ -12,6 +12,10 @@ namespace fusec {
 /// against.
 extern llvm::cl::opt<bool> fusion;
 
+/// `--profile` (every command): time each operation of the compiled code
+/// (fuse-insert-timers) and print the totals after running.
+extern llvm::cl::opt<bool> profile;
+
 /// `fusec FILE.mlir --emit=...`: compile to a chosen level.
 int compileMain();
 

@@ -4,11 +4,13 @@
 
 #include "fuse/Engine.h"
 #include "fuse/Npy.h"
+#include "fuse/Profile.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <chrono>
 #include <cmath>
 #include <random>
 
@@ -36,6 +38,12 @@ cl::opt<unsigned> printLimit("print-limit",
                              cl::desc("Print at most this many elements of "
                                       "each result"),
                              cl::init(32), cl::sub(fusec::runCommand));
+cl::opt<unsigned> repeat("repeat",
+                         cl::desc("Call the function N times and print the "
+                                  "mean time per call (after a first call "
+                                  "that compiles)"),
+                         cl::value_desc("N"), cl::init(0),
+                         cl::sub(fusec::runCommand));
 cl::opt<bool> stats("stats",
                     cl::desc("Print the function's compile statistics"),
                     cl::sub(fusec::runCommand));
@@ -187,6 +195,7 @@ int fusec::runMain() {
   };
   EngineOptions options;
   options.fusion = fusec::fusion;
+  options.profile = fusec::profile;
   llvm::Expected<std::unique_ptr<Engine>> engine = Engine::create(options);
   if (!engine)
     return fail(engine.takeError());
@@ -212,11 +221,27 @@ int fusec::runMain() {
       if (llvm::Error e = writeNpy(npyOut + std::to_string(i) + ".npy", result))
         return fail(std::move(e));
   }
+  if (repeat > 0) {
+    // The timed calls write into the first call's results: no allocation.
+    if (fusec::profile)
+      resetProfile();
+    auto start = std::chrono::steady_clock::now();
+    for (unsigned i = 0; i < repeat; ++i)
+      if (llvm::Error e = function->callInto(tensors, *results))
+        return fail(std::move(e));
+    std::chrono::duration<double> elapsed =
+        std::chrono::steady_clock::now() - start;
+    llvm::outs() << llvm::format("%u calls: %.2f us per call\n",
+                                 unsigned(repeat),
+                                 elapsed.count() * 1e6 / repeat);
+  }
   if (stats) {
     FunctionStats s = function->stats();
     llvm::outs() << "stats: signatures " << s.signatures << ", misses "
                  << s.misses << ", disk hits " << s.diskHits << ", compile "
                  << llvm::format("%.1f", s.compileMillis) << " ms\n";
   }
+  if (fusec::profile)
+    printProfile(llvm::outs(), fuse::profile());
   return 0;
 }

@@ -12,6 +12,7 @@
 #include "fuse/Checkpoint.h"
 #include "fuse/Data/Idx.h"
 #include "fuse/Fit.h"
+#include "fuse/Profile.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
@@ -241,6 +242,7 @@ int fusec::trainMain() {
 
   EngineOptions engineOptions;
   engineOptions.fusion = fusec::fusion;
+  engineOptions.profile = fusec::profile;
   llvm::Expected<std::unique_ptr<Engine>> engine =
       Engine::create(engineOptions);
   if (!engine)
@@ -289,6 +291,12 @@ int fusec::trainMain() {
   if (!s.history.empty() && s.history.back().testAccuracy)
     llvm::outs() << llvm::format("Test accuracy: %.4f\n",
                                  *s.history.back().testAccuracy);
+  if (fusec::profile) {
+    std::vector<ProfileEntry> entries = fuse::profile();
+    llvm::outs() << "Profile (" << s.steps << " steps, " << s.totalSteps
+                 << " in total):\n";
+    printProfile(llvm::outs(), entries);
+  }
   if (!jsonPath.empty())
     if (llvm::Error e = writeJson(jsonPath, s))
       return fail(std::move(e));

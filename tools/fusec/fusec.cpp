@@ -9,6 +9,8 @@
 
 #include "Commands.h"
 
+#include "Fuse/IR/FuseDialect.h"
+
 #include "fuse/Codegen.h"
 #include "fuse/Passes.h"
 #include "fuse/Pipeline.h"
@@ -72,6 +74,12 @@ cl::opt<bool> fusec::fusion(
              "op by op, one pass over memory per operation)"),
     cl::init(true), cl::sub(cl::SubCommand::getAll()));
 
+cl::opt<bool> fusec::profile(
+    "profile",
+    cl::desc("Time every operation of the compiled code and print the "
+             "totals (run, train); instrument the IR (--emit)"),
+    cl::init(false), cl::sub(cl::SubCommand::getAll()));
+
 static void printVersion(llvm::raw_ostream &os) {
   os << "fusec (Fuse) " << FUSE_VERSION << "\n  built with LLVM/MLIR "
      << LLVM_VERSION_STRING << "\n";
@@ -92,7 +100,9 @@ static FailureOr<func::FuncOp> findEntry(ModuleOp module) {
   return funcs.front();
 }
 
-/// The argument types with --shape applied.
+/// The argument types with --shape applied. A stacked argument's dim 0 (the
+/// K of a K-step function) stays dynamic, as in the JIT: every K runs the
+/// same code.
 static FailureOr<SmallVector<Type>> specializedTypes(func::FuncOp func) {
   SmallVector<Type> types(func.getArgumentTypes());
   for (StringRef spec : shapes) {
@@ -118,11 +128,16 @@ static FailureOr<SmallVector<Type>> specializedTypes(func::FuncOp func) {
     auto declared = dyn_cast<RankedTensorType>(types[*index]);
     if (!declared)
       return func.emitError("--shape=") << spec << ": not a tensor argument";
+    if (func.getArgAttr(*index, fuse::kStackedAttrName) && !shape.empty())
+      shape[0] = ShapedType::kDynamic;
     types[*index] = RankedTensorType::get(shape, declared.getElementType());
   }
   for (auto [i, type] : llvm::enumerate(types))
     if (auto tensor = dyn_cast<RankedTensorType>(type);
-        tensor && !tensor.hasStaticShape())
+        tensor &&
+        llvm::any_of(tensor.getShape().drop_front(
+                         func.getArgAttr(i, fuse::kStackedAttrName) ? 1 : 0),
+                     ShapedType::isDynamic))
       return func.emitError("argument '")
              << fuse::argumentName(func, i) << "' has dynamic dims " << type
              << "; give its shape with --shape=" << fuse::argumentName(func, i)
@@ -202,10 +217,11 @@ static LogicalResult compile(MLIRContext &context, llvm::SourceMgr &sourceMgr,
   fuse::buildSimplifyPipeline(pm);
   fuse::PipelineOptions options;
   options.fusion = fusec::fusion;
+  options.profile = fusec::profile;
   if (emit != Emit::Fuse)
     fuse::buildLowerToLinalgPipeline(pm, options);
   if (emit != Emit::Fuse && emit != Emit::Linalg)
-    fuse::buildLowerToLLVMPipeline(pm);
+    fuse::buildLowerToLLVMPipeline(pm, options);
   if (failed(pm.run(*module)))
     return failure();
 
