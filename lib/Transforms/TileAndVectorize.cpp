@@ -101,14 +101,18 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, unsigned vectorBits) {
   if (isa<linalg::BatchMatmulOp>(op)) // b, m, n, k
     return {1, largestDivisorAtMost(ranges[1], 8), vectorTile(ranges[2], lanes),
             1};
-  if (isa<linalg::Conv2DNhwcHwcfOp>(op)) // n, oh, ow, f, kh, kw, c
-    return {1,
-            1,
-            largestDivisorAtMost(ranges[2], kConvTileColumns),
-            largestDivisorAtMost(ranges[3], 2 * lanes),
-            1,
-            1,
-            1};
+  if (isa<linalg::Conv2DNhwcHwcfOp>(op)) { // n, oh, ow, f, kh, kw, c
+    // Output rows narrower than a tile (a filter gradient's, as wide as
+    // the filter) take several images per tile instead: the micro-kernel
+    // keeps its kMicroKernelRows x 2 vectors of accumulators.
+    int64_t columns = largestDivisorAtMost(ranges[2], kConvTileColumns);
+    int64_t images =
+        columns < kConvTileColumns
+            ? largestDivisorAtMost(ranges[0], fuse::kMicroKernelRows / columns)
+            : 1;
+    return {images, 1, columns, largestDivisorAtMost(ranges[3], 2 * lanes),
+            1,      1, 1};
+  }
   if (isa<linalg::PoolingNhwcMaxOp, linalg::PoolingNhwcSumOp>(op))
     return {1,
             1,
@@ -116,15 +120,18 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, unsigned vectorBits) {
             largestDivisorAtMost(ranges[3], 2 * lanes),
             1,
             1};
-  // Transposes of the two innermost dims: square blocks of one register's
-  // lanes, which lower to in-register shuffles.
+  // Transposes that move the input's contiguous dim away from the
+  // innermost: square blocks of one register's lanes over the output's
+  // innermost dim and the dim the input's innermost becomes, which read
+  // whole input rows and lower to in-register shuffles. (Tiles along the
+  // output's innermost alone would gather the input element by element.)
   if (auto transpose = dyn_cast<linalg::TransposeOp>(op.getOperation())) {
     ArrayRef<int64_t> perm = transpose.getPermutation();
-    size_t rank = perm.size();
-    if (rank >= 2 && perm[rank - 1] == int64_t(rank - 2) &&
-        perm[rank - 2] == int64_t(rank - 1)) {
+    int64_t rank = perm.size();
+    int64_t inner = llvm::find(perm, rank - 1) - perm.begin();
+    if (rank >= 2 && inner != rank - 1) {
       SmallVector<int64_t> sizes(rank, 1);
-      sizes[rank - 2] = sizes[rank - 1] = lanes;
+      sizes[inner] = sizes[rank - 1] = lanes;
       return clamp(sizes);
     }
   }

@@ -321,14 +321,15 @@ func.func @boolean_tensors(%arg0: tensor<1000xf32>, %arg1: tensor<1000xf32>) -> 
 
 // conv_2d_nhwc_hwcf with 26 output columns: split into a convolution over
 // the first 24 (three tiles of 8 columns x 32 channels, 16 accumulators) and
-// one over the last 2, each on slices, instead of 13 tiles of 2 columns.
+// one over the last 2, each on slices, instead of 13 tiles of 2 columns. The
+// edge's tiles take both images.
 // CHECK-LABEL: func @conv_split_columns
 // CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
 // CHECK-DAG: %[[C24:.*]] = arith.constant 24 : index
 // CHECK: scf.for %{{.*}} = %{{.*}} to %[[C24]] step %[[C8]] iter_args(%{{.*}}) -> (tensor<2x26x24x32xf32>)
 // CHECK: vector.contract {{.*}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
 // CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0, 0] [2, 26, 24, 32]
-// CHECK: vector.contract {{.*}} : vector<2x1xf32>, vector<1x32xf32> into vector<2x32xf32>
+// CHECK: vector.contract {{.*}} : vector<2x2x1xf32>, vector<1x32xf32> into vector<2x2x32xf32>
 // CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 24, 0] [2, 26, 2, 32]
 // CHECK-NOT: linalg.conv
 // CHECK: return
@@ -344,15 +345,18 @@ func.func @conv_split_columns(%arg0: tensor<2x28x28x32xf32>, %arg1: tensor<3x3x3
 
 // The convolution of a filter gradient (the seed CNN's second layer): its
 // "filter", the output gradient, is 4.5 MiB. The loop over its rows (24) is
-// outermost, so each 192 KiB row stays in L2 across all output tiles.
+// outermost, so each 192 KiB row stays in L2 across all output tiles. Its
+// output rows are 3 wide, so each tile takes 4 images (X's channels): 12
+// rows x 32 channels of accumulators, not 3 x 32.
 // CHECK-LABEL: func @conv_large_filter
+// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
 // CHECK-DAG: %[[C24:.*]] = arith.constant 24 : index
 // CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
 // CHECK-DAG: %[[C64:.*]] = arith.constant 64 : index
 // CHECK: scf.for %{{.*}} = %{{.*}} to %[[C24]] step
-// CHECK-NEXT: scf.for %{{.*}} = %{{.*}} to %[[C32]] step
+// CHECK-NEXT: scf.for %{{.*}} = %{{.*}} to %[[C32]] step %[[C4]]
 // CHECK: scf.for %{{.*}} = %{{.*}} to %[[C64]] step
-// CHECK: vector.contract {{.*}} : vector<3x1xf32>, vector<1x32xf32> into vector<3x32xf32>
+// CHECK: vector.contract {{.*}} : vector<4x3x1xf32>, vector<1x32xf32> into vector<4x3x32xf32>
 // CHECK: return
 func.func @conv_large_filter(%arg0: tensor<32x26x26x64xf32>, %arg1: tensor<24x24x64x32xf32>) -> tensor<32x3x3x32xf32> {
   %cst = arith.constant 0.000000e+00 : f32

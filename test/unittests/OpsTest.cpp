@@ -1420,8 +1420,9 @@ TEST(OpsConv2D, PaddedReferenceMatchesExplicitPadding) {
 
 // The gradients at sizes that take the code generator's other paths: a
 // filter gradient whose output gradient does not fit in L2 (filter rows as
-// the outermost loop), and output widths that are not a whole number of
-// 8-column tiles (a convolution split in two), against naive sums.
+// the outermost loop; 3-wide output rows, so 4 images per tile), and output
+// widths that are not a whole number of 8-column tiles (a convolution split
+// in two, its edge 2 images per tile), against naive sums.
 TEST(OpsConv2D, GradientsAtCodegenSizes) {
   const int64_t n = 4, h = 50, w = 29, c = 8, fo = 32, oh = h - 2, ow = w - 2;
   std::string xt = tensorType({n, h, w, c}, "f32"),
