@@ -99,8 +99,8 @@ struct FuseInsertTimersPass
                                  FunctionType::get(ctx, {}, {i64}));
     func::FuncOp stop = declare(module, fuse::kTimerStopSymbol,
                                 FunctionType::get(ctx, {i64, ptr}, {}));
-    // One string per distinct name: ops that are the same region (one op
-    // in several functions) add up.
+    // One string per distinct name: ops with the same name (one source op
+    // lowered to two identical ops) share it, and one profile row.
     llvm::StringMap<std::string> symbols;
     OpBuilder globals = OpBuilder::atBlockBegin(module.getBody());
     for (auto &[op, name] : timed) {
