@@ -7,6 +7,7 @@
 
 #include "fuse/Passes.h"
 
+#include "ConvolutionTiling.h"
 #include "MatmulPacking.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -34,6 +35,7 @@ namespace fuse {
 } // namespace fuse
 
 using namespace mlir;
+using fuse::largestDivisorAtMost;
 
 namespace {
 
@@ -47,16 +49,6 @@ unsigned hostVectorBits() {
   if (features.lookup("avx") || features.lookup("avx2"))
     return 256;
   return 128;
-}
-
-/// Output columns per convolution tile (rows of its micro-kernel).
-constexpr int64_t kConvTileColumns = 8;
-
-int64_t largestDivisorAtMost(int64_t n, int64_t cap) {
-  for (int64_t d = std::min(n, cap); d > 1; --d)
-    if (n % d == 0)
-      return d;
-  return 1;
 }
 
 /// A tile size for a vectorized dim of size `n` that divides it: two or one
@@ -102,16 +94,9 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, unsigned vectorBits) {
     return {1, largestDivisorAtMost(ranges[1], 8), vectorTile(ranges[2], lanes),
             1};
   if (isa<linalg::Conv2DNhwcHwcfOp>(op)) { // n, oh, ow, f, kh, kw, c
-    // Output rows narrower than a tile (a filter gradient's, as wide as
-    // the filter) take several images per tile instead: the micro-kernel
-    // keeps its kMicroKernelRows x 2 vectors of accumulators.
-    int64_t columns = largestDivisorAtMost(ranges[2], kConvTileColumns);
-    int64_t images =
-        columns < kConvTileColumns
-            ? largestDivisorAtMost(ranges[0], fuse::kMicroKernelRows / columns)
-            : 1;
-    return {images, 1, columns, largestDivisorAtMost(ranges[3], 2 * lanes),
-            1,      1, 1};
+    fuse::ConvTile tile =
+        fuse::chooseConvTile(ranges[0], ranges[2], ranges[3], lanes);
+    return {tile.images, 1, tile.columns, tile.filters, 1, 1, 1};
   }
   if (isa<linalg::PoolingNhwcMaxOp, linalg::PoolingNhwcSumOp>(op))
     return {1,
@@ -158,15 +143,8 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, unsigned vectorBits) {
 /// next is read, instead of the whole filter streaming from memory once per
 /// output tile.
 SmallVector<int64_t> chooseLoopOrder(linalg::LinalgOp op) {
-  constexpr int64_t kL2HalfBytes = 512 * 1024;
   auto conv = dyn_cast<linalg::Conv2DNhwcHwcfOp>(op.getOperation());
-  if (!conv)
-    return {};
-  auto filter = cast<RankedTensorType>(conv.getDpsInputs()[1].getType());
-  if (!filter.hasStaticShape() ||
-      filter.getNumElements() *
-              std::max<int64_t>(1, filter.getElementTypeBitWidth() / 8) <=
-          kL2HalfBytes)
+  if (!conv || !fuse::hasLargeFilter(conv))
     return {};
   // n, oh, ow, f, kh, kw, c -> kh, n, oh, ow, f, kw, c.
   return {4, 0, 1, 2, 3, 5, 6};
@@ -229,7 +207,7 @@ void packTransposedRhs(RewriterBase &rewriter, linalg::LinalgOp op) {
 }
 
 /// Splits a convolution whose output rows are not a whole number of
-/// kConvTileColumns into one over the whole tiles and one over the
+/// fuse::kConvTileColumns into one over the whole tiles and one over the
 /// rest, each a convolution on slices. Tiles must divide a convolution (see
 /// chooseTileSizes): unsplit, a width of 26 would get tiles of 2 columns,
 /// 4 accumulators instead of 16.
@@ -242,7 +220,7 @@ void splitConvolutionColumns(RewriterBase &rewriter,
   ArrayRef<int64_t> in = cast<RankedTensorType>(input.getType()).getShape();
   ArrayRef<int64_t> out = cast<RankedTensorType>(acc.getType()).getShape();
   int64_t kw = cast<RankedTensorType>(filter.getType()).getDimSize(1);
-  int64_t main = out[2] / kConvTileColumns * kConvTileColumns;
+  int64_t main = out[2] / fuse::kConvTileColumns * fuse::kConvTileColumns;
   if (main == 0 || main == out[2])
     return;
   int64_t stride = op.getStrides().getValues<int64_t>()[1];
@@ -434,12 +412,19 @@ struct FuseTileAndVectorizePass
           continue;
         }
       }
-      if (auto conv = dyn_cast<linalg::Conv2DNhwcHwcfOp>(op.getOperation())) {
-        splitConvolutionColumns(rewriter, conv);
-        continue;
-      }
-      packTransposedRhs(rewriter, op);
+      if (!isa<linalg::Conv2DNhwcHwcfOp>(op))
+        packTransposedRhs(rewriter, op);
     }
+
+    //    Convolutions become loops over register tiles, with their fills
+    //    and element-wise consumers fused; the others (a filter gradient's,
+    //    whose filter rows stay outermost) are split into whole tiles.
+    SmallVector<linalg::Conv2DNhwcHwcfOp> convolutions;
+    func.walk([&](linalg::Conv2DNhwcHwcfOp op) { convolutions.push_back(op); });
+    DominanceInfo dominance(func);
+    for (linalg::Conv2DNhwcHwcfOp conv : convolutions)
+      if (failed(fuse::tileConvolution(rewriter, conv, bits, dominance)))
+        splitConvolutionColumns(rewriter, conv);
 
     // 1. Tile, and record the vector sizes of each tile.
     SmallVector<linalg::LinalgOp> ops;

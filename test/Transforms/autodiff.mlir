@@ -43,8 +43,9 @@ func.func @dense(%x: tensor<?x8xf32>, %w: tensor<8x3xf32>) -> (tensor<f32>, tens
 
 // -----
 
-// relu masks the gradient; dropout recomputes the same mask (same seed, same
-// step); the fused cross-entropy gradient needs no one-hot tensor.
+// relu masks the gradient by its output; dropout recomputes the same mask
+// (same seed, same step); the fused cross-entropy gradient needs no one-hot
+// tensor.
 func.func @f(%x: tensor<?x10xf32>, %y: tensor<?xi32>, %s: tensor<i64>) -> tensor<f32> {
   %r = fuse.relu %x : tensor<?x10xf32>
   %d = fuse.dropout %r, %s {rate = 0.5 : f32, seed = 3 : i64} : tensor<?x10xf32>
@@ -57,7 +58,7 @@ func.func @f(%x: tensor<?x10xf32>, %y: tensor<?xi32>, %s: tensor<i64>) -> tensor
 // CHECK: %[[L:.*]] = fuse.softmax_cross_entropy %[[D]], %arg1
 // CHECK: %[[GD:.*]] = fuse.softmax_cross_entropy_grad %[[D]], %arg1, %{{.*}}
 // CHECK: %[[GR:.*]] = fuse.dropout %[[GD]], %arg2 {rate = 5.000000e-01 : f32, seed = 3 : i64}
-// CHECK: %[[POS:.*]] = fuse.compare gt, %arg0, %{{.*}}
+// CHECK: %[[POS:.*]] = fuse.compare gt, %[[R]], %{{.*}}
 // CHECK: %[[GX:.*]] = fuse.select %[[POS]], %[[GR]], %{{.*}}
 // CHECK: return %[[L]], %[[GX]]
 func.func @classifier(%x: tensor<?x10xf32>, %y: tensor<?xi32>, %s: tensor<i64>) -> (tensor<f32>, tensor<?x10xf32>) {

@@ -319,18 +319,21 @@ func.func @boolean_tensors(%arg0: tensor<1000xf32>, %arg1: tensor<1000xf32>) -> 
 
 // -----
 
-// conv_2d_nhwc_hwcf with 26 output columns: split into a convolution over
-// the first 24 (three tiles of 8 columns x 32 channels, 16 accumulators) and
-// one over the last 2, each on slices, instead of 13 tiles of 2 columns. The
-// edge's tiles take both images.
+// conv_2d_nhwc_hwcf with 26 output columns: a loop nest over the first 24
+// (tiles of 8 columns x 32 channels, 16 accumulators) and one over the last
+// 2, whose tiles take both images, instead of 13 tiles of 2 columns. Each
+// tile zeroes its own accumulator: no fill of the whole output is left.
 // CHECK-LABEL: func @conv_split_columns
 // CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
 // CHECK-DAG: %[[C24:.*]] = arith.constant 24 : index
-// CHECK: scf.for %{{.*}} = %{{.*}} to %[[C24]] step %[[C8]] iter_args(%{{.*}}) -> (tensor<2x26x24x32xf32>)
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[C24]] step %[[C8]] iter_args(%{{.*}}) -> (tensor<2x26x26x32xf32>)
+// CHECK: tensor.empty() : tensor<1x1x8x32xf32>
+// CHECK: vector.transfer_write %{{.*}} : vector<32xf32>, tensor<1x1x8x32xf32>
 // CHECK: vector.contract {{.*}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
-// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0, 0] [2, 26, 24, 32]
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] [1, 1, 8, 32]
+// CHECK: tensor.empty() : tensor<2x1x2x32xf32>
 // CHECK: vector.contract {{.*}} : vector<2x2x1xf32>, vector<1x32xf32> into vector<2x2x32xf32>
-// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 24, 0] [2, 26, 2, 32]
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[%{{.*}}, %{{.*}}, %[[C24]], %{{.*}}] [2, 1, 2, 32]
 // CHECK-NOT: linalg.conv
 // CHECK: return
 func.func @conv_split_columns(%arg0: tensor<2x28x28x32xf32>, %arg1: tensor<3x3x32x32xf32>) -> tensor<2x26x26x32xf32> {
@@ -339,6 +342,42 @@ func.func @conv_split_columns(%arg0: tensor<2x28x28x32xf32>, %arg1: tensor<3x3x3
   %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<2x26x26x32xf32>) -> tensor<2x26x26x32xf32>
   %2 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%arg0, %arg1 : tensor<2x28x28x32xf32>, tensor<3x3x32x32xf32>) outs(%1 : tensor<2x26x26x32xf32>) -> tensor<2x26x26x32xf32>
   return %2 : tensor<2x26x26x32xf32>
+}
+
+// -----
+
+// conv2d + bias + relu (fuse-elementwise-fusion makes the last two one
+// generic): the element-wise consumer is applied to each output tile right
+// after its reduction, reading the tile, not a full-size convolution
+// result. Only the consumer's output is inserted into.
+#map = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#map1 = affine_map<(d0, d1, d2, d3) -> (d3)>
+// CHECK-LABEL: func @conv_epilogue
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<1x10x10x4xf32>, %[[K:[^:]*]]: tensor<3x3x4x16xf32>, %[[B:[^:]*]]: tensor<16xf32>)
+// CHECK: %[[OUT:.*]] = tensor.empty() : tensor<1x8x8x16xf32>
+// CHECK: scf.for {{.*}} iter_args(%[[ACC:.*]] = %[[OUT]])
+// CHECK: vector.contract {{.*}} : vector<8x1xf32>, vector<1x16xf32> into vector<8x16xf32>
+// CHECK: %[[SLICE:.*]] = tensor.extract_slice %[[ACC]]
+// CHECK: scf.for {{.*}} iter_args(%[[DEST:.*]] = %[[SLICE]])
+// CHECK: %[[T:.*]] = vector.transfer_read {{.*}} : tensor<1x1x8x16xf32>, vector<16xf32>
+// CHECK: %[[BV:.*]] = vector.transfer_read %[[B]]
+// CHECK: %[[SUM:.*]] = arith.addf %[[T]], %[[BV]] : vector<16xf32>
+// CHECK: arith.maximumf %[[SUM]], %{{.*}} : vector<16xf32>
+// CHECK: tensor.insert_slice %{{.*}} into %[[ACC]]
+// CHECK-NOT: linalg.
+// CHECK: return
+func.func @conv_epilogue(%arg0: tensor<1x10x10x4xf32>, %arg1: tensor<3x3x4x16xf32>, %arg2: tensor<16xf32>) -> tensor<1x8x8x16xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %0 = tensor.empty() : tensor<1x8x8x16xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<1x8x8x16xf32>) -> tensor<1x8x8x16xf32>
+  %2 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%arg0, %arg1 : tensor<1x10x10x4xf32>, tensor<3x3x4x16xf32>) outs(%1 : tensor<1x8x8x16xf32>) -> tensor<1x8x8x16xf32>
+  %3 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%2, %arg2 : tensor<1x8x8x16xf32>, tensor<16xf32>) outs(%0 : tensor<1x8x8x16xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %4 = arith.addf %in, %in_0 : f32
+    %5 = arith.maximumf %4, %cst : f32
+    linalg.yield %5 : f32
+  } -> tensor<1x8x8x16xf32>
+  return %3 : tensor<1x8x8x16xf32>
 }
 
 // -----

@@ -1484,6 +1484,54 @@ TEST(OpsConv2D, GradientsAtCodegenSizes) {
   }
 }
 
+// fuse-tile-and-vectorize applies a convolution's element-wise consumer to
+// each output tile (ConvolutionTiling.cpp), on the main tiles of 8 columns
+// and on the edge tiles (27 = 24 + 3 columns, 4 images per edge tile). In
+// @shared the bias sum has two users, so the tile finishes with the sum
+// alone and the ReLU is a pass of its own.
+TEST(OpsConv2D, FusedBiasReluAtCodegenSizes) {
+  const int64_t n = 4, h = 20, w = 29, c = 8, fo = 32, oh = h - 2, ow = w - 2;
+  std::string xt = tensorType({n, h, w, c}, "f32"),
+              kt = tensorType({3, 3, c, fo}, "f32"),
+              bt = tensorType({fo}, "f32"),
+              yt = tensorType({n, oh, ow, fo}, "f32");
+  std::string head = "(%x: " + xt + ", %k: " + kt + ", %b: " + bt + ")";
+  std::string body = "  %y = fuse.conv2d %x, %k : (" + xt + ", " + kt +
+                     ") -> " + yt + "\n  %s = fuse.add %y, %b : (" + yt + ", " +
+                     bt + ") -> " + yt + "\n  %r = fuse.relu %s : " + yt + "\n";
+  Jit jit("func.func @fused" + head + " -> " + yt + " {\n" + body +
+          "  return %r : " + yt + "\n}\nfunc.func @shared" + head + " -> (" +
+          yt + ", " + yt + ") {\n" + body + "  return %s, %r : " + yt + ", " +
+          yt + "\n}\n");
+  Tensor x = randomTensor({n, h, w, c}, 710),
+         k = randomTensor({3, 3, c, fo}, 711), b = randomTensor({fo}, 712);
+  Shape shape = {n, oh, ow, fo};
+  std::vector<double> sum(product(shape)), relu(product(shape)),
+      tol(product(shape));
+  forEachIndex(shape, [&](llvm::ArrayRef<int64_t> i, int64_t linear) {
+    double acc = 0, absSum = 0;
+    for (int64_t a = 0; a < 3; ++a)
+      for (int64_t d = 0; d < 3; ++d)
+        for (int64_t ch = 0; ch < c; ++ch) {
+          double p = double(x.at<float>({i[0], i[1] + a, i[2] + d, ch})) *
+                     k.at<float>({a, d, ch, i[3]});
+          acc += p;
+          absSum += std::abs(p);
+        }
+    double bias = b.at<float>({i[3]});
+    sum[linear] = acc + bias;
+    relu[linear] = std::max(0.0, acc + bias);
+    tol[linear] = sumTol(9 * c + 1, absSum + std::abs(bias));
+  });
+  std::vector<Tensor> fused = jit.call("fused", {x, k, b});
+  ASSERT_EQ(fused.size(), 1u);
+  EXPECT_TRUE(allClose(fused[0], shape, relu, tol));
+  std::vector<Tensor> shared = jit.call("shared", {x, k, b});
+  ASSERT_EQ(shared.size(), 2u);
+  EXPECT_TRUE(allClose(shared[0], shape, sum, tol));
+  EXPECT_TRUE(allClose(shared[1], shape, relu, tol));
+}
+
 /// Max or average pooling; padding is skipped (avg divides by the number of
 /// input elements in the window).
 void poolRef(const Tensor &x, const Window &win, bool isMax,

@@ -150,9 +150,12 @@ FUSE_UNARY_VJP(AbsOp,
                                               scalar(b, loc, x, 0)),
                                       neg(b, loc, g))))
 FUSE_UNARY_VJP(SquareOp, mul(b, loc, g, mul(b, loc, x, scalar(b, loc, x, 2))))
+// Masked by the output (y > 0 exactly when x > 0), as PyTorch's
+// threshold_backward: the pre-activation then has no use left in the
+// backward pass, and fuses with the op that produces it.
 FUSE_UNARY_VJP(ReluOp, where(b, loc,
-                             compare(b, loc, ComparePredicate::gt, x,
-                                     scalar(b, loc, x, 0)),
+                             compare(b, loc, ComparePredicate::gt, y,
+                                     scalar(b, loc, y, 0)),
                              g))
 FUSE_UNARY_VJP(ExpOp, mul(b, loc, g, y))
 FUSE_UNARY_VJP(LogOp, div(b, loc, g, x))

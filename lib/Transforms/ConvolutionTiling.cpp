@@ -1,0 +1,238 @@
+//===- ConvolutionTiling.cpp - Register tiles of convolutions -------------===//
+//
+// A convolution, its accumulator's zero fill and its element-wise consumer
+// (bias add and ReLU, or the ReLU mask of a gradient) each make a pass over
+// an output that, for the seed CNN, does not fit in L2:
+//
+//   acc = fill(0)                       write 5.5 MiB
+//   y = conv(x, k, acc)                 read and write 5.5 MiB
+//   z = relu(y + c)                     read 5.5 MiB, write 5.5 MiB
+//
+// Fused, each output tile (a few KiB) is filled, accumulated in registers
+// and finished in cache, and only z reaches memory:
+//
+//   for n, oh, ow, f in tiles:
+//     t = fill(0) of a tile-sized tensor
+//     t = conv(x[window of the tile], k[:, :, :, f:+F], t)
+//     z[tile] = relu(t + c[f:+F])
+//
+//===----------------------------------------------------------------------===//
+
+#include "ConvolutionTiling.h"
+
+#include "MatmulPacking.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Interfaces/TilingInterface.h"
+
+using namespace mlir;
+
+namespace {
+
+/// The element-wise op that is the only user of `op`'s result, reading it
+/// element for element: its tile needs exactly the convolution's tile.
+linalg::GenericOp matchEpilogue(linalg::Conv2DNhwcHwcfOp op) {
+  Value result = op->getResult(0);
+  if (!result.hasOneUse())
+    return {};
+  OpOperand &use = *result.use_begin();
+  auto generic = dyn_cast<linalg::GenericOp>(use.getOwner());
+  if (!generic || !generic.hasPureTensorSemantics() ||
+      generic.hasDynamicShape() || generic.getNumDpsInits() != 1 ||
+      !generic.isDpsInput(&use) ||
+      generic.getNumParallelLoops() != generic.getNumLoops())
+    return {};
+  OpOperand *init = generic.getDpsInitOperand(0);
+  if (!generic.getMatchingIndexingMap(&use).isIdentity() ||
+      !generic.getMatchingIndexingMap(init).isIdentity() ||
+      init->get().getType() != result.getType())
+    return {};
+  return generic;
+}
+
+} // namespace
+
+int64_t fuse::largestDivisorAtMost(int64_t n, int64_t cap) {
+  for (int64_t d = std::min(n, cap); d > 1; --d)
+    if (n % d == 0)
+      return d;
+  return 1;
+}
+
+fuse::ConvTile fuse::chooseConvTile(int64_t batch, int64_t width,
+                                    int64_t filters, int64_t lanes) {
+  int64_t columns = largestDivisorAtMost(width, kConvTileColumns);
+  int64_t images = columns < kConvTileColumns
+                       ? largestDivisorAtMost(batch, kMicroKernelRows / columns)
+                       : 1;
+  return {images, columns, largestDivisorAtMost(filters, 2 * lanes)};
+}
+
+bool fuse::hasLargeFilter(linalg::Conv2DNhwcHwcfOp op) {
+  constexpr int64_t kL2HalfBytes = 512 * 1024;
+  auto filter = cast<RankedTensorType>(op.getDpsInputs()[1].getType());
+  return filter.hasStaticShape() &&
+         filter.getNumElements() *
+                 std::max<int64_t>(1, filter.getElementTypeBitWidth() / 8) >
+             kL2HalfBytes;
+}
+
+LogicalResult fuse::tileConvolution(RewriterBase &rewriter,
+                                    linalg::Conv2DNhwcHwcfOp op,
+                                    unsigned vectorBits,
+                                    DominanceInfo &dominance) {
+  if (!op.hasPureTensorSemantics() || op.hasDynamicShape() ||
+      hasLargeFilter(op))
+    return failure();
+  auto fill = op.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
+  if (!fill)
+    return failure();
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  if (!type.getElementType().isIntOrFloat())
+    return failure();
+  int64_t lanes = std::max<int64_t>(
+      1, vectorBits / std::max<unsigned>(
+                          8, type.getElementType().getIntOrFloatBitWidth()));
+  ArrayRef<int64_t> shape = type.getShape(); // n, oh, ow, f
+  ArrayRef<int64_t> filterShape =
+      cast<RankedTensorType>(op.getDpsInputs()[1].getType()).getShape();
+  if (llvm::is_contained(shape, 0))
+    return failure();
+  linalg::GenericOp epilogue = matchEpilogue(op);
+  // The operand of the epilogue that reads the convolution (tiling adds
+  // uses of the convolution's result: its slices).
+  unsigned input =
+      epilogue ? op->getResult(0).use_begin()->getOperandNumber() : 0;
+
+  // The nest goes where the convolution is, so that a profile charges it to
+  // the convolution, unless the consumer reads values defined after it.
+  Operation *anchor = op;
+  if (epilogue)
+    for (Value operand : epilogue->getOperands())
+      if (operand != op->getResult(0) &&
+          !dominance.properlyDominates(operand, op))
+        anchor = epilogue;
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(anchor);
+  Value out = epilogue ? epilogue.getDpsInits()[0]
+                       : tensor::EmptyOp::create(rewriter, loc, shape,
+                                                 type.getElementType())
+                             .getResult();
+
+  auto loop = [&](OpBuilder &b, int64_t lower, int64_t upper, int64_t step,
+                  Value init,
+                  function_ref<Value(OpBuilder &, Value, Value)> body) {
+    auto index = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    return scf::ForOp::create(
+               b, loc, index(lower), index(upper), index(step),
+               ValueRange{init},
+               [&](OpBuilder &b, Location, Value iv, ValueRange args) {
+                 scf::YieldOp::create(b, loc, body(b, iv, args[0]));
+               })
+        ->getResult(0);
+  };
+  // One output tile: fill, convolve, finish, insert.
+  auto tile = [&](OpBuilder &b, ValueRange ivs, const ConvTile &sizes,
+                  Value out) -> FailureOr<Value> {
+    SmallVector<OpFoldResult> offsets(ivs.begin(), ivs.end());
+    SmallVector<OpFoldResult> tileSizes = getAsIndexOpFoldResult(
+        b.getContext(), {sizes.images, 1, sizes.columns, sizes.filters});
+    SmallVector<OpFoldResult> convOffsets(offsets), convSizes(tileSizes);
+    for (int64_t d : {0, 1, 2}) {
+      convOffsets.push_back(b.getIndexAttr(0));
+      convSizes.push_back(b.getIndexAttr(filterShape[d]));
+    }
+    Value empty = tensor::EmptyOp::create(
+        b, loc, {sizes.images, 1, sizes.columns, sizes.filters},
+        type.getElementType());
+    Value acc =
+        linalg::FillOp::create(b, loc, fill.value(), empty)->getResult(0);
+    FailureOr<TilingResult> conv =
+        cast<TilingInterface>(op.getOperation())
+            .getTiledImplementation(b, convOffsets, convSizes);
+    if (failed(conv))
+      return failure();
+    auto tiled = cast<linalg::LinalgOp>(conv->tiledOps.front());
+    Operation *accSlice = tiled.getDpsInits()[0].getDefiningOp();
+    tiled.getDpsInitsMutable()[0].set(acc);
+    if (accSlice && accSlice->use_empty())
+      accSlice->erase();
+    Value result = tiled->getResult(0);
+    SmallVector<OpFoldResult> unit(4, b.getIndexAttr(1));
+    if (epilogue) {
+      Value outTile =
+          tensor::ExtractSliceOp::create(b, loc, out, offsets, tileSizes, unit);
+      FailureOr<TilingResult> finished =
+          cast<TilingInterface>(epilogue.getOperation())
+              .getTiledImplementation(b, offsets, tileSizes);
+      if (failed(finished))
+        return failure();
+      auto finishing = cast<linalg::LinalgOp>(finished->tiledOps.front());
+      // The tile reads the convolution's tile, not a slice of its result,
+      // and writes a slice of the loop's output.
+      auto replace = [&](OpOperand &operand, Value value) {
+        Operation *slice = operand.get().getDefiningOp();
+        operand.set(value);
+        if (slice && slice->use_empty())
+          slice->erase();
+      };
+      replace(finishing->getOpOperand(input), result);
+      replace(finishing.getDpsInitsMutable()[0], outTile);
+      result = finishing->getResult(0);
+    }
+    return tensor::InsertSliceOp::create(b, loc, result, out, offsets,
+                                         tileSizes, unit)
+        .getResult();
+  };
+  // The columns [begin, end) in tiles of `sizes`.
+  bool failedTile = false;
+  auto nest = [&](int64_t begin, int64_t end, const ConvTile &sizes,
+                  Value out) {
+    return loop(
+        rewriter, 0, shape[0], sizes.images, out,
+        [&](OpBuilder &b, Value n, Value out) {
+          return loop(
+              b, 0, shape[1], 1, out, [&](OpBuilder &b, Value h, Value out) {
+                return loop(b, begin, end, sizes.columns, out,
+                            [&](OpBuilder &b, Value w, Value out) {
+                              return loop(
+                                  b, 0, shape[3], sizes.filters, out,
+                                  [&](OpBuilder &b, Value f, Value out) {
+                                    FailureOr<Value> next =
+                                        tile(b, {n, h, w, f}, sizes, out);
+                                    if (succeeded(next))
+                                      return *next;
+                                    failedTile = true;
+                                    return out;
+                                  });
+                            });
+              });
+        });
+  };
+  int64_t main = shape[2] >= kConvTileColumns
+                     ? shape[2] / kConvTileColumns * kConvTileColumns
+                     : shape[2];
+  SmallVector<Value> nests = {
+      nest(0, main, chooseConvTile(shape[0], main, shape[3], lanes), out)};
+  if (main < shape[2])
+    nests.push_back(
+        nest(main, shape[2],
+             chooseConvTile(shape[0], shape[2] - main, shape[3], lanes),
+             nests.back()));
+  Value result = nests.back();
+  if (failedTile) {
+    for (Value nest : llvm::reverse(nests))
+      rewriter.eraseOp(nest.getDefiningOp());
+    return failure();
+  }
+  if (epilogue) {
+    rewriter.replaceOp(epilogue, result);
+    rewriter.eraseOp(op);
+  } else {
+    rewriter.replaceOp(op, result);
+  }
+  return success();
+}

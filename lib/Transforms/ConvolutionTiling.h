@@ -1,0 +1,61 @@
+//===- ConvolutionTiling.h - Register tiles of convolutions -----*- C++ -*-===//
+//
+// Part of fuse-tile-and-vectorize: the tiles of a 2-D convolution, and the
+// loop nest that fuses the zero fill of its accumulator and its element-wise
+// consumer into each tile.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSE_LIB_TRANSFORMS_CONVOLUTIONTILING_H
+#define FUSE_LIB_TRANSFORMS_CONVOLUTIONTILING_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace fuse {
+
+/// The largest divisor of `n` that is at most `cap` (1 when there is none).
+int64_t largestDivisorAtMost(int64_t n, int64_t cap);
+
+/// Output columns per convolution tile (rows of its micro-kernel).
+constexpr int64_t kConvTileColumns = 8;
+
+/// The output tile of a convolution's micro-kernel: images x 1 row x
+/// columns x filters, whose reduction (filter rows, columns and channels)
+/// runs one step at a time with the tile's accumulators in registers.
+struct ConvTile {
+  int64_t images, columns, filters;
+};
+
+/// The tile for an output of `batch` images, `width` columns and `filters`
+/// filters, each dividing its dim: up to kConvTileColumns columns and two
+/// registers of filters. Output rows narrower than that (a filter
+/// gradient's, as wide as the filter) take several images per tile
+/// instead, so that the micro-kernel keeps kMicroKernelRows rows of
+/// accumulators. A tile is its own tile.
+ConvTile chooseConvTile(int64_t batch, int64_t width, int64_t filters,
+                        int64_t lanes);
+
+/// Rewrites `op`, whose accumulator is a linalg.fill and whose filter fits
+/// in L2, into loops over its output tiles (chooseConvTile's; a width that
+/// is not a whole number of kConvTileColumns gets a second loop nest over
+/// the columns left). Each tile fills its own accumulator, convolves, and
+/// applies `op`'s element-wise consumer, if it is its only user, on the tile
+/// while it is in cache: the full-size accumulator, its fill and the
+/// consumer's pass over memory are gone. The tile convolutions are left for
+/// the caller to tile along their reduction. Fails, leaving `op` alone, on
+/// other convolutions.
+mlir::LogicalResult tileConvolution(mlir::RewriterBase &rewriter,
+                                    mlir::linalg::Conv2DNhwcHwcfOp op,
+                                    unsigned vectorBits,
+                                    mlir::DominanceInfo &dominance);
+
+/// Whether the filter of `op` does not fit in half of L2 (a filter
+/// gradient's, whose "filter" is the output gradient): its tiles then keep
+/// the filter rows as their outermost loop.
+bool hasLargeFilter(mlir::linalg::Conv2DNhwcHwcfOp op);
+
+} // namespace fuse
+
+#endif // FUSE_LIB_TRANSFORMS_CONVOLUTIONTILING_H
