@@ -22,6 +22,8 @@
 
 #include "MatmulPacking.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Interfaces/TilingInterface.h"
@@ -49,6 +51,58 @@ linalg::GenericOp matchEpilogue(linalg::Conv2DNhwcHwcfOp op) {
       init->get().getType() != result.getType())
     return {};
   return generic;
+}
+
+/// The strides and dilations of a filter gradient's contraction (see
+/// tileFilterGradient), or nothing if `op` is not one.
+struct FilterGradientForm {
+  int64_t strides[2], dilations[2];
+};
+std::optional<FilterGradientForm> matchFilterGradient(linalg::GenericOp op) {
+  using utils::IteratorType;
+  if (!op.hasPureTensorSemantics() || op.hasDynamicShape() ||
+      op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      op.getNumLoops() != 7)
+    return std::nullopt;
+  SmallVector<IteratorType> iterators = op.getIteratorTypesArray();
+  for (unsigned d = 0; d < 7; ++d)
+    if (iterators[d] !=
+        (d < 4 ? IteratorType::parallel : IteratorType::reduction))
+      return std::nullopt;
+  if (!linalg::detail::isContractionBody(
+          *op.getBlock(), [](Operation *first, Operation *second) {
+            return isa<arith::MulFOp>(first) && isa<arith::AddFOp>(second);
+          }))
+    return std::nullopt;
+  MLIRContext *context = op.getContext();
+  auto dim = [&](unsigned d) { return getAffineDimExpr(d, context); };
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (maps[2] !=
+          AffineMap::get(7, 0, {dim(0), dim(1), dim(2), dim(3)}, context) ||
+      maps[1] !=
+          AffineMap::get(7, 0, {dim(4), dim(5), dim(6), dim(3)}, context) ||
+      maps[0].getNumResults() != 4 || maps[0].getResult(0) != dim(4) ||
+      maps[0].getResult(3) != dim(2))
+    return std::nullopt;
+  // A spatial index of X: the output position times the stride plus the
+  // filter tap times the dilation.
+  auto coefficient = [&](AffineExpr expr, unsigned d) -> int64_t {
+    SmallVector<AffineExpr> values(7, getAffineConstantExpr(0, context));
+    values[d] = getAffineConstantExpr(1, context);
+    auto constant = dyn_cast<AffineConstantExpr>(simplifyAffineExpr(
+        expr.replaceDims(values), /*numDims=*/7, /*numSymbols=*/0));
+    return constant ? constant.getValue() : 0;
+  };
+  FilterGradientForm form;
+  for (unsigned i = 0; i < 2; ++i) {
+    AffineExpr expr = maps[0].getResult(1 + i);
+    form.strides[i] = coefficient(expr, 5 + i);
+    form.dilations[i] = coefficient(expr, i);
+    if (form.strides[i] < 1 || form.dilations[i] < 1 ||
+        expr != dim(5 + i) * form.strides[i] + dim(i) * form.dilations[i])
+      return std::nullopt;
+  }
+  return form;
 }
 
 } // namespace
@@ -234,5 +288,114 @@ LogicalResult fuse::tileConvolution(RewriterBase &rewriter,
   } else {
     rewriter.replaceOp(op, result);
   }
+  return success();
+}
+
+LogicalResult fuse::tileFilterGradient(RewriterBase &rewriter,
+                                       linalg::GenericOp op,
+                                       unsigned vectorBits) {
+  std::optional<FilterGradientForm> form = matchFilterGradient(op);
+  if (!form)
+    return failure();
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  ArrayRef<int64_t> shape = type.getShape(); // kh, kw, c, f
+  ArrayRef<int64_t> gradShape =
+      cast<RankedTensorType>(op.getDpsInputs()[1].getType()).getShape();
+  if (llvm::is_contained(shape, 0) || llvm::is_contained(gradShape, 0))
+    return failure();
+  Type elementType = type.getElementType();
+  int64_t lanes = std::max<int64_t>(
+      1,
+      vectorBits / std::max<unsigned>(8, elementType.getIntOrFloatBitWidth()));
+  int64_t rows = largestDivisorAtMost(shape[2], kMicroKernelRows);
+  int64_t columns = largestDivisorAtMost(shape[3], 2 * lanes);
+  int64_t height = gradShape[1], width = gradShape[2];
+
+  Location loc = op.getLoc();
+  MLIRContext *context = op.getContext();
+  Value x = op.getDpsInputs()[0], grad = op.getDpsInputs()[1];
+  auto loop = [&](OpBuilder &b, int64_t upper, int64_t step, Value init,
+                  function_ref<Value(OpBuilder &, Value, Value)> body) {
+    auto index = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    return scf::ForOp::create(
+               b, loc, index(0), index(upper), index(step), ValueRange{init},
+               [&](OpBuilder &b, Location, Value iv, ValueRange args) {
+                 scf::YieldOp::create(b, loc, body(b, iv, args[0]));
+               })
+        ->getResult(0);
+  };
+  auto scaled = [&](OpBuilder &b, Value v, int64_t factor) -> OpFoldResult {
+    return affine::makeComposedFoldedAffineApply(
+        b, loc, getAffineDimExpr(0, context) * factor, {v});
+  };
+  // (m, n, k) = (c, f, ow): dW[c, f] += X[ow, c] * dY[ow, f], one output
+  // row at a time; the accumulators stay in registers across the rows.
+  AffineExpr m, n, k;
+  bindDims(context, m, n, k);
+  ArrayAttr maps =
+      rewriter.getAffineMapArrayAttr({AffineMap::get(3, 0, {k, m}, context),
+                                      AffineMap::get(3, 0, {k, n}, context),
+                                      AffineMap::get(3, 0, {m, n}, context)});
+  // One image, one filter tap, one register tile of (c, f).
+  auto tile = [&](OpBuilder &b, Value image, Value kh, Value kw, Value c,
+                  Value f, Value acc) -> Value {
+    auto attr = [&](int64_t v) -> OpFoldResult { return b.getIndexAttr(v); };
+    OpFoldResult one = attr(1);
+    SmallVector<OpFoldResult> offsets = {kh, kw, c, f};
+    SmallVector<OpFoldResult> sizes = {one, one, attr(rows), attr(columns)};
+    SmallVector<OpFoldResult> unit(4, one);
+    Value accTile = tensor::ExtractSliceOp::create(
+        b, loc, RankedTensorType::get({rows, columns}, elementType), acc,
+        offsets, sizes, unit);
+    Value product =
+        loop(b, height, 1, accTile, [&](OpBuilder &b, Value oh, Value accTile) {
+          OpFoldResult row = affine::makeComposedFoldedAffineApply(
+              b, loc,
+              getAffineDimExpr(0, context) * form->strides[0] +
+                  getAffineDimExpr(1, context) * form->dilations[0],
+              {oh, kh});
+          Value xs = tensor::ExtractSliceOp::create(
+              b, loc, RankedTensorType::get({width, rows}, elementType), x,
+              {image, row, scaled(b, kw, form->dilations[1]), c},
+              {one, one, attr(width), attr(rows)},
+              {one, one, attr(form->strides[1]), one});
+          Value gs = tensor::ExtractSliceOp::create(
+              b, loc, RankedTensorType::get({width, columns}, elementType),
+              grad, {image, oh, attr(0), f},
+              {one, one, attr(width), attr(columns)}, unit);
+          return linalg::MatmulOp::create(
+                     b, loc, TypeRange{accTile.getType()}, ValueRange{xs, gs},
+                     accTile,
+                     SmallVector<NamedAttribute>{
+                         b.getNamedAttr("indexing_maps", maps)})
+              ->getResult(0);
+        });
+    return tensor::InsertSliceOp::create(b, loc, product, acc, offsets, sizes,
+                                         unit)
+        .getResult();
+  };
+  rewriter.setInsertionPoint(op);
+  Value result = loop(
+      rewriter, gradShape[0], 1, op.getDpsInits()[0],
+      [&](OpBuilder &b, Value image, Value acc) {
+        return loop(
+            b, shape[0], 1, acc, [&](OpBuilder &b, Value kh, Value acc) {
+              return loop(
+                  b, shape[1], 1, acc, [&](OpBuilder &b, Value kw, Value acc) {
+                    return loop(b, shape[2], rows, acc,
+                                [&](OpBuilder &b, Value c, Value acc) {
+                                  return loop(
+                                      b, shape[3], columns, acc,
+                                      [&](OpBuilder &b, Value f, Value acc) {
+                                        return tile(b, image, kh, kw, c, f,
+                                                    acc);
+                                      });
+                                });
+                  });
+            });
+      });
+  rewriter.replaceOp(op, result);
   return success();
 }

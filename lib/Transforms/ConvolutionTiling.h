@@ -51,6 +51,18 @@ mlir::LogicalResult tileConvolution(mlir::RewriterBase &rewriter,
                                     unsigned vectorBits,
                                     mlir::DominanceInfo &dominance);
 
+/// Rewrites a filter gradient's contraction, as FuseToLinalg builds it
+/// (loops kh, kw, c, f | n, oh, ow over X[n, oh*s + kh*d, ow*s' + kw*d', c]
+/// and dY[n, oh, ow, f]), into loops over images, filter taps and register
+/// tiles of (c, f), each accumulating over the output rows a linalg.matmul
+/// of a row of X (strided by the stride, transposed) and a row of dY: X and
+/// dY are read in their own layouts, one image (in L2) at a time. The
+/// products are left for the caller to tile. Fails, leaving `op` alone, on
+/// other ops.
+mlir::LogicalResult tileFilterGradient(mlir::RewriterBase &rewriter,
+                                       mlir::linalg::GenericOp op,
+                                       unsigned vectorBits);
+
 /// Whether the filter of `op` does not fit in half of L2 (a filter
 /// gradient's, whose "filter" is the output gradient): its tiles then keep
 /// the filter rows as their outermost loop.

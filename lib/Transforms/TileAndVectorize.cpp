@@ -417,10 +417,19 @@ struct FuseTileAndVectorizePass
     }
 
     //    Convolutions become loops over register tiles, with their fills
-    //    and element-wise consumers fused; the others (a filter gradient's,
-    //    whose filter rows stay outermost) are split into whole tiles.
+    //    and element-wise consumers fused (the others, with a filter too
+    //    large for L2, are split into whole tiles), and filter gradients
+    //    loops of products over images and filter taps.
     SmallVector<linalg::Conv2DNhwcHwcfOp> convolutions;
-    func.walk([&](linalg::Conv2DNhwcHwcfOp op) { convolutions.push_back(op); });
+    SmallVector<linalg::GenericOp> generics;
+    func.walk([&](Operation *op) {
+      if (auto conv = dyn_cast<linalg::Conv2DNhwcHwcfOp>(op))
+        convolutions.push_back(conv);
+      else if (auto generic = dyn_cast<linalg::GenericOp>(op))
+        generics.push_back(generic);
+    });
+    for (linalg::GenericOp generic : generics)
+      (void)fuse::tileFilterGradient(rewriter, generic, bits);
     DominanceInfo dominance(func);
     for (linalg::Conv2DNhwcHwcfOp conv : convolutions)
       if (failed(fuse::tileConvolution(rewriter, conv, bits, dominance)))

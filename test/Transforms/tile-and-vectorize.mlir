@@ -407,6 +407,47 @@ func.func @conv_large_filter(%arg0: tensor<32x26x26x64xf32>, %arg1: tensor<24x24
 
 // -----
 
+// fuse.conv2d_filter_grad (X 2x10x10x16, dY 2x8x8x32, 3x3 filter): loops
+// over images, filter taps and tiles of 8 channels x 32 filters; each tile
+// accumulates, over the output rows and columns, an outer product of 8
+// channels of one X pixel (read in place, no transpose) and 32 filters of
+// one dY pixel.
+#map = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d0 + d5, d1 + d6, d2)>
+#map1 = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d5, d6, d3)>
+#map2 = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func @filter_gradient
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<2x10x10x16xf32>, %[[G:[^:]*]]: tensor<2x8x8x32xf32>)
+// CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
+// CHECK-DAG: %[[C3:.*]] = arith.constant 3 : index
+// CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
+// CHECK-DAG: %[[C16:.*]] = arith.constant 16 : index
+// CHECK: scf.for %{{.*}} to %[[C2]]
+// CHECK: scf.for %{{.*}} to %[[C3]]
+// CHECK: scf.for %{{.*}} to %[[C3]]
+// CHECK: scf.for %{{.*}} to %[[C16]] step %[[C8]]
+// CHECK: tensor.extract_slice {{.*}} [1, 1, 8, 32] [1, 1, 1, 1] : tensor<3x3x16x32xf32> to tensor<8x32xf32>
+// CHECK: scf.for %{{.*}} to %[[C8]]
+// CHECK: scf.for %{{.*}} to %[[C8]]
+// CHECK-DAG: vector.transfer_read %[[X]]{{.*}} : tensor<2x10x10x16xf32>, vector<8xf32>
+// CHECK-DAG: vector.transfer_read %[[G]]{{.*}} : tensor<2x8x8x32xf32>, vector<32xf32>
+// CHECK: vector.contract {{.*}} : vector<1x8xf32>, vector<1x32xf32> into vector<8x32xf32>
+// CHECK-NOT: linalg.transpose
+// CHECK: return
+func.func @filter_gradient(%arg0: tensor<2x10x10x16xf32>, %arg1: tensor<2x8x8x32xf32>) -> tensor<3x3x16x32xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %0 = tensor.empty() : tensor<3x3x16x32xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<3x3x16x32xf32>) -> tensor<3x3x16x32xf32>
+  %2 = linalg.generic {indexing_maps = [#map, #map1, #map2], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%arg0, %arg1 : tensor<2x10x10x16xf32>, tensor<2x8x8x32xf32>) outs(%1 : tensor<3x3x16x32xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %3 = arith.mulf %in, %in_0 : f32
+    %4 = arith.addf %out, %3 : f32
+    linalg.yield %4 : f32
+  } -> tensor<3x3x16x32xf32>
+  return %2 : tensor<3x3x16x32xf32>
+}
+
+// -----
+
 // Two matmuls accumulate into one fill (CSE merged theirs). Each gets its
 // own fill, the second into a fresh allocation that CSE cannot merge back:
 // otherwise bufferization copies the filled tensor before the first write.

@@ -1,7 +1,9 @@
 //===- Contractions.cpp - Lower matmul, conv2d and pooling ----------------===//
 //
 // Contractions become linalg named ops (transposes as indexing maps, not
-// copies), so the contraction code-generation strategy can match them.
+// copies), so the contraction code-generation strategy can match them; a
+// filter gradient, which has no named op in its layouts, a contraction
+// generic.
 //
 //===----------------------------------------------------------------------===//
 
@@ -93,18 +95,6 @@ SmallVector<NamedAttribute> windowAttrs(OpBuilder &b, ArrayRef<int64_t> strides,
                                         ArrayRef<int64_t> dilations) {
   return {b.getNamedAttr("strides", b.getI64VectorAttr(strides)),
           b.getNamedAttr("dilations", b.getI64VectorAttr(dilations))};
-}
-
-/// `input` with its dims permuted: result dim i is input dim perm[i].
-Value transposed(OpBuilder &b, Location loc, Value input,
-                 ArrayRef<int64_t> perm) {
-  auto type = cast<RankedTensorType>(input.getType());
-  SmallVector<int64_t> shape;
-  for (int64_t d : perm)
-    shape.push_back(type.getDimSize(d));
-  Value init =
-      emptyTensor(b, loc, RankedTensorType::get(shape, type.getElementType()));
-  return linalg::TransposeOp::create(b, loc, input, init, perm).getResult()[0];
 }
 
 /// A linalg convolution (NHWC input, HWCF filter) into a zero tensor of
@@ -356,29 +346,38 @@ struct Conv2DInputGradLowering : OpConversionPattern<Conv2DInputGradOp> {
 };
 
 /// dK[kh,kw,c,f] = sum over (n,oh,ow) of x[n, oh*s + kh*d - p, ..., c] *
-/// g[n,oh,ow,f], padding reading zeros: a convolution whose batch is X's
-/// channels, whose reduced channels are the examples and whose filter is dY
-/// (forward strides and dilations trade places), between transposes. It
-/// runs the forward convolution's code instead of gathering X element by
-/// element.
-Value filterGradAsConvolution(Conv2DFilterGradOp op,
-                              Conv2DFilterGradOp::Adaptor adaptor,
-                              ConversionPatternRewriter &rewriter) {
+/// g[n,oh,ow,f], padding reading zeros: one contraction over
+/// (kh, kw, c, f | n, oh, ow) that reads X and dY as they are stored.
+/// fuse-tile-and-vectorize turns it into a matmul per filter tap and image
+/// (ConvolutionTiling.cpp).
+Value filterGradContraction(Conv2DFilterGradOp op,
+                            Conv2DFilterGradOp::Adaptor adaptor,
+                            ConversionPatternRewriter &rewriter) {
   Location loc = op.getLoc();
   RankedTensorType type = op.getType(); // KH x KW x C x F
-  Type elementType = type.getElementType();
+  auto gType = cast<RankedTensorType>(adaptor.getGrad().getType());
   Value x = padSpatial(rewriter, loc, adaptor.getInput(), op.getPadding(),
-                       combinerIdentity(elementType, Combiner::Sum));
-  Value input = transposed(rewriter, loc, x, {3, 1, 2, 0}); // C H W N
-  Value filter =
-      transposed(rewriter, loc, adaptor.getGrad(), {1, 2, 0, 3}); // OH OW N F
-  auto resultType =
-      RankedTensorType::get({type.getDimSize(2), type.getDimSize(0),
-                             type.getDimSize(1), type.getDimSize(3)},
-                            elementType); // C KH KW F
-  Value result = convolution(rewriter, loc, resultType, input, filter,
-                             op.getDilations(), op.getStrides());
-  return transposed(rewriter, loc, result, {1, 2, 0, 3});
+                       combinerIdentity(type.getElementType(), Combiner::Sum));
+  ArrayRef<int64_t> s = op.getStrides(), d = op.getDilations();
+  MLIRContext *context = rewriter.getContext();
+  auto dim = [&](unsigned i) { return getAffineDimExpr(i, context); };
+  // Loops: kh, kw, c, f | n, oh, ow.
+  SmallVector<int64_t> loops = {type.getDimSize(0),  type.getDimSize(1),
+                                type.getDimSize(2),  type.getDimSize(3),
+                                gType.getDimSize(0), gType.getDimSize(1),
+                                gType.getDimSize(2)};
+  AffineMap xMap = AffineMap::get(7, 0,
+                                  {dim(4), dim(5) * s[0] + dim(0) * d[0],
+                                   dim(6) * s[1] + dim(1) * d[1], dim(2)},
+                                  context);
+  AffineMap gMap =
+      AffineMap::get(7, 0, {dim(4), dim(5), dim(6), dim(3)}, context);
+  return buildReduction(
+      rewriter, loc, loops, {4, 5, 6}, type.getElementType(),
+      {x, adaptor.getGrad()}, {xMap, gMap}, Combiner::Sum,
+      [](OpBuilder &b, Location l, ValueRange a) {
+        return arith::MulFOp::create(b, l, a[0], a[1]).getResult();
+      });
 }
 
 struct Conv2DFilterGradLowering : OpConversionPattern<Conv2DFilterGradOp> {
@@ -386,7 +385,7 @@ struct Conv2DFilterGradLowering : OpConversionPattern<Conv2DFilterGradOp> {
   LogicalResult
   matchAndRewrite(Conv2DFilterGradOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOp(op, filterGradAsConvolution(op, adaptor, rewriter));
+    rewriter.replaceOp(op, filterGradContraction(op, adaptor, rewriter));
     return success();
   }
 };

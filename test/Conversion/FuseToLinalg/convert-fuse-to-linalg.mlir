@@ -809,14 +809,19 @@ func.func @conv2d_input_grad_strided(%g: tensor<2x4x4x4xf32>, %k: tensor<3x3x3x4
 
 // -----
 
-// dK is a convolution of X (channels as the batch, examples as the reduced
-// channels) with dY as the filter; the forward stride becomes its dilation.
+// dK is one contraction over (kh, kw, c, f | n, oh, ow) that reads the
+// padded X and dY as they are stored (no transposes): X's rows and columns
+// at the output position times the stride plus the tap.
+// CHECK-DAG: #[[XMAP:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d5 * 2 + d0, d6 * 2 + d1, d2)>
+// CHECK-DAG: #[[GMAP:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d5, d6, d3)>
+// CHECK-DAG: #[[KMAP:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>
 // CHECK-LABEL: func @conv2d_filter_grad
+// CHECK-NOT: linalg.transpose
 // CHECK: %[[X:.*]] = tensor.pad %{{.*}} low[0, 1, 1, 0] high[0, 1, 0, 0]
-// CHECK: %[[XT:.*]] = linalg.transpose ins(%[[X]] : tensor<2x10x9x3xf32>) {{.*}} permutation = [3, 1, 2, 0]
-// CHECK: %[[GT:.*]] = linalg.transpose ins(%{{.*}} : tensor<2x4x4x4xf32>) {{.*}} permutation = [1, 2, 0, 3]
-// CHECK: %[[C:.*]] = linalg.conv_2d_nhwc_hwcf {dilations = dense<2> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%[[XT]], %[[GT]] : tensor<3x10x9x2xf32>, tensor<4x4x2x4xf32>) {{.*}} -> tensor<3x3x3x4xf32>
-// CHECK: linalg.transpose ins(%[[C]] : tensor<3x3x3x4xf32>) {{.*}} permutation = [1, 2, 0, 3]
+// CHECK: linalg.generic {indexing_maps = [#[[XMAP]], #[[GMAP]], #[[KMAP]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%[[X]], %{{.*}} : tensor<2x10x9x3xf32>, tensor<2x4x4x4xf32>)
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK-NOT: linalg.transpose
 func.func @conv2d_filter_grad(%x: tensor<2x8x8x3xf32>, %g: tensor<2x4x4x4xf32>, %k: tensor<3x3x3x4xf32>) -> tensor<3x3x3x4xf32> {
   %0 = fuse.conv2d_filter_grad %x, %g, %k {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 0>} : (tensor<2x8x8x3xf32>, tensor<2x4x4x4xf32>, tensor<3x3x3x4xf32>) -> tensor<3x3x3x4xf32>
   return %0 : tensor<3x3x3x4xf32>
