@@ -199,11 +199,19 @@ LogicalResult fuse::tileConvolution(RewriterBase &rewriter,
       convOffsets.push_back(b.getIndexAttr(0));
       convSizes.push_back(b.getIndexAttr(filterShape[d]));
     }
-    Value empty = tensor::EmptyOp::create(
-        b, loc, {sizes.images, 1, sizes.columns, sizes.filters},
-        type.getElementType());
+    // The consumer's tile reads the accumulator in cache; without one,
+    // the convolution accumulates in its output.
+    SmallVector<OpFoldResult> unit(4, b.getIndexAttr(1));
+    Value init =
+        epilogue ? tensor::EmptyOp::create(
+                       b, loc, {sizes.images, 1, sizes.columns, sizes.filters},
+                       type.getElementType())
+                       .getResult()
+                 : tensor::ExtractSliceOp::create(b, loc, out, offsets,
+                                                  tileSizes, unit)
+                       .getResult();
     Value acc =
-        linalg::FillOp::create(b, loc, fill.value(), empty)->getResult(0);
+        linalg::FillOp::create(b, loc, fill.value(), init)->getResult(0);
     FailureOr<TilingResult> conv =
         cast<TilingInterface>(op.getOperation())
             .getTiledImplementation(b, convOffsets, convSizes);
@@ -215,7 +223,6 @@ LogicalResult fuse::tileConvolution(RewriterBase &rewriter,
     if (accSlice && accSlice->use_empty())
       accSlice->erase();
     Value result = tiled->getResult(0);
-    SmallVector<OpFoldResult> unit(4, b.getIndexAttr(1));
     if (epilogue) {
       Value outTile =
           tensor::ExtractSliceOp::create(b, loc, out, offsets, tileSizes, unit);

@@ -322,16 +322,16 @@ func.func @boolean_tensors(%arg0: tensor<1000xf32>, %arg1: tensor<1000xf32>) -> 
 // conv_2d_nhwc_hwcf with 26 output columns: a loop nest over the first 24
 // (tiles of 8 columns x 32 channels, 16 accumulators) and one over the last
 // 2, whose tiles take both images, instead of 13 tiles of 2 columns. Each
-// tile zeroes its own accumulator: no fill of the whole output is left.
+// tile zeroes its slice of the output: no fill of the whole output is left.
 // CHECK-LABEL: func @conv_split_columns
 // CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
 // CHECK-DAG: %[[C24:.*]] = arith.constant 24 : index
 // CHECK: scf.for %{{.*}} = %{{.*}} to %[[C24]] step %[[C8]] iter_args(%{{.*}}) -> (tensor<2x26x26x32xf32>)
-// CHECK: tensor.empty() : tensor<1x1x8x32xf32>
+// CHECK: tensor.extract_slice %{{.*}} [1, 1, 8, 32] [1, 1, 1, 1] : tensor<2x26x26x32xf32> to tensor<1x1x8x32xf32>
 // CHECK: vector.transfer_write %{{.*}} : vector<32xf32>, tensor<1x1x8x32xf32>
 // CHECK: vector.contract {{.*}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
 // CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] [1, 1, 8, 32]
-// CHECK: tensor.empty() : tensor<2x1x2x32xf32>
+// CHECK: tensor.extract_slice %{{.*}} [2, 1, 2, 32] [1, 1, 1, 1] : tensor<2x26x26x32xf32> to tensor<2x1x2x32xf32>
 // CHECK: vector.contract {{.*}} : vector<2x2x1xf32>, vector<1x32xf32> into vector<2x2x32xf32>
 // CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[%{{.*}}, %{{.*}}, %[[C24]], %{{.*}}] [2, 1, 2, 32]
 // CHECK-NOT: linalg.conv
@@ -490,4 +490,42 @@ func.func @pad(%x: tensor<2x4x4x32xf32>) -> tensor<2x6x6x32xf32> {
     tensor.yield %cst : f32
   } : tensor<2x4x4x32xf32> to tensor<2x6x6x32xf32>
   return %p : tensor<2x6x6x32xf32>
+}
+
+// -----
+
+// A pad of a value that an element-wise op computes: the op writes
+// straight into the interior of the filled tensor, and its other user (a
+// linalg op that reads it) reads it there. No copy.
+#map = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func @pad_producer
+// CHECK-NOT: tensor.pad
+// CHECK: %[[FILLED:.*]] = scf.for
+// CHECK: vector.transfer_write %{{.*}} : vector<32xf32>, tensor<2x6x6x32xf32>
+// CHECK: %[[INTERIOR:.*]] = tensor.extract_slice %[[FILLED]][0, 1, 1, 0] [2, 4, 4, 32] [1, 1, 1, 1]
+// CHECK: %[[RELU:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[INTERIOR]])
+// CHECK: arith.maximumf
+// CHECK: %[[PADDED:.*]] = tensor.insert_slice %[[RELU]] into %[[FILLED]][0, 1, 1, 0] [2, 4, 4, 32] [1, 1, 1, 1]
+// CHECK: vector.transfer_read %[[RELU]]
+// CHECK: arith.addf
+// CHECK-NOT: scf.for
+// CHECK: return %[[PADDED]]
+func.func @pad_producer(%x: tensor<2x4x4x32xf32>) -> (tensor<2x6x6x32xf32>, tensor<2x4x4x32xf32>) {
+  %cst = arith.constant 0.000000e+00 : f32
+  %0 = tensor.empty() : tensor<2x4x4x32xf32>
+  %r = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x : tensor<2x4x4x32xf32>) outs(%0 : tensor<2x4x4x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %1 = arith.maximumf %in, %cst : f32
+    linalg.yield %1 : f32
+  } -> tensor<2x4x4x32xf32>
+  %p = tensor.pad %r low[0, 1, 1, 0] high[0, 1, 1, 0] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %cst : f32
+  } : tensor<2x4x4x32xf32> to tensor<2x6x6x32xf32>
+  %d = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%r : tensor<2x4x4x32xf32>) outs(%0 : tensor<2x4x4x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %1 = arith.addf %in, %in : f32
+    linalg.yield %1 : f32
+  } -> tensor<2x4x4x32xf32>
+  return %p, %d : tensor<2x6x6x32xf32>, tensor<2x4x4x32xf32>
 }
