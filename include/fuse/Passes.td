@@ -184,11 +184,25 @@ def FuseTileAndVectorize
     - other matmuls and batch_matmul: up to 12 x (2 vectors) accumulator
       tiles that divide the shape, one vector.contract per reduction step,
       which later becomes FMAs on registers;
-    - conv2d and pools: tiles of (8 output columns x 2 vectors of channels)
-      whose size-1 window dims are decomposed to 1-D ops, then vectorized.
-      A convolution whose width is not a whole number of 8-column tiles is
-      split into one that is and an edge; one whose filter does not fit in
-      L2 (a filter gradient's) runs its filter rows as the outermost loop;
+    - conv2d (ConvolutionTiling.cpp): loops over output tiles of 8 columns
+      x 2 vectors of filters (narrower rows take several images per tile;
+      a width that is not a whole number of 8-column tiles gets a second
+      loop nest for the rest). Each tile zeroes its accumulator, runs the
+      reduction over filter rows, columns and channels with the tile in
+      registers, and applies the convolution's element-wise consumer, if it
+      is its only user (bias add and ReLU, a gradient's ReLU mask), while
+      the tile is in cache. A convolution whose filter does not fit in L2
+      keeps the one-pass tiling with its filter rows outermost;
+    - a filter gradient's contraction over (kh, kw, c, f | n, oh, ow)
+      (ConvolutionTiling.cpp): loops over images, filter taps and 8 x (2
+      vectors) tiles of (c, f), each accumulating over the output rows a
+      matmul of an X row (strided, read transposed) and a dY row: X and dY
+      are read in their own layouts, one image at a time;
+    - pools: tiles of (8 output columns x 2 vectors of channels) whose
+      size-1 window dims are decomposed to 1-D ops, then vectorized;
+    - tensor.pad: a fill of the padded tensor, into whose interior the
+      source's producer writes directly when only linalg ops read the
+      source (else a vectorized copy writes it there);
     - everything else (element-wise, reductions, fills, transposes): vectors
       of up to 4 registers along the innermost loop.
 
