@@ -21,10 +21,10 @@
 #include "ConvolutionTiling.h"
 
 #include "MatmulPacking.h"
+#include "TileLoops.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Interfaces/TilingInterface.h"
 
@@ -105,6 +105,16 @@ std::optional<FilterGradientForm> matchFilterGradient(linalg::GenericOp op) {
   return form;
 }
 
+/// Sets `operand` of a tile that tiling made to `value`, and erases the
+/// slice it read before if nothing else reads it (a slice of a result left
+/// behind would keep the untiled op alive).
+void replaceOperand(OpOperand &operand, Value value) {
+  Operation *slice = operand.get().getDefiningOp();
+  operand.set(value);
+  if (slice && slice->use_empty())
+    slice->erase();
+}
+
 } // namespace
 
 int64_t fuse::largestDivisorAtMost(int64_t n, int64_t cap) {
@@ -175,18 +185,8 @@ LogicalResult fuse::tileConvolution(RewriterBase &rewriter,
                              .getResult();
 
   auto loop = [&](OpBuilder &b, int64_t lower, int64_t upper, int64_t step,
-                  Value init,
-                  function_ref<Value(OpBuilder &, Value, Value)> body) {
-    auto index = [&](int64_t v) -> Value {
-      return arith::ConstantIndexOp::create(b, loc, v);
-    };
-    return scf::ForOp::create(
-               b, loc, index(lower), index(upper), index(step),
-               ValueRange{init},
-               [&](OpBuilder &b, Location, Value iv, ValueRange args) {
-                 scf::YieldOp::create(b, loc, body(b, iv, args[0]));
-               })
-        ->getResult(0);
+                  Value init, TileLoopBody body) {
+    return buildTileLoop(b, loc, lower, upper, step, init, body);
   };
   // One output tile: fill, convolve, finish, insert.
   auto tile = [&](OpBuilder &b, ValueRange ivs, const ConvTile &sizes,
@@ -218,10 +218,7 @@ LogicalResult fuse::tileConvolution(RewriterBase &rewriter,
     if (failed(conv))
       return failure();
     auto tiled = cast<linalg::LinalgOp>(conv->tiledOps.front());
-    Operation *accSlice = tiled.getDpsInits()[0].getDefiningOp();
-    tiled.getDpsInitsMutable()[0].set(acc);
-    if (accSlice && accSlice->use_empty())
-      accSlice->erase();
+    replaceOperand(tiled.getDpsInitsMutable()[0], acc);
     Value result = tiled->getResult(0);
     if (epilogue) {
       Value outTile =
@@ -234,14 +231,8 @@ LogicalResult fuse::tileConvolution(RewriterBase &rewriter,
       auto finishing = cast<linalg::LinalgOp>(finished->tiledOps.front());
       // The tile reads the convolution's tile, not a slice of its result,
       // and writes a slice of the loop's output.
-      auto replace = [&](OpOperand &operand, Value value) {
-        Operation *slice = operand.get().getDefiningOp();
-        operand.set(value);
-        if (slice && slice->use_empty())
-          slice->erase();
-      };
-      replace(finishing->getOpOperand(input), result);
-      replace(finishing.getDpsInitsMutable()[0], outTile);
+      replaceOperand(finishing->getOpOperand(input), result);
+      replaceOperand(finishing.getDpsInitsMutable()[0], outTile);
       result = finishing->getResult(0);
     }
     return tensor::InsertSliceOp::create(b, loc, result, out, offsets,
@@ -322,16 +313,8 @@ LogicalResult fuse::tileFilterGradient(RewriterBase &rewriter,
   MLIRContext *context = op.getContext();
   Value x = op.getDpsInputs()[0], grad = op.getDpsInputs()[1];
   auto loop = [&](OpBuilder &b, int64_t upper, int64_t step, Value init,
-                  function_ref<Value(OpBuilder &, Value, Value)> body) {
-    auto index = [&](int64_t v) -> Value {
-      return arith::ConstantIndexOp::create(b, loc, v);
-    };
-    return scf::ForOp::create(
-               b, loc, index(0), index(upper), index(step), ValueRange{init},
-               [&](OpBuilder &b, Location, Value iv, ValueRange args) {
-                 scf::YieldOp::create(b, loc, body(b, iv, args[0]));
-               })
-        ->getResult(0);
+                  TileLoopBody body) {
+    return buildTileLoop(b, loc, 0, upper, step, init, body);
   };
   auto scaled = [&](OpBuilder &b, Value v, int64_t factor) -> OpFoldResult {
     return affine::makeComposedFoldedAffineApply(

@@ -24,9 +24,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "MatmulPacking.h"
+#include "TileLoops.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
@@ -253,9 +253,6 @@ fuse::blockAndPackMatmul(RewriterBase &rewriter, linalg::MatmulOp op,
   rewriter.setInsertionPoint(op);
   Value lhs = op.getDpsInputs()[0], rhs = op.getDpsInputs()[1];
   Value acc = op.getDpsInits()[0];
-  auto index = [&](OpBuilder &b, int64_t v) -> Value {
-    return arith::ConstantIndexOp::create(b, loc, v);
-  };
   auto attr = [&](OpBuilder &b, int64_t v) -> OpFoldResult {
     return b.getIndexAttr(v);
   };
@@ -270,14 +267,8 @@ fuse::blockAndPackMatmul(RewriterBase &rewriter, linalg::MatmulOp op,
   AffineMap packedLhsMap = packLhs ? map(k, m) : storedLhsMap;
 
   auto loop = [&](OpBuilder &b, int64_t upper, int64_t step, Value init,
-                  function_ref<Value(OpBuilder &, Value, Value)> body) {
-    return scf::ForOp::create(
-               b, loc, index(b, 0), index(b, upper), index(b, step),
-               ValueRange{init},
-               [&](OpBuilder &b, Location, Value iv, ValueRange args) {
-                 scf::YieldOp::create(b, loc, body(b, iv, args[0]));
-               })
-        .getResult(0);
+                  TileLoopBody body) {
+    return buildTileLoop(b, loc, 0, upper, step, init, body);
   };
   auto add = [&](OpBuilder &b, Value base, Value i, int64_t scale) {
     return affine::makeComposedFoldedAffineApply(
