@@ -40,12 +40,13 @@ ConvTile chooseConvTile(int64_t batch, int64_t width, int64_t filters,
 /// Rewrites `op`, whose accumulator is a linalg.fill and whose filter fits
 /// in L2, into loops over its output tiles (chooseConvTile's; a width that
 /// is not a whole number of kConvTileColumns gets a second loop nest over
-/// the columns left). Each tile fills its own accumulator, convolves, and
+/// the columns left). Each tile zeroes its accumulator, convolves, and
 /// applies `op`'s element-wise consumer, if it is its only user, on the tile
 /// while it is in cache: the full-size accumulator, its fill and the
-/// consumer's pass over memory are gone. The tile convolutions are left for
-/// the caller to tile along their reduction. Fails, leaving `op` alone, on
-/// other convolutions.
+/// consumer's pass over memory are gone. (Without a consumer, a tile zeroes
+/// and accumulates in its slice of the output.) The tile convolutions are
+/// left for the caller to tile along their reduction. Fails, leaving `op`
+/// alone, on other convolutions.
 mlir::LogicalResult tileConvolution(mlir::RewriterBase &rewriter,
                                     mlir::linalg::Conv2DNhwcHwcfOp op,
                                     unsigned vectorBits,
