@@ -199,17 +199,17 @@ LogicalResult fuse::tileConvolution(RewriterBase &rewriter,
       convOffsets.push_back(b.getIndexAttr(0));
       convSizes.push_back(b.getIndexAttr(filterShape[d]));
     }
-    // The consumer's tile reads the accumulator in cache; without one,
-    // the convolution accumulates in its output.
+    // The consumer's tile reads the accumulator in cache and writes the
+    // output's tile; without one, the convolution accumulates in it.
     SmallVector<OpFoldResult> unit(4, b.getIndexAttr(1));
+    Value outTile =
+        tensor::ExtractSliceOp::create(b, loc, out, offsets, tileSizes, unit);
     Value init =
         epilogue ? tensor::EmptyOp::create(
                        b, loc, {sizes.images, 1, sizes.columns, sizes.filters},
                        type.getElementType())
                        .getResult()
-                 : tensor::ExtractSliceOp::create(b, loc, out, offsets,
-                                                  tileSizes, unit)
-                       .getResult();
+                 : outTile;
     Value acc =
         linalg::FillOp::create(b, loc, fill.value(), init)->getResult(0);
     FailureOr<TilingResult> conv =
@@ -221,8 +221,6 @@ LogicalResult fuse::tileConvolution(RewriterBase &rewriter,
     replaceOperand(tiled.getDpsInitsMutable()[0], acc);
     Value result = tiled->getResult(0);
     if (epilogue) {
-      Value outTile =
-          tensor::ExtractSliceOp::create(b, loc, out, offsets, tileSizes, unit);
       FailureOr<TilingResult> finished =
           cast<TilingInterface>(epilogue.getOperation())
               .getTiledImplementation(b, offsets, tileSizes);

@@ -356,8 +356,8 @@ func.func @conv_split_columns(%arg0: tensor<2x28x28x32xf32>, %arg1: tensor<3x3x3
 // CHECK-SAME: (%[[X:[^:]*]]: tensor<1x10x10x4xf32>, %[[K:[^:]*]]: tensor<3x3x4x16xf32>, %[[B:[^:]*]]: tensor<16xf32>)
 // CHECK: %[[OUT:.*]] = tensor.empty() : tensor<1x8x8x16xf32>
 // CHECK: scf.for {{.*}} iter_args(%[[ACC:.*]] = %[[OUT]])
-// CHECK: vector.contract {{.*}} : vector<8x1xf32>, vector<1x16xf32> into vector<8x16xf32>
 // CHECK: %[[SLICE:.*]] = tensor.extract_slice %[[ACC]]
+// CHECK: vector.contract {{.*}} : vector<8x1xf32>, vector<1x16xf32> into vector<8x16xf32>
 // CHECK: scf.for {{.*}} iter_args(%[[DEST:.*]] = %[[SLICE]])
 // CHECK: %[[T:.*]] = vector.transfer_read {{.*}} : tensor<1x1x8x16xf32>, vector<16xf32>
 // CHECK: %[[BV:.*]] = vector.transfer_read %[[B]]
