@@ -327,14 +327,19 @@ func.func @grads(%w1: tensor<784x128xf32>, %b1: tensor<128xf32>,
 BENCHMARK(BM_MlpValueAndGrad)->Arg(1)->Arg(64)->Arg(256);
 
 const MatmulShape kMatmulShapes[] = {
-    {64, 128, 784, false, false},  // seed MLP layer 1, batch 64
-    {64, 10, 128, false, false},   // layer 2
-    {784, 128, 64, true, false},   // dW1 = x^T dy
-    {64, 784, 128, false, true},   // dx = dy W^T-style
-    {64, 784, 128, false, false},  // the same, W stored transposed
-    {1, 128, 784, false, false},   // batch 1
-    {256, 128, 784, false, false}, // batch 256
-    {1024, 1024, 1024, false, false}, {1024, 1024, 1024, true, false},
+    {64, 128, 784, false, false},     // seed MLP layer 1, batch 64
+    {64, 10, 128, false, false},      // layer 2
+    {784, 128, 64, true, false},      // dW1 = x^T dy
+    {64, 784, 128, false, true},      // dx = dy W^T-style
+    {64, 784, 128, false, false},     // the same, W stored transposed
+    {1, 128, 784, false, false},      // batch 1: layer 1
+    {784, 128, 1, true, false},       // dW1
+    {1, 784, 128, false, true},       // dx
+    {256, 128, 784, false, false},    // batch 256: layer 1
+    {784, 128, 256, true, false},     // dW1
+    {256, 784, 128, false, true},     // dx
+    {1024, 1024, 1024, false, false}, // square
+    {1024, 1024, 1024, true, false},
 };
 
 //===----------------------------------------------------------------------===//

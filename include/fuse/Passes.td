@@ -181,9 +181,18 @@ def FuseTileAndVectorize
       registers) runs the KC steps from L1. Rows left over by whole panels
       of A are multiplied unpacked with the same packed panels of B; columns
       and reduction steps left over are edge products on slices;
+    - matmul of 1 to 3 rows against a transposed right-hand side, as a
+      batch-1 backward pass computes dx = dy W^T (DotProductTiling.cpp):
+      dot products of rows of A and rows of B, both read contiguously
+      along k. Each tile of up to 16 rows of B keeps a register of partial
+      sums per output, one FMA per register of k, then sums its lanes:
+      packing B instead would cost as much as the product;
     - other matmuls and batch_matmul: up to 12 x (2 vectors) accumulator
-      tiles that divide the shape, one vector.contract per reduction step,
-      which later becomes FMAs on registers;
+      tiles that divide the shape (fewer rows take more columns, up to 24
+      accumulators), one vector.contract per reduction step, which later
+      becomes FMAs on registers. When the output is a fill, the fill is
+      fused into the tiles: each starts from zeros in registers, with no
+      pass over the output before the product;
     - conv2d (ConvolutionTiling.cpp): loops over output tiles of 8 columns
       x 2 vectors of filters (narrower rows take several images per tile;
       a width that is not a whole number of 8-column tiles gets a second
@@ -215,7 +224,7 @@ def FuseTileAndVectorize
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect", "::mlir::bufferization::BufferizationDialect",
-    "::mlir::linalg::LinalgDialect",
+    "::mlir::linalg::LinalgDialect", "::mlir::math::MathDialect",
     "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
     "::mlir::vector::VectorDialect"
   ];

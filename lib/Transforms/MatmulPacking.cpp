@@ -68,41 +68,6 @@ int64_t chooseBlock(int64_t n, int64_t cap) {
   return d >= cap / 4 ? d : n;
 }
 
-struct MatmulForm {
-  bool lhsTransposed = false, rhsTransposed = false;
-  int64_t m = 0, n = 0, k = 0;
-};
-
-/// The form of a static matmul over (m, n, k) whose operands are stored
-/// [m, k] or [k, m], and [k, n] or [n, k].
-std::optional<MatmulForm> matchMatmul(linalg::MatmulOp op) {
-  if (!op.hasPureTensorSemantics() || op.hasDynamicShape())
-    return std::nullopt;
-  MLIRContext *context = op.getContext();
-  AffineExpr m, n, k;
-  bindDims(context, m, n, k);
-  auto map = [&](AffineExpr a, AffineExpr b) {
-    return AffineMap::get(3, 0, {a, b}, context);
-  };
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  MatmulForm form;
-  if (maps[2] != map(m, n))
-    return std::nullopt;
-  if (maps[0] == map(k, m))
-    form.lhsTransposed = true;
-  else if (maps[0] != map(m, k))
-    return std::nullopt;
-  if (maps[1] == map(n, k))
-    form.rhsTransposed = true;
-  else if (maps[1] != map(k, n))
-    return std::nullopt;
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  form.m = ranges[0];
-  form.n = ranges[1];
-  form.k = ranges[2];
-  return form;
-}
-
 /// source[r0:+rows, c0:+cols] of a matrix stored as is, or of one stored
 /// transposed (source[c0:+cols, r0:+rows]).
 Value slice2d(OpBuilder &b, Location loc, Value source, bool transposed,
@@ -163,7 +128,7 @@ Value panelAt(OpBuilder &b, Location loc, Value packed, Value index) {
 /// accumulate one after the other. Returns the main product and appends the
 /// others to `edges`.
 linalg::MatmulOp splitMatmul(RewriterBase &rewriter, linalg::MatmulOp op,
-                             const MatmulForm &form, int64_t mainN,
+                             const fuse::MatmulForm &form, int64_t mainN,
                              int64_t mainK,
                              SmallVectorImpl<linalg::MatmulOp> &edges) {
   Location loc = op.getLoc();
@@ -201,6 +166,34 @@ linalg::MatmulOp splitMatmul(RewriterBase &rewriter, linalg::MatmulOp op,
 }
 
 } // namespace
+
+std::optional<fuse::MatmulForm> fuse::matchMatmul(linalg::MatmulOp op) {
+  if (!op.hasPureTensorSemantics() || op.hasDynamicShape())
+    return std::nullopt;
+  MLIRContext *context = op.getContext();
+  AffineExpr m, n, k;
+  bindDims(context, m, n, k);
+  auto map = [&](AffineExpr a, AffineExpr b) {
+    return AffineMap::get(3, 0, {a, b}, context);
+  };
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  MatmulForm form;
+  if (maps[2] != map(m, n))
+    return std::nullopt;
+  if (maps[0] == map(k, m))
+    form.lhsTransposed = true;
+  else if (maps[0] != map(m, k))
+    return std::nullopt;
+  if (maps[1] == map(n, k))
+    form.rhsTransposed = true;
+  else if (maps[1] != map(k, n))
+    return std::nullopt;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  form.m = ranges[0];
+  form.n = ranges[1];
+  form.k = ranges[2];
+  return form;
+}
 
 FailureOr<SmallVector<linalg::MatmulOp>>
 fuse::blockAndPackMatmul(RewriterBase &rewriter, linalg::MatmulOp op,

@@ -18,6 +18,17 @@ namespace fuse {
 /// this height, and the tile sizes of matmuls are chosen up to it.
 constexpr int64_t kMicroKernelRows = 12;
 
+/// The layout of a static matmul over (m, n, k) whose operands are stored
+/// [m, k] or [k, m] (lhsTransposed), and [k, n] or [n, k] (rhsTransposed).
+struct MatmulForm {
+  bool lhsTransposed = false, rhsTransposed = false;
+  int64_t m = 0, n = 0, k = 0;
+};
+
+/// The form of `op`, or nothing if it is dynamic or its maps are not those
+/// of a plain or transposed matmul.
+std::optional<MatmulForm> matchMatmul(mlir::linalg::MatmulOp op);
+
 /// Rewrites `op` into cache blocks whose operands are packed into contiguous
 /// panels (B's two registers of `vectorBits` wide, A's kMicroKernelRows
 /// high), each block a smaller linalg.matmul, when its shape makes that pay.

@@ -8,6 +8,7 @@
 #include "fuse/Passes.h"
 
 #include "ConvolutionTiling.h"
+#include "DotProductTiling.h"
 #include "MatmulPacking.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -17,6 +18,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -63,6 +65,18 @@ int64_t vectorTile(int64_t n, int64_t lanes) {
   return largestDivisorAtMost(n, 2 * lanes);
 }
 
+/// The columns of a matmul tile of `rows` rows: two registers, or for
+/// fewer rows than the micro-kernel's, as many more as keep its number of
+/// accumulators. A row of two registers alone (batch 1) would wait on two
+/// chains of dependent FMAs, 4 cycles each, with both FMA units mostly idle.
+int64_t matmulTileColumns(int64_t n, int64_t rows, int64_t lanes) {
+  if (n % lanes != 0)
+    return vectorTile(n, lanes);
+  int64_t registers = 2 * fuse::kMicroKernelRows / rows;
+  return largestDivisorAtMost(n / lanes, std::max<int64_t>(2, registers)) *
+         lanes;
+}
+
 /// Whether `op` reads or writes i1 buffers: LLVM packs vectors of i1 into
 /// bits in memory, while tensors of i1 use one byte per element, so such ops
 /// stay scalar (an i1 value between fused ops never reaches memory).
@@ -87,9 +101,10 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, unsigned vectorBits) {
   // Contractions, convolutions and pools get tiles that divide their
   // iteration space exactly: their tiles are static, need no masks, and the
   // 1-D decomposition of convolutions sees static shapes.
-  if (isa<linalg::MatmulOp>(op)) // m, n, k
-    return {largestDivisorAtMost(ranges[0], fuse::kMicroKernelRows),
-            vectorTile(ranges[1], lanes), 1};
+  if (isa<linalg::MatmulOp>(op)) { // m, n, k
+    int64_t rows = largestDivisorAtMost(ranges[0], fuse::kMicroKernelRows);
+    return {rows, matmulTileColumns(ranges[1], rows, lanes), 1};
+  }
   if (isa<linalg::BatchMatmulOp>(op)) // b, m, n, k
     return {1, largestDivisorAtMost(ranges[1], 8), vectorTile(ranges[2], lanes),
             1};
@@ -148,6 +163,59 @@ SmallVector<int64_t> chooseLoopOrder(linalg::LinalgOp op) {
     return {};
   // n, oh, ow, f, kh, kw, c -> kh, n, oh, ow, f, kw, c.
   return {4, 0, 1, 2, 3, 5, 6};
+}
+
+/// Tiles a matmul or batch_matmul whose accumulator is a fill over its
+/// output tiles (all loops but the last, the reduction), with the fill
+/// fused into each, then each tile along the reduction by `sizes`: a tile's
+/// accumulators start as zeros in registers instead of a pass that fills
+/// the output in memory and a read of it.
+LogicalResult tileWithFusedFill(RewriterBase &rewriter, linalg::LinalgOp op,
+                                ArrayRef<int64_t> sizes) {
+  if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) ||
+      !op.getDpsInits()[0].getDefiningOp<linalg::FillOp>() ||
+      llvm::is_contained(op.getStaticLoopRanges(), 0))
+    return failure();
+  MLIRContext *context = op.getContext();
+  SmallVector<int64_t> outer(sizes), inner(sizes.size(), 0);
+  outer.back() = 0;
+  inner.back() = sizes.back();
+  scf::SCFTileAndFuseOptions options;
+  options.tilingOptions.setTileSizes(getAsIndexOpFoldResult(context, outer));
+  options.tilingOptions.setLoopType(scf::SCFTilingOptions::LoopType::ForOp);
+  options.setFusionControlFn(
+      [](tensor::ExtractSliceOp, OpResult producer, bool isDestination)
+          -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+        if (isDestination && isa<linalg::FillOp>(producer.getOwner()))
+          return scf::SCFTileAndFuseOptions::ControlFnResult{};
+        return std::nullopt;
+      });
+  rewriter.setInsertionPoint(op);
+  FailureOr<scf::SCFTileAndFuseResult> fused =
+      scf::tileConsumerAndFuseProducersUsingSCF(
+          rewriter, cast<TilingInterface>(op.getOperation()), options);
+  if (failed(fused))
+    return failure();
+  for (OpResult result : op->getResults())
+    rewriter.replaceAllUsesWith(result, fused->replacements.lookup(result));
+  rewriter.eraseOp(op);
+  // The fill's tile is one register tile, which the read of the
+  // accumulators then folds into zeros.
+  for (Operation *fill : llvm::drop_begin(fused->tiledAndFusedOps))
+    fill->setAttr(fuse::kRegisterTileAttr, rewriter.getUnitAttr());
+  auto tile = cast<TilingInterface>(fused->tiledAndFusedOps.front());
+  scf::SCFTilingOptions reduction;
+  reduction.setTileSizes(getAsIndexOpFoldResult(context, inner));
+  reduction.setLoopType(scf::SCFTilingOptions::LoopType::ForOp);
+  rewriter.setInsertionPoint(tile);
+  FailureOr<scf::SCFTilingResult> tiled =
+      scf::tileUsingSCF(rewriter, tile, reduction);
+  if (failed(tiled))
+    return success();
+  for (Operation *tiledOp : tiled->tiledOps)
+    tiledOp->setAttr(kVectorSizes, rewriter.getDenseI64ArrayAttr(sizes));
+  rewriter.replaceOp(tile, tiled->replacements);
+  return success();
 }
 
 /// Packs a transposed right-hand side of a matmul (read as [n, k]) into
@@ -426,6 +494,8 @@ struct FuseTileAndVectorizePass
     while (!contractions.empty()) {
       linalg::LinalgOp op = contractions.pop_back_val();
       if (auto matmul = dyn_cast<linalg::MatmulOp>(op.getOperation())) {
+        if (succeeded(fuse::tileAsDotProducts(rewriter, matmul, bits)))
+          continue;
         FailureOr<SmallVector<linalg::MatmulOp>> edges =
             fuse::blockAndPackMatmul(rewriter, matmul, bits);
         if (succeeded(edges)) {
@@ -456,10 +526,21 @@ struct FuseTileAndVectorizePass
       if (failed(fuse::tileConvolution(rewriter, conv, bits, dominance)))
         splitConvolutionColumns(rewriter, conv);
 
-    // 1. Tile, and record the vector sizes of each tile.
+    // 1. Tile, and record the vector sizes of each tile: first the products
+    //    with their fills, then the rest.
+    SmallVector<linalg::LinalgOp> products;
+    func.walk([&](linalg::LinalgOp op) {
+      if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) &&
+          op.hasPureTensorSemantics() && !op.hasDynamicShape() &&
+          !op->hasAttr(fuse::kRegisterTileAttr))
+        products.push_back(op);
+    });
+    for (linalg::LinalgOp op : products)
+      (void)tileWithFusedFill(rewriter, op, chooseTileSizes(op, bits));
     SmallVector<linalg::LinalgOp> ops;
     func.walk([&](linalg::LinalgOp op) {
-      if (op.hasPureTensorSemantics() && op.getNumLoops() > 0)
+      if (op.hasPureTensorSemantics() && op.getNumLoops() > 0 &&
+          !op->hasAttr(fuse::kRegisterTileAttr))
         ops.push_back(op);
     });
     for (linalg::LinalgOp op : ops) {
@@ -522,7 +603,10 @@ struct FuseTileAndVectorizePass
       if (succeeded(vectorized))
         rewriter.replaceOp(op, vectorized->replacements);
     }
-    func.walk([](Operation *op) { op->removeAttr(kVectorSizes); });
+    func.walk([](Operation *op) {
+      op->removeAttr(kVectorSizes);
+      op->removeAttr(fuse::kRegisterTileAttr);
+    });
 
     // 4. Fold the tensor slices into the vector transfers, and masks into
     //    the masked transfers.

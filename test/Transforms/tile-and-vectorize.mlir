@@ -16,25 +16,31 @@
 
 // fuse.matmul (64x256) x (256x128), a right-hand side small
 // enough for L2 (not packed): tiles of 8 rows x 32 columns (two
-// registers) per step of the reduction, one vector.contract of an 8x1 column
-// of the lhs and a 1x32 row of the rhs into the 8x32 accumulator tile.
+// registers), each zeroed in place of the fill of the whole output, then
+// one vector.contract per step of the reduction, of an 8x1 column of the
+// lhs and a 1x32 row of the rhs into the 8x32 accumulator tile.
 // CHECK-LABEL: func @matmul
 // CHECK-SAME: (%[[A:[^:]*]]: tensor<64x256xf32>, %[[B:[^:]*]]: tensor<256x128xf32>)
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<8x32xf32>
 // CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
 // CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
 // CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
 // CHECK-DAG: %[[C64:.*]] = arith.constant 64 : index
 // CHECK-DAG: %[[C128:.*]] = arith.constant 128 : index
 // CHECK-DAG: %[[C256:.*]] = arith.constant 256 : index
+// CHECK-NOT: linalg.fill
 // CHECK: scf.for %[[I:[^ ]+]] = %{{.*}} to %[[C64]] step %[[C8]]
-// CHECK: scf.for %[[J:[^ ]+]] = %{{.*}} to %[[C128]] step %[[C32]]
-// CHECK: scf.for %[[K:[^ ]+]] = %{{.*}} to %[[C256]] step %[[C1]] iter_args(%[[ACC:[^ ]+]] = %{{.*}}) -> (tensor<64x128xf32>)
+// CHECK: scf.for %[[J:[^ ]+]] = %{{.*}} to %[[C128]] step %[[C32]] iter_args(%[[OUT:[^ ]+]] =
+// CHECK: %[[TILE:.*]] = tensor.extract_slice %[[OUT]][%[[I]], %[[J]]] [8, 32]
+// CHECK: %[[ZEROED:.*]] = vector.transfer_write %[[ZERO]], %[[TILE]]
+// CHECK: scf.for %[[K:[^ ]+]] = %{{.*}} to %[[C256]] step %[[C1]] iter_args(%[[ACC:[^ ]+]] = %[[ZEROED]]) -> (tensor<8x32xf32>)
 // CHECK-DAG: %[[LHS:.*]] = vector.transfer_read %[[A]][%[[I]], %[[K]]]{{.*}} : tensor<64x256xf32>, vector<8x1xf32>
 // CHECK-DAG: vector.transfer_read %[[B]][%[[K]], %[[J]]]{{.*}} : tensor<256x128xf32>, vector<{{(1x)?}}32xf32>
-// CHECK-DAG: %[[C:.*]] = vector.transfer_read %[[ACC]][%[[I]], %[[J]]]{{.*}} : tensor<64x128xf32>, vector<8x32xf32>
+// CHECK-DAG: %[[C:.*]] = vector.transfer_read %[[ACC]]{{.*}} : tensor<8x32xf32>, vector<8x32xf32>
 // CHECK: %[[R:.*]] = vector.contract {{{.*}}iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %[[LHS]], %{{.*}}, %[[C]] : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
-// CHECK: %[[W:.*]] = vector.transfer_write %[[R]], %[[ACC]][%[[I]], %[[J]]] {{.*}} : vector<8x32xf32>, tensor<64x128xf32>
+// CHECK: %[[W:.*]] = vector.transfer_write %[[R]], %[[ACC]]{{.*}} : vector<8x32xf32>, tensor<8x32xf32>
 // CHECK: scf.yield %[[W]]
+// CHECK: tensor.insert_slice
 // CHECK-NOT: linalg.
 // CHECK: return
 func.func @matmul(%arg0: tensor<64x256xf32>, %arg1: tensor<256x128xf32>) -> tensor<64x128xf32> {
@@ -107,24 +113,73 @@ func.func @matmul_transposed_rhs_edges(%arg0: tensor<13x100xf32>, %arg1: tensor<
 
 // -----
 
+// fuse.matmul (1x128) x (784x128)^T, the input gradient of a batch of 1:
+// no packing of B, whose transpose would cost as much as the product.
+// Instead, per tile of 16 rows of B, a register of partial sums per output
+// takes one FMA per register of k, from rows of A and B read as stored;
+// then the partial sums are transposed in registers, and 16 vector adds sum
+// their lanes.
+#mapA = affine_map<(d0, d1, d2) -> (d0, d2)>
+#mapB = affine_map<(d0, d1, d2) -> (d1, d2)>
+#mapC = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func @matmul_dot_products
+// CHECK-SAME: (%[[A:[^:]*]]: tensor<1x128xf32>, %[[B:[^:]*]]: tensor<784x128xf32>)
+// CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
+// CHECK-DAG: %[[C16:.*]] = arith.constant 16 : index
+// CHECK-DAG: %[[C128:.*]] = arith.constant 128 : index
+// CHECK-DAG: %[[C784:.*]] = arith.constant 784 : index
+// CHECK: scf.for %[[N:[^ ]+]] = %{{.*}} to %[[C784]] step %[[C16]]
+// CHECK: scf.for %[[K:[^ ]+]] = %{{.*}} to %[[C128]] step %[[C16]] iter_args(%{{.*}}) -> (tensor<1x16x16xf32>)
+// CHECK-DAG: %[[ROW:.*]] = vector.transfer_read %[[A]][%{{.*}}, %[[K]]]{{.*}} : tensor<1x128xf32>, vector<16x16xf32>
+// CHECK-DAG: %[[ROWS:.*]] = vector.transfer_read %[[B]][%[[N]], %[[K]]]{{.*}} : tensor<784x128xf32>, vector<16x16xf32>
+// CHECK: math.fma %[[ROW]], %[[ROWS]], %{{.*}} : vector<16x16xf32>
+// CHECK: vector.transfer_read {{.*}}permutation_map{{.*}} : tensor<1x16x16xf32>, vector<16x16xf32>
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[C16]] step %[[C1]] iter_args(%{{.*}}) -> (tensor<1x16xf32>)
+// CHECK: arith.addf {{.*}} : vector<16xf32>
+// CHECK-NOT: linalg.
+// CHECK: return
+func.func @matmul_dot_products(%arg0: tensor<1x128xf32>, %arg1: tensor<784x128xf32>) -> tensor<1x784xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %0 = tensor.empty() : tensor<1x784xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<1x784xf32>) -> tensor<1x784xf32>
+  %2 = linalg.matmul indexing_maps = [#mapA, #mapB, #mapC] ins(%arg0, %arg1 : tensor<1x128xf32>, tensor<784x128xf32>) outs(%1 : tensor<1x784xf32>) -> tensor<1x784xf32>
+  return %2 : tensor<1x784xf32>
+}
+
+// -----
+
+// fuse.matmul (1x784) x (784x128), a batch of 1: a tile of one row takes
+// all 128 columns (8 registers, 8 independent FMAs per step) instead of 2,
+// whose FMAs would wait on each other.
+// CHECK-LABEL: func @matmul_single_row
+// CHECK: scf.for {{.*}} -> (tensor<1x128xf32>)
+// CHECK: vector.contract {{.*}} : vector<1xf32>, vector<1x128xf32> into vector<128xf32>
+func.func @matmul_single_row(%arg0: tensor<1x784xf32>, %arg1: tensor<784x128xf32>) -> tensor<1x128xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %0 = tensor.empty() : tensor<1x128xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<1x128xf32>) -> tensor<1x128xf32>
+  %2 = linalg.matmul ins(%arg0, %arg1 : tensor<1x784xf32>, tensor<784x128xf32>) outs(%1 : tensor<1x128xf32>) -> tensor<1x128xf32>
+  return %2 : tensor<1x128xf32>
+}
+
+// -----
+
 // fuse.matmul (13x7) x (7x10): contraction tiles divide the iteration space,
 // so no masks. M = 13 is prime: row tiles of 1. N = 10 is narrower than a
 // register: one tile of all 10 columns (no column loop). The unit row dim is
-// cast away: the accumulator is a vector<10xf32>.
+// cast away: the accumulator is a vector<10xf32>, zeroed per tile.
 // CHECK-LABEL: func @matmul_divisor_tiles
 // CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
 // CHECK-DAG: %[[C7:.*]] = arith.constant 7 : index
 // CHECK-DAG: %[[C13:.*]] = arith.constant 13 : index
-// CHECK: scf.for %{{.*}} = %{{.*}} to %[[C13]] step %[[C1]]
-// CHECK-NOT: scf.for
-// CHECK: vector.transfer_write {{.*}} : vector<10xf32>, tensor<13x10xf32>
 // CHECK: scf.for %[[I:[^ ]+]] = %{{.*}} to %[[C13]] step %[[C1]]
+// CHECK: vector.transfer_write {{.*}} : vector<10xf32>, tensor<1x10xf32>
 // CHECK-NEXT: scf.for %{{.*}} = %{{.*}} to %[[C7]] step %[[C1]]
 // CHECK-NOT: scf.for
 // CHECK-NOT: vector.create_mask
 // CHECK: vector.contract {{.*}} into vector<10xf32>
 // CHECK-NOT: create_mask
-// CHECK: vector.transfer_write {{.*}} : vector<10xf32>, tensor<13x10xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<10xf32>, tensor<1x10xf32>
 // CHECK-NOT: linalg.
 // CHECK: return
 func.func @matmul_divisor_tiles(%arg0: tensor<13x7xf32>, %arg1: tensor<7x10xf32>) -> tensor<13x10xf32> {
@@ -451,14 +506,15 @@ func.func @filter_gradient(%arg0: tensor<2x10x10x16xf32>, %arg1: tensor<2x8x8x32
 // Two matmuls accumulate into one fill (CSE merged theirs). Each gets its
 // own fill, the second into a fresh allocation that CSE cannot merge back:
 // otherwise bufferization copies the filled tensor before the first write.
+// The fills are then fused into the products' tiles.
 // CHECK-LABEL: func @shared_fill
-// CHECK: %[[EMPTY:.*]] = tensor.empty() : tensor<64x32xf32>
-// CHECK: %[[FILL0:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[EMPTY]])
-// CHECK: %[[ALLOC:.*]] = bufferization.alloc_tensor() : tensor<64x32xf32>
-// CHECK: %[[FILL1:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[ALLOC]])
-// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[FILL1]])
+// CHECK-DAG: %[[EMPTY:.*]] = tensor.empty() : tensor<64x32xf32>
+// CHECK-DAG: %[[ALLOC:.*]] = bufferization.alloc_tensor() : tensor<64x32xf32>
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[ALLOC]])
+// CHECK: vector.transfer_write %{{.*}} : vector<8x32xf32>, tensor<8x32xf32>
 // CHECK: vector.contract
-// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[FILL0]])
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[EMPTY]])
+// CHECK: vector.transfer_write %{{.*}} : vector<8x32xf32>, tensor<8x32xf32>
 // CHECK: vector.contract
 func.func @shared_fill(%a: tensor<64x128xf32>, %b: tensor<128x32xf32>, %c: tensor<128x32xf32>) -> (tensor<64x32xf32>, tensor<64x32xf32>) {
   %cst = arith.constant 0.000000e+00 : f32

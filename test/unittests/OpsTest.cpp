@@ -1192,6 +1192,29 @@ TEST(OpsMatmul, BlockedAndPackedShapes) {
     }
 }
 
+// Shapes of the batch-1 strategies: dot products for 1 to 3 rows against a
+// transposed rhs (tiles of 16, 8, 5 and 13 rows of B, or declined: 17 rows
+// of B, or K not a whole number of registers), rows of up to 24 registers
+// of columns, and outer products (K = 1) whose tiles start from zeros.
+TEST(OpsMatmul, FewRowsShapes) {
+  unsigned seed = 800;
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      Jit jit(matmulSource(ta, tb));
+      for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1, 784, 128},
+                             {2, 40, 64},
+                             {3, 20, 32},
+                             {1, 13, 32},
+                             {1, 17, 32},
+                             {1, 48, 100},
+                             {1, 128, 784},
+                             {4, 96, 50},
+                             {784, 128, 1},
+                             {5, 3, 1}})
+        checkMatmul(jit, m, n, k, ta, tb, seed += 2);
+    }
+}
+
 // Static shapes next to other ops (fusion with a bias add and relu).
 TEST(OpsMatmul, StaticWithBiasAndRelu) {
   Jit jit(R"mlir(

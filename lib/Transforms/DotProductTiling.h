@@ -1,0 +1,33 @@
+//===- DotProductTiling.h - Matmuls of a few rows as dot products -*- C++ -*-=//
+//
+// Part of fuse-tile-and-vectorize: a matmul of a few rows against a
+// transposed right-hand side, as a batch-1 backward pass computes dx = dy W^T.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSE_LIB_TRANSFORMS_DOTPRODUCTTILING_H
+#define FUSE_LIB_TRANSFORMS_DOTPRODUCTTILING_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace fuse {
+
+/// Marks an op that a strategy built as one register tile: the pass
+/// vectorizes it whole instead of tiling it again.
+constexpr llvm::StringLiteral kRegisterTileAttr = "fuse.register_tile";
+
+/// Rewrites `op`, C[m, n] += A[m, k] * B[n, k] with A stored [m, k] and a
+/// few rows m, into loops over tiles of rows of B, each a sum of dot
+/// products of A's rows and B's, both read contiguously along k: a register
+/// of partial sums per (row of A, row of B) accumulates one register of k
+/// at a time, then reduces across its lanes. Packing B into panels instead,
+/// the micro-kernel's way, would cost as much as the product when A has one
+/// row. Fails, leaving `op` alone, on other matmuls.
+mlir::LogicalResult tileAsDotProducts(mlir::RewriterBase &rewriter,
+                                      mlir::linalg::MatmulOp op,
+                                      unsigned vectorBits);
+
+} // namespace fuse
+
+#endif // FUSE_LIB_TRANSFORMS_DOTPRODUCTTILING_H
