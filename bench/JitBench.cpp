@@ -126,61 +126,80 @@ func.func @triad(%x: tensor<?xf32>, %y: tensor<?xf32>, %a: tensor<f32>)
 // Matmul
 //===----------------------------------------------------------------------===//
 
+/// A matmul, or with `batch` > 1 a batch_matmul of `batch` such products.
 struct MatmulShape {
   int64_t m, n, k;
   bool transposeLhs, transposeRhs;
+  int64_t batch = 1;
 };
 
-/// Operand shapes as stored.
-std::pair<llvm::SmallVector<int64_t>, llvm::SmallVector<int64_t>>
-operandShapes(const MatmulShape &s) {
-  return {s.transposeLhs ? llvm::SmallVector<int64_t>{s.k, s.m}
-                         : llvm::SmallVector<int64_t>{s.m, s.k},
-          s.transposeRhs ? llvm::SmallVector<int64_t>{s.n, s.k}
-                         : llvm::SmallVector<int64_t>{s.k, s.n}};
+/// Operand and result shapes as stored.
+struct MatmulOperands {
+  llvm::SmallVector<int64_t> lhs, rhs, result;
+};
+MatmulOperands operandShapes(const MatmulShape &s) {
+  MatmulOperands shapes = {
+      s.transposeLhs ? llvm::SmallVector<int64_t>{s.k, s.m}
+                     : llvm::SmallVector<int64_t>{s.m, s.k},
+      s.transposeRhs ? llvm::SmallVector<int64_t>{s.n, s.k}
+                     : llvm::SmallVector<int64_t>{s.k, s.n},
+      {s.m, s.n}};
+  if (s.batch > 1)
+    for (auto *shape : {&shapes.lhs, &shapes.rhs, &shapes.result})
+      shape->insert(shape->begin(), s.batch);
+  return shapes;
 }
 
 std::string shapeName(const MatmulShape &s) {
-  return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" +
+  return (s.batch > 1 ? std::to_string(s.batch) + "x(" : "") +
+         std::to_string(s.m) + "x" + std::to_string(s.n) + "x" +
          std::to_string(s.k) + (s.transposeLhs ? "_tl" : "") +
-         (s.transposeRhs ? "_tr" : "");
+         (s.transposeRhs ? "_tr" : "") + (s.batch > 1 ? ")" : "");
 }
 
-double flops(const MatmulShape &s) { return 2.0 * s.m * s.n * s.k; }
+double flops(const MatmulShape &s) { return 2.0 * s.batch * s.m * s.n * s.k; }
 
+/// A batch runs as one sgemm per product, as frameworks without a batched
+/// BLAS call do.
 void BM_OpenBLASSgemm(benchmark::State &state, MatmulShape s) {
-  auto [lShape, rShape] = operandShapes(s);
-  Tensor a = Tensor::uniform(lShape, 1), b = Tensor::uniform(rShape, 2);
-  Tensor c = Tensor::zeros(DType::F32, {s.m, s.n});
+  MatmulOperands shapes = operandShapes(s);
+  Tensor a = Tensor::uniform(shapes.lhs, 1), b = Tensor::uniform(shapes.rhs, 2);
+  Tensor c = Tensor::zeros(DType::F32, shapes.result);
+  int64_t lda = shapes.lhs.back(), ldb = shapes.rhs.back();
   double rate = timedRate(state, flops(s), [&] {
-    cblas_sgemm(CblasRowMajor, s.transposeLhs ? CblasTrans : CblasNoTrans,
-                s.transposeRhs ? CblasTrans : CblasNoTrans, s.m, s.n, s.k, 1.0f,
-                a.data<float>(), lShape[1], b.data<float>(), rShape[1], 0.0f,
-                c.data<float>(), s.n);
+    for (int64_t i = 0; i < s.batch; ++i)
+      cblas_sgemm(CblasRowMajor, s.transposeLhs ? CblasTrans : CblasNoTrans,
+                  s.transposeRhs ? CblasTrans : CblasNoTrans, s.m, s.n, s.k,
+                  1.0f, a.data<float>() + i * s.m * s.k, lda,
+                  b.data<float>() + i * s.k * s.n, ldb, 0.0f,
+                  c.data<float>() + i * s.m * s.n, s.n);
     benchmark::ClobberMemory();
   });
   report(state, "GFLOP/s", rate, shapeName(s), true);
 }
 
 void BM_FuseMatmul(benchmark::State &state, MatmulShape s) {
-  auto [lShape, rShape] = operandShapes(s);
+  MatmulOperands shapes = operandShapes(s);
   std::string attrs;
   if (s.transposeLhs || s.transposeRhs)
     attrs = std::string("{") + (s.transposeLhs ? "transpose_lhs" : "") +
             (s.transposeLhs && s.transposeRhs ? ", " : "") +
             (s.transposeRhs ? "transpose_rhs" : "") + "}";
   auto type = [](llvm::ArrayRef<int64_t> shape) {
-    return "tensor<" + std::to_string(shape[0]) + "x" +
-           std::to_string(shape[1]) + "xf32>";
+    std::string text = "tensor<";
+    for (int64_t d : shape)
+      text += std::to_string(d) + "x";
+    return text + "f32>";
   };
   std::string source =
-      "func.func @mm(%a: " + type(lShape) + ", %b: " + type(rShape) + ") -> " +
-      type({s.m, s.n}) + " {\n  %c = fuse.matmul %a, %b " + attrs + " : (" +
-      type(lShape) + ", " + type(rShape) + ") -> " + type({s.m, s.n}) +
-      "\n  return %c : " + type({s.m, s.n}) + "\n}\n";
+      "func.func @mm(%a: " + type(shapes.lhs) + ", %b: " + type(shapes.rhs) +
+      ") -> " + type(shapes.result) + " {\n  %c = fuse." +
+      (s.batch > 1 ? "batch_matmul" : "matmul") + " %a, %b " + attrs + " : (" +
+      type(shapes.lhs) + ", " + type(shapes.rhs) + ") -> " +
+      type(shapes.result) + "\n  return %c : " + type(shapes.result) + "\n}\n";
   auto engine = makeEngine(source.c_str());
   Function &f = llvm::cantFail(engine->lookup("mm"));
-  Tensor a = Tensor::uniform(lShape, 1), b = Tensor::uniform(rShape, 2);
+  Tensor a = Tensor::uniform(shapes.lhs, 1), b = Tensor::uniform(shapes.rhs, 2);
   std::vector<Tensor> out = llvm::cantFail(f.allocateResults({a, b}));
   double rate = timedRate(state, flops(s), [&] {
     llvm::cantFail(f.callInto({a, b}, out));
@@ -340,6 +359,11 @@ const MatmulShape kMatmulShapes[] = {
     {256, 784, 128, false, true},     // dx
     {1024, 1024, 1024, false, false}, // square
     {1024, 1024, 1024, true, false},
+    // Batched products, as attention computes them (heads x sequence).
+    {128, 128, 64, false, false, 16}, // Q K^T-like
+    {128, 64, 128, false, false, 16}, // P V
+    {128, 128, 64, false, true, 16},  // Q K^T
+    {64, 64, 64, false, false, 64},
 };
 
 //===----------------------------------------------------------------------===//
