@@ -357,6 +357,9 @@ const MatmulShape kMatmulShapes[] = {
     {256, 128, 784, false, false},    // batch 256: layer 1
     {784, 128, 256, true, false},     // dW1
     {256, 784, 128, false, true},     // dx
+    {64, 128, 4608, false, false},    // seed CNN dense layer, batch 64
+    {4608, 128, 64, true, false},     // its dW
+    {64, 4608, 128, false, true},     // its dx
     {1024, 1024, 1024, false, false}, // square
     {1024, 1024, 1024, true, false},
     // Batched products, as attention computes them (heads x sequence).
