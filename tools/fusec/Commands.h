@@ -7,6 +7,10 @@
 
 namespace fusec {
 
+/// The category of fusec's own options: `--help` lists only these (the
+/// LLVM and MLIR options stay accepted, unlisted).
+llvm::cl::OptionCategory &category();
+
 /// `--fusion` (every command): fuse element-wise work and optimizer updates;
 /// `--fusion=false` compiles op by op, the baseline fusion is measured
 /// against.

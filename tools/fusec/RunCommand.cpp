@@ -21,32 +21,37 @@ cl::SubCommand fusec::runCommand("run", "JIT-compile a function and call it");
 
 namespace {
 cl::opt<std::string> input(cl::Positional, cl::desc("<input .mlir file>"),
-                           cl::Required, cl::sub(fusec::runCommand));
+                           cl::Required, cl::cat(fusec::category()),
+                           cl::sub(fusec::runCommand));
 cl::opt<std::string> entry("entry", cl::desc("The function to call"),
-                           cl::Required, cl::sub(fusec::runCommand));
+                           cl::Required, cl::cat(fusec::category()),
+                           cl::sub(fusec::runCommand));
 cl::list<std::string> args(
     "arg",
     cl::desc("One argument, in order: DIMSxDTYPE=FILL (e.g. 64x784xf32=random, "
              "4xi32=iota, f32=0.5; FILL is a number, zeros, ones, iota or "
              "random[:SEED]) or @FILE.npy"),
-    cl::sub(fusec::runCommand));
+    cl::cat(fusec::category()), cl::sub(fusec::runCommand));
 cl::opt<std::string> npyOut("npy-out",
                             cl::desc("Write result i to PREFIX<i>.npy"),
                             cl::value_desc("PREFIX"),
+                            cl::cat(fusec::category()),
                             cl::sub(fusec::runCommand));
 cl::opt<unsigned> printLimit("print-limit",
                              cl::desc("Print at most this many elements of "
                                       "each result"),
-                             cl::init(32), cl::sub(fusec::runCommand));
+                             cl::init(32), cl::cat(fusec::category()),
+                             cl::sub(fusec::runCommand));
 cl::opt<unsigned> repeat("repeat",
                          cl::desc("Call the function N times and print the "
                                   "mean time per call (after a first call "
                                   "that compiles)"),
                          cl::value_desc("N"), cl::init(0),
+                         cl::cat(fusec::category()),
                          cl::sub(fusec::runCommand));
 cl::opt<bool> stats("stats",
                     cl::desc("Print the function's compile statistics"),
-                    cl::sub(fusec::runCommand));
+                    cl::cat(fusec::category()), cl::sub(fusec::runCommand));
 } // namespace
 
 static llvm::Error specError(llvm::StringRef spec, const llvm::Twine &why) {

@@ -33,50 +33,60 @@ cl::SubCommand fusec::trainCommand(
 
 namespace {
 cl::opt<std::string> model(cl::Positional, cl::desc("<model .mlir file>"),
-                           cl::Required, cl::sub(fusec::trainCommand));
+                           cl::Required, cl::cat(fusec::category()),
+                           cl::sub(fusec::trainCommand));
 cl::opt<std::string>
     dataDir("data",
             cl::desc("Directory of the IDX files (train-images-idx3-ubyte.gz, "
                      "...; default: Debian's dataset-fashion-mnist)"),
             cl::init(std::string(data::kFashionMnistDir)),
-            cl::value_desc("DIR"), cl::sub(fusec::trainCommand));
+            cl::value_desc("DIR"), cl::cat(fusec::category()),
+            cl::sub(fusec::trainCommand));
 cl::opt<std::string> step("step",
                           cl::desc("The step function (fuse.train_step)"),
-                          cl::init("train"), cl::sub(fusec::trainCommand));
+                          cl::init("train"), cl::cat(fusec::category()),
+                          cl::sub(fusec::trainCommand));
 cl::opt<int64_t> epochs("epochs",
                         cl::desc("Train until this many epochs are done "
                                  "(counting a resumed checkpoint's)"),
-                        cl::init(1), cl::sub(fusec::trainCommand));
+                        cl::init(1), cl::cat(fusec::category()),
+                        cl::sub(fusec::trainCommand));
 cl::opt<int64_t> batchSize("batch-size",
                            cl::desc("Examples per step (default 32, or the "
                                     "resumed checkpoint's)"),
+                           cl::cat(fusec::category()),
                            cl::sub(fusec::trainCommand));
 cl::opt<int64_t> stepsPerCall(
     "steps-per-call",
     cl::desc("Training steps per compiled call, K (default 0: about 0.1 s "
              "per call); results do not depend on it"),
-    cl::init(0), cl::sub(fusec::trainCommand));
+    cl::init(0), cl::cat(fusec::category()), cl::sub(fusec::trainCommand));
 cl::opt<float> learningRate("lr", cl::desc("Learning rate"), cl::init(1e-3f),
+                            cl::cat(fusec::category()),
                             cl::sub(fusec::trainCommand));
 cl::opt<uint64_t> seed("seed",
                        cl::desc("Seed of the initializers and the data order "
                                 "(default 0, or the resumed checkpoint's)"),
+                       cl::cat(fusec::category()),
                        cl::sub(fusec::trainCommand));
 cl::opt<std::string> weights(
     "weights",
     cl::desc("Initial weights from a safetensors file (by parameter name)"),
-    cl::value_desc("PATH"), cl::sub(fusec::trainCommand));
+    cl::value_desc("PATH"), cl::cat(fusec::category()),
+    cl::sub(fusec::trainCommand));
 cl::opt<std::string>
     checkpoint("checkpoint",
                cl::desc("Write a checkpoint (safetensors) after each epoch"),
-               cl::value_desc("PATH"), cl::sub(fusec::trainCommand));
+               cl::value_desc("PATH"), cl::cat(fusec::category()),
+               cl::sub(fusec::trainCommand));
 cl::opt<std::string> resume("resume",
                             cl::desc("Continue training from a checkpoint"),
-                            cl::value_desc("PATH"),
+                            cl::value_desc("PATH"), cl::cat(fusec::category()),
                             cl::sub(fusec::trainCommand));
 cl::opt<std::string> jsonPath("json",
                               cl::desc("Write a summary of the run as JSON"),
                               cl::value_desc("PATH"),
+                              cl::cat(fusec::category()),
                               cl::sub(fusec::trainCommand));
 enum class ProgressStyle { Auto, Bar, Lines };
 cl::opt<ProgressStyle> progressStyle(
@@ -86,7 +96,7 @@ cl::opt<ProgressStyle> progressStyle(
                clEnumValN(ProgressStyle::Bar, "bar", "a Keras-like bar"),
                clEnumValN(ProgressStyle::Lines, "lines",
                           "a line every few seconds")),
-    cl::sub(fusec::trainCommand));
+    cl::cat(fusec::category()), cl::sub(fusec::trainCommand));
 
 /// Keras' progress bar on a terminal; a line every few seconds otherwise.
 class Progress {

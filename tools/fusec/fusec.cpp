@@ -43,14 +43,15 @@ enum class Emit { Fuse, Linalg, LLVMMLIR, LLVMIR, Asm, Obj };
 
 cl::opt<std::string> inputFilename(cl::Positional,
                                    cl::desc("<input .mlir file>"),
-                                   cl::init("-"),
+                                   cl::init("-"), cl::cat(fusec::category()),
                                    cl::sub(cl::SubCommand::getTopLevel()));
 cl::opt<std::string> outputFilename("o", cl::desc("Output file"),
                                     cl::value_desc("filename"), cl::init("-"),
+                                    cl::cat(fusec::category()),
                                     cl::sub(cl::SubCommand::getTopLevel()));
 cl::opt<Emit>
     emit("emit", cl::desc("What to emit"), cl::init(Emit::Fuse),
-         cl::sub(cl::SubCommand::getTopLevel()),
+         cl::cat(fusec::category()), cl::sub(cl::SubCommand::getTopLevel()),
          cl::values(
              clEnumValN(Emit::Fuse, "fuse", "the verified, simplified fuse IR"),
              clEnumValN(Emit::Linalg, "linalg", "tensor-level linalg"),
@@ -60,25 +61,32 @@ cl::opt<Emit>
              clEnumValN(Emit::Obj, "obj", "an object file for the host CPU")));
 cl::opt<std::string>
     entry("entry", cl::desc("The function to compile (default: the only one)"),
-          cl::sub(cl::SubCommand::getTopLevel()));
+          cl::cat(fusec::category()), cl::sub(cl::SubCommand::getTopLevel()));
 cl::list<std::string>
     shapes("shape",
            cl::desc("Concrete shape of an argument: NAME=DIMS or INDEX=DIMS, "
                     "e.g. --shape=x=64x28x28"),
-           cl::sub(cl::SubCommand::getTopLevel()));
+           cl::cat(fusec::category()), cl::sub(cl::SubCommand::getTopLevel()));
 } // namespace
+
+cl::OptionCategory &fusec::category() {
+  static cl::OptionCategory options("fusec options");
+  return options;
+}
 
 cl::opt<bool> fusec::fusion(
     "fusion",
     cl::desc("Fuse element-wise work and optimizer updates (--fusion=false: "
              "op by op, one pass over memory per operation)"),
-    cl::init(true), cl::sub(cl::SubCommand::getAll()));
+    cl::init(true), cl::cat(fusec::category()),
+    cl::sub(cl::SubCommand::getAll()));
 
 cl::opt<bool> fusec::profile(
     "profile",
     cl::desc("Time every operation of the compiled code and print the "
              "totals (run, train); instrument the IR (--emit)"),
-    cl::init(false), cl::sub(cl::SubCommand::getAll()));
+    cl::init(false), cl::cat(fusec::category()),
+    cl::sub(cl::SubCommand::getAll()));
 
 static void printVersion(llvm::raw_ostream &os) {
   os << "fusec (Fuse) " << FUSE_VERSION << "\n  built with LLVM/MLIR "
@@ -267,6 +275,7 @@ int main(int argc, char **argv) {
   registerPassManagerCLOptions();
   registerDefaultTimingManagerCLOptions();
   cl::SetVersionPrinter(printVersion);
+  cl::HideUnrelatedOptions(fusec::category());
   cl::ParseCommandLineOptions(
       argc, argv,
       "fusec: the Fuse compiler\n\n"
