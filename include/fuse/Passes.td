@@ -192,7 +192,11 @@ def FuseTileAndVectorize
       accumulators), one vector.contract per reduction step, which later
       becomes FMAs on registers. When the output is a fill, the fill is
       fused into the tiles: each starts from zeros in registers, with no
-      pass over the output before the product;
+      pass over the output before the product. When the product's only
+      reader is an element-wise op (a bias add, the optimizer's update of
+      the weight whose gradient it is), that op is fused too
+      (MatmulTiling.cpp): each tile is finished while in registers and L1,
+      and the product never reaches memory;
     - conv2d (ConvolutionTiling.cpp): loops over output tiles of 8 columns
       x 2 vectors of filters (narrower rows take several images per tile;
       a width that is not a whole number of 8-column tiles gets a second

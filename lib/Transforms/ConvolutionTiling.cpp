@@ -32,27 +32,6 @@ using namespace mlir;
 
 namespace {
 
-/// The element-wise op that is the only user of `op`'s result, reading it
-/// element for element: its tile needs exactly the convolution's tile.
-linalg::GenericOp matchEpilogue(linalg::Conv2DNhwcHwcfOp op) {
-  Value result = op->getResult(0);
-  if (!result.hasOneUse())
-    return {};
-  OpOperand &use = *result.use_begin();
-  auto generic = dyn_cast<linalg::GenericOp>(use.getOwner());
-  if (!generic || !generic.hasPureTensorSemantics() ||
-      generic.hasDynamicShape() || generic.getNumDpsInits() != 1 ||
-      !generic.isDpsInput(&use) ||
-      generic.getNumParallelLoops() != generic.getNumLoops())
-    return {};
-  OpOperand *init = generic.getDpsInitOperand(0);
-  if (!generic.getMatchingIndexingMap(&use).isIdentity() ||
-      !generic.getMatchingIndexingMap(init).isIdentity() ||
-      init->get().getType() != result.getType())
-    return {};
-  return generic;
-}
-
 /// The strides and dilations of a filter gradient's contraction (see
 /// tileFilterGradient), or nothing if `op` is not one.
 struct FilterGradientForm {
@@ -105,16 +84,6 @@ std::optional<FilterGradientForm> matchFilterGradient(linalg::GenericOp op) {
   return form;
 }
 
-/// Sets `operand` of a tile that tiling made to `value`, and erases the
-/// slice it read before if nothing else reads it (a slice of a result left
-/// behind would keep the untiled op alive).
-void replaceOperand(OpOperand &operand, Value value) {
-  Operation *slice = operand.get().getDefiningOp();
-  operand.set(value);
-  if (slice && slice->use_empty())
-    slice->erase();
-}
-
 } // namespace
 
 int64_t fuse::largestDivisorAtMost(int64_t n, int64_t cap) {
@@ -163,22 +132,15 @@ LogicalResult fuse::tileConvolution(RewriterBase &rewriter,
       cast<RankedTensorType>(op.getDpsInputs()[1].getType()).getShape();
   if (llvm::is_contained(shape, 0))
     return failure();
-  linalg::GenericOp epilogue = matchEpilogue(op);
-  // The operand of the epilogue that reads the convolution (tiling adds
-  // uses of the convolution's result: its slices).
-  unsigned input =
-      epilogue ? op->getResult(0).use_begin()->getOperandNumber() : 0;
+  // The consumer, if it has one output: the nest carries one tensor.
+  linalg::GenericOp epilogue;
+  std::optional<unsigned> consumed = matchElementwiseConsumer(op, epilogue);
+  if (consumed && epilogue.getNumDpsInits() != 1)
+    epilogue = {};
+  unsigned input = consumed.value_or(0);
 
-  // The nest goes where the convolution is, so that a profile charges it to
-  // the convolution, unless the consumer reads values defined after it.
-  Operation *anchor = op;
-  if (epilogue)
-    for (Value operand : epilogue->getOperands())
-      if (operand != op->getResult(0) &&
-          !dominance.properlyDominates(operand, op))
-        anchor = epilogue;
   Location loc = op.getLoc();
-  rewriter.setInsertionPoint(anchor);
+  rewriter.setInsertionPoint(fusedNestAnchor(op, epilogue, dominance));
   Value out = epilogue ? epilogue.getDpsInits()[0]
                        : tensor::EmptyOp::create(rewriter, loc, shape,
                                                  type.getElementType())
@@ -199,43 +161,12 @@ LogicalResult fuse::tileConvolution(RewriterBase &rewriter,
       convOffsets.push_back(b.getIndexAttr(0));
       convSizes.push_back(b.getIndexAttr(filterShape[d]));
     }
-    // The consumer's tile reads the accumulator in cache and writes the
-    // output's tile; without one, the convolution accumulates in it.
-    SmallVector<OpFoldResult> unit(4, b.getIndexAttr(1));
-    Value outTile =
-        tensor::ExtractSliceOp::create(b, loc, out, offsets, tileSizes, unit);
-    Value init =
-        epilogue ? tensor::EmptyOp::create(
-                       b, loc, {sizes.images, 1, sizes.columns, sizes.filters},
-                       type.getElementType())
-                       .getResult()
-                 : outTile;
-    Value acc =
-        linalg::FillOp::create(b, loc, fill.value(), init)->getResult(0);
-    FailureOr<TilingResult> conv =
-        cast<TilingInterface>(op.getOperation())
-            .getTiledImplementation(b, convOffsets, convSizes);
-    if (failed(conv))
+    FailureOr<SmallVector<Value>> next = buildFusedTile(
+        b, loc, cast<TilingInterface>(op.getOperation()), fill, convOffsets,
+        convSizes, epilogue, input, offsets, tileSizes, out);
+    if (failed(next))
       return failure();
-    auto tiled = cast<linalg::LinalgOp>(conv->tiledOps.front());
-    replaceOperand(tiled.getDpsInitsMutable()[0], acc);
-    Value result = tiled->getResult(0);
-    if (epilogue) {
-      FailureOr<TilingResult> finished =
-          cast<TilingInterface>(epilogue.getOperation())
-              .getTiledImplementation(b, offsets, tileSizes);
-      if (failed(finished))
-        return failure();
-      auto finishing = cast<linalg::LinalgOp>(finished->tiledOps.front());
-      // The tile reads the convolution's tile, not a slice of its result,
-      // and writes a slice of the loop's output.
-      replaceOperand(finishing->getOpOperand(input), result);
-      replaceOperand(finishing.getDpsInitsMutable()[0], outTile);
-      result = finishing->getResult(0);
-    }
-    return tensor::InsertSliceOp::create(b, loc, result, out, offsets,
-                                         tileSizes, unit)
-        .getResult();
+    return next->front();
   };
   // The columns [begin, end) in tiles of `sizes`.
   bool failedTile = false;

@@ -13,10 +13,6 @@
 
 namespace fuse {
 
-/// Marks an op that a strategy built as one register tile: the pass
-/// vectorizes it whole instead of tiling it again.
-constexpr llvm::StringLiteral kRegisterTileAttr = "fuse.register_tile";
-
 /// Rewrites `op`, C[m, n] += A[m, k] * B[n, k] with A stored [m, k] and a
 /// few rows m, into loops over tiles of rows of B, each a sum of dot
 /// products of A's rows and B's, both read contiguously along k: a register

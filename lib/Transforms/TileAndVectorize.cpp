@@ -10,6 +10,8 @@
 #include "ConvolutionTiling.h"
 #include "DotProductTiling.h"
 #include "MatmulPacking.h"
+#include "MatmulTiling.h"
+#include "TileLoops.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Affine/ViewLikeInterfaceUtils.h"
@@ -163,59 +165,6 @@ SmallVector<int64_t> chooseLoopOrder(linalg::LinalgOp op) {
     return {};
   // n, oh, ow, f, kh, kw, c -> kh, n, oh, ow, f, kw, c.
   return {4, 0, 1, 2, 3, 5, 6};
-}
-
-/// Tiles a matmul or batch_matmul whose accumulator is a fill over its
-/// output tiles (all loops but the last, the reduction), with the fill
-/// fused into each, then each tile along the reduction by `sizes`: a tile's
-/// accumulators start as zeros in registers instead of a pass that fills
-/// the output in memory and a read of it.
-LogicalResult tileWithFusedFill(RewriterBase &rewriter, linalg::LinalgOp op,
-                                ArrayRef<int64_t> sizes) {
-  if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) ||
-      !op.getDpsInits()[0].getDefiningOp<linalg::FillOp>() ||
-      llvm::is_contained(op.getStaticLoopRanges(), 0))
-    return failure();
-  MLIRContext *context = op.getContext();
-  SmallVector<int64_t> outer(sizes), inner(sizes.size(), 0);
-  outer.back() = 0;
-  inner.back() = sizes.back();
-  scf::SCFTileAndFuseOptions options;
-  options.tilingOptions.setTileSizes(getAsIndexOpFoldResult(context, outer));
-  options.tilingOptions.setLoopType(scf::SCFTilingOptions::LoopType::ForOp);
-  options.setFusionControlFn(
-      [](tensor::ExtractSliceOp, OpResult producer, bool isDestination)
-          -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
-        if (isDestination && isa<linalg::FillOp>(producer.getOwner()))
-          return scf::SCFTileAndFuseOptions::ControlFnResult{};
-        return std::nullopt;
-      });
-  rewriter.setInsertionPoint(op);
-  FailureOr<scf::SCFTileAndFuseResult> fused =
-      scf::tileConsumerAndFuseProducersUsingSCF(
-          rewriter, cast<TilingInterface>(op.getOperation()), options);
-  if (failed(fused))
-    return failure();
-  for (OpResult result : op->getResults())
-    rewriter.replaceAllUsesWith(result, fused->replacements.lookup(result));
-  rewriter.eraseOp(op);
-  // The fill's tile is one register tile, which the read of the
-  // accumulators then folds into zeros.
-  for (Operation *fill : llvm::drop_begin(fused->tiledAndFusedOps))
-    fill->setAttr(fuse::kRegisterTileAttr, rewriter.getUnitAttr());
-  auto tile = cast<TilingInterface>(fused->tiledAndFusedOps.front());
-  scf::SCFTilingOptions reduction;
-  reduction.setTileSizes(getAsIndexOpFoldResult(context, inner));
-  reduction.setLoopType(scf::SCFTilingOptions::LoopType::ForOp);
-  rewriter.setInsertionPoint(tile);
-  FailureOr<scf::SCFTilingResult> tiled =
-      scf::tileUsingSCF(rewriter, tile, reduction);
-  if (failed(tiled))
-    return success();
-  for (Operation *tiledOp : tiled->tiledOps)
-    tiledOp->setAttr(kVectorSizes, rewriter.getDenseI64ArrayAttr(sizes));
-  rewriter.replaceOp(tile, tiled->replacements);
-  return success();
 }
 
 /// Packs a transposed right-hand side of a matmul (read as [n, k]) into
@@ -527,7 +476,7 @@ struct FuseTileAndVectorizePass
         splitConvolutionColumns(rewriter, conv);
 
     // 1. Tile, and record the vector sizes of each tile: first the products
-    //    with their fills, then the rest.
+    //    with their fills (and their element-wise consumers), then the rest.
     SmallVector<linalg::LinalgOp> products;
     func.walk([&](linalg::LinalgOp op) {
       if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) &&
@@ -535,8 +484,16 @@ struct FuseTileAndVectorizePass
           !op->hasAttr(fuse::kRegisterTileAttr))
         products.push_back(op);
     });
-    for (linalg::LinalgOp op : products)
-      (void)tileWithFusedFill(rewriter, op, chooseTileSizes(op, bits));
+    DominanceInfo productDominance(func);
+    for (linalg::LinalgOp op : products) {
+      SmallVector<int64_t> sizes = chooseTileSizes(op, bits);
+      auto matmul = dyn_cast<linalg::MatmulOp>(op.getOperation());
+      if (matmul &&
+          succeeded(fuse::tileMatmulWithConsumer(rewriter, matmul, sizes[0],
+                                                 sizes[1], productDominance)))
+        continue;
+      (void)fuse::tileWithFusedFill(rewriter, op, sizes);
+    }
     SmallVector<linalg::LinalgOp> ops;
     func.walk([&](linalg::LinalgOp op) {
       if (op.hasPureTensorSemantics() && op.getNumLoops() > 0 &&

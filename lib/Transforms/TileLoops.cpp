@@ -1,22 +1,131 @@
-//===- TileLoops.cpp - Loops over tiles that carry one tensor -------------===//
+//===- TileLoops.cpp - Loops over tiles and fused tiles -------------------===//
 
 #include "TileLoops.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 using namespace mlir;
+
+SmallVector<Value> fuse::buildTileLoop(OpBuilder &b, Location loc,
+                                       int64_t lower, int64_t upper,
+                                       int64_t step, ValueRange inits,
+                                       TileLoopBodyN body) {
+  auto index = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  auto loop = scf::ForOp::create(
+      b, loc, index(lower), index(upper), index(step), inits,
+      [&](OpBuilder &b, Location, Value iv, ValueRange args) {
+        scf::YieldOp::create(b, loc, body(b, iv, args));
+      });
+  return SmallVector<Value>(loop.getResults());
+}
 
 Value fuse::buildTileLoop(OpBuilder &b, Location loc, int64_t lower,
                           int64_t upper, int64_t step, Value init,
                           TileLoopBody body) {
-  auto index = [&](int64_t v) -> Value {
-    return arith::ConstantIndexOp::create(b, loc, v);
-  };
-  return scf::ForOp::create(
-             b, loc, index(lower), index(upper), index(step), ValueRange{init},
-             [&](OpBuilder &b, Location, Value iv, ValueRange args) {
-               scf::YieldOp::create(b, loc, body(b, iv, args[0]));
-             })
-      .getResult(0);
+  return buildTileLoop(b, loc, lower, upper, step, ValueRange{init},
+                       [&](OpBuilder &b, Value iv, ValueRange args) {
+                         return SmallVector<Value>{body(b, iv, args[0])};
+                       })
+      .front();
+}
+
+void fuse::replaceOperand(OpOperand &operand, Value value) {
+  Operation *slice = operand.get().getDefiningOp();
+  operand.set(value);
+  if (slice && slice->use_empty())
+    slice->erase();
+}
+
+std::optional<unsigned>
+fuse::matchElementwiseConsumer(Operation *producer,
+                               linalg::GenericOp &consumer) {
+  if (producer->getNumResults() != 1)
+    return std::nullopt;
+  Value result = producer->getResult(0);
+  if (!result.hasOneUse())
+    return std::nullopt;
+  OpOperand &use = *result.use_begin();
+  auto generic = dyn_cast<linalg::GenericOp>(use.getOwner());
+  if (!generic || !generic.hasPureTensorSemantics() ||
+      generic.hasDynamicShape() || !generic.isDpsInput(&use) ||
+      generic.getNumParallelLoops() != generic.getNumLoops() ||
+      !generic.getMatchingIndexingMap(&use).isIdentity())
+    return std::nullopt;
+  ArrayRef<int64_t> shape = cast<ShapedType>(result.getType()).getShape();
+  for (OpOperand &init : generic.getDpsInitsMutable())
+    if (!generic.getMatchingIndexingMap(&init).isIdentity() ||
+        cast<ShapedType>(init.get().getType()).getShape() != shape)
+      return std::nullopt;
+  consumer = generic;
+  return use.getOperandNumber();
+}
+
+Operation *fuse::fusedNestAnchor(Operation *producer,
+                                 linalg::GenericOp consumer,
+                                 DominanceInfo &dominance) {
+  if (!consumer)
+    return producer;
+  // Its operands, and the values its body captures (an optimizer's
+  // per-call scalars).
+  SetVector<Value> read(consumer->operand_begin(), consumer->operand_end());
+  getUsedValuesDefinedAbove(consumer->getRegions(), read);
+  for (Value value : read)
+    if (value != producer->getResult(0) &&
+        !dominance.properlyDominates(value, producer))
+      return consumer;
+  return producer;
+}
+
+FailureOr<SmallVector<Value>> fuse::buildFusedTile(
+    OpBuilder &b, Location loc, TilingInterface producer, linalg::FillOp fill,
+    ArrayRef<OpFoldResult> producerOffsets,
+    ArrayRef<OpFoldResult> producerSizes, linalg::GenericOp consumer,
+    unsigned consumerInput, ArrayRef<OpFoldResult> offsets,
+    ArrayRef<OpFoldResult> sizes, ValueRange outs) {
+  SmallVector<OpFoldResult> unit(offsets.size(), b.getIndexAttr(1));
+  SmallVector<Value> outTiles;
+  for (Value out : outs)
+    outTiles.push_back(
+        tensor::ExtractSliceOp::create(b, loc, out, offsets, sizes, unit));
+  // The consumer's tile reads the accumulator in cache and writes the
+  // outputs' tiles; without one, the producer accumulates in its tile.
+  Value init = outTiles.front();
+  if (consumer)
+    init = tensor::EmptyOp::create(
+        b, loc, sizes, getElementTypeOrSelf(producer->getResult(0).getType()));
+  auto zero = linalg::FillOp::create(b, loc, fill.value(), init);
+  zero->setAttr(kRegisterTileAttr, b.getUnitAttr());
+  Value acc = zero->getResult(0);
+  FailureOr<TilingResult> tiled =
+      producer.getTiledImplementation(b, producerOffsets, producerSizes);
+  if (failed(tiled))
+    return failure();
+  auto tile = cast<linalg::LinalgOp>(tiled->tiledOps.front());
+  replaceOperand(tile.getDpsInitsMutable()[0], acc);
+  SmallVector<Value> results = {tile->getResult(0)};
+  if (consumer) {
+    FailureOr<TilingResult> finished =
+        cast<TilingInterface>(consumer.getOperation())
+            .getTiledImplementation(b, offsets, sizes);
+    if (failed(finished))
+      return failure();
+    auto finishing = cast<linalg::LinalgOp>(finished->tiledOps.front());
+    // The tile reads the producer's tile, not a slice of its result, and
+    // writes slices of the carried outputs.
+    replaceOperand(finishing->getOpOperand(consumerInput), results.front());
+    for (auto [operand, outTile] :
+         llvm::zip(finishing.getDpsInitsMutable(), outTiles))
+      replaceOperand(operand, outTile);
+    results.assign(finishing->result_begin(), finishing->result_end());
+  }
+  SmallVector<Value> next;
+  for (auto [result, out] : llvm::zip(results, outs))
+    next.push_back(tensor::InsertSliceOp::create(b, loc, result, out, offsets,
+                                                 sizes, unit));
+  return next;
 }

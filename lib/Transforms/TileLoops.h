@@ -1,17 +1,25 @@
-//===- TileLoops.h - Loops over tiles that carry one tensor -----*- C++ -*-===//
+//===- TileLoops.h - Loops over tiles and fused tiles -----------*- C++ -*-===//
 //
-// Part of fuse-tile-and-vectorize: the scf.for loops that MatmulPacking.cpp
-// and ConvolutionTiling.cpp build around their tiles, each threading the
-// tensor the tiles are inserted into.
+// Part of fuse-tile-and-vectorize: the scf.for loops that MatmulPacking.cpp,
+// ConvolutionTiling.cpp and MatmulTiling.cpp build around their tiles, each
+// threading the tensors the tiles are inserted into, and the tile of a
+// contraction with its zero fill and element-wise consumer fused.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef FUSE_LIB_TRANSFORMS_TILELOOPS_H
 #define FUSE_LIB_TRANSFORMS_TILELOOPS_H
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/Interfaces/TilingInterface.h"
 
 namespace fuse {
+
+/// Marks an op that a strategy built as one register tile: the pass
+/// vectorizes it whole instead of tiling it again.
+constexpr llvm::StringLiteral kRegisterTileAttr = "fuse.register_tile";
 
 /// The body of a tile loop: from the induction variable and the carried
 /// tensor, the tensor for the next iteration.
@@ -22,6 +30,57 @@ using TileLoopBody = llvm::function_ref<mlir::Value(mlir::OpBuilder &,
 mlir::Value buildTileLoop(mlir::OpBuilder &b, mlir::Location loc, int64_t lower,
                           int64_t upper, int64_t step, mlir::Value init,
                           TileLoopBody body);
+
+/// The body of a loop carrying several tensors.
+using TileLoopBodyN = llvm::function_ref<llvm::SmallVector<mlir::Value>(
+    mlir::OpBuilder &, mlir::Value, mlir::ValueRange)>;
+
+/// `for iv = lower to upper step step` carrying `inits`; returns its
+/// results.
+llvm::SmallVector<mlir::Value> buildTileLoop(mlir::OpBuilder &b,
+                                             mlir::Location loc, int64_t lower,
+                                             int64_t upper, int64_t step,
+                                             mlir::ValueRange inits,
+                                             TileLoopBodyN body);
+
+/// Sets `operand` of a tile that tiling made to `value`, and erases the
+/// slice it read before if nothing else reads it (a slice of a result left
+/// behind would keep the untiled op alive).
+void replaceOperand(mlir::OpOperand &operand, mlir::Value value);
+
+/// The element-wise consumer of `producer`'s only result: a generic whose
+/// loops are all parallel, which reads the result element for element and
+/// writes each of its outputs element for element, all of the result's
+/// shape, so that its tile is exactly the producer's output tile. Returns
+/// the number of the operand that reads the result, or nothing.
+std::optional<unsigned>
+matchElementwiseConsumer(mlir::Operation *producer,
+                         mlir::linalg::GenericOp &consumer);
+
+/// Where a loop nest that replaces `producer` and its `consumer` (if any)
+/// goes: at the producer, so that a profile charges the nest to it, unless
+/// the consumer reads (or its body captures) values defined after the
+/// producer.
+mlir::Operation *fusedNestAnchor(mlir::Operation *producer,
+                                 mlir::linalg::GenericOp consumer,
+                                 mlir::DominanceInfo &dominance);
+
+/// One output tile of `producer` (a contraction whose output is the zero
+/// fill `fill`) at `offsets` x `sizes` of the output, the producer's tile
+/// spanning `producerOffsets` x `producerSizes` of its loops: a tile-sized
+/// accumulator is filled, accumulated by the producer's tile, and finished
+/// by `consumer`'s tile (reading it as operand `consumerInput`), which
+/// writes slices of `outs`, the tensors that replace its outputs. Without
+/// a consumer, the producer accumulates in its tile of `outs[0]`. Returns
+/// `outs` with the tiles inserted.
+mlir::FailureOr<llvm::SmallVector<mlir::Value>>
+buildFusedTile(mlir::OpBuilder &b, mlir::Location loc,
+               mlir::TilingInterface producer, mlir::linalg::FillOp fill,
+               llvm::ArrayRef<mlir::OpFoldResult> producerOffsets,
+               llvm::ArrayRef<mlir::OpFoldResult> producerSizes,
+               mlir::linalg::GenericOp consumer, unsigned consumerInput,
+               llvm::ArrayRef<mlir::OpFoldResult> offsets,
+               llvm::ArrayRef<mlir::OpFoldResult> sizes, mlir::ValueRange outs);
 
 } // namespace fuse
 

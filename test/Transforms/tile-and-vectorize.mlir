@@ -164,6 +164,47 @@ func.func @matmul_single_row(%arg0: tensor<1x784xf32>, %arg1: tensor<784x128xf32
 
 // -----
 
+// A gradient that only an optimizer update reads, as dW = x^T dy is read by
+// the update of W: the update is fused into the product's register tiles.
+// The loops carry the update's outputs (here p and a momentum m); each 8x32
+// tile is zeroed, accumulated over the reduction in a tile-sized tensor,
+// and updates its tiles of p and m: the gradient never exists whole.
+#mapT = affine_map<(d0, d1, d2) -> (d2, d0)>
+#mapR = affine_map<(d0, d1, d2) -> (d2, d1)>
+#mapO = affine_map<(d0, d1, d2) -> (d0, d1)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func @matmul_consumer
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<64x16xf32>, %[[DY:[^:]*]]: tensor<64x32xf32>, %[[P:[^:]*]]: tensor<16x32xf32>, %[[M:[^:]*]]: tensor<16x32xf32>)
+// CHECK-NOT: tensor.empty() : tensor<16x32xf32>
+// CHECK: scf.for %[[I:[^ ]+]] = {{.*}} iter_args(%[[P0:[^ ]+]] = %[[P]], %[[M0:[^ ]+]] = %[[M]]) -> (tensor<16x32xf32>, tensor<16x32xf32>)
+// CHECK: tensor.empty() : tensor<8x32xf32>
+// CHECK: vector.contract {{.*}} into vector<8x32xf32>
+// CHECK: arith.subf
+// CHECK: %[[NEWP:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[%[[I]], %{{.*}}] [8, 32]
+// CHECK: %[[NEWM:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[%[[I]], %{{.*}}] [8, 32]
+// CHECK: scf.yield %[[NEWP]], %[[NEWM]]
+// CHECK-NOT: linalg.
+// CHECK: return
+func.func @matmul_consumer(%x: tensor<64x16xf32>, %dy: tensor<64x32xf32>, %p: tensor<16x32xf32>, %m: tensor<16x32xf32>) -> (tensor<16x32xf32>, tensor<16x32xf32>) {
+  %cst = arith.constant 0.000000e+00 : f32
+  %lr = arith.constant 1.000000e-01 : f32
+  %beta = arith.constant 9.000000e-01 : f32
+  %0 = tensor.empty() : tensor<16x32xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<16x32xf32>) -> tensor<16x32xf32>
+  %g = linalg.matmul indexing_maps = [#mapT, #mapR, #mapO] ins(%x, %dy : tensor<64x16xf32>, tensor<64x32xf32>) outs(%1 : tensor<16x32xf32>) -> tensor<16x32xf32>
+  %2:2 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%g : tensor<16x32xf32>) outs(%p, %m : tensor<16x32xf32>, tensor<16x32xf32>) {
+  ^bb0(%gi: f32, %pi: f32, %mi: f32):
+    %3 = arith.mulf %beta, %mi : f32
+    %4 = arith.addf %3, %gi : f32
+    %5 = arith.mulf %lr, %4 : f32
+    %6 = arith.subf %pi, %5 : f32
+    linalg.yield %6, %4 : f32, f32
+  } -> (tensor<16x32xf32>, tensor<16x32xf32>)
+  return %2#0, %2#1 : tensor<16x32xf32>, tensor<16x32xf32>
+}
+
+// -----
+
 // fuse.matmul (13x7) x (7x10): contraction tiles divide the iteration space,
 // so no masks. M = 13 is prime: row tiles of 1. N = 10 is narrower than a
 // register: one tile of all 10 columns (no column loop). The unit row dim is
@@ -383,7 +424,7 @@ func.func @boolean_tensors(%arg0: tensor<1000xf32>, %arg1: tensor<1000xf32>) -> 
 // CHECK-DAG: %[[C24:.*]] = arith.constant 24 : index
 // CHECK: scf.for %{{.*}} = %{{.*}} to %[[C24]] step %[[C8]] iter_args(%{{.*}}) -> (tensor<2x26x26x32xf32>)
 // CHECK: tensor.extract_slice %{{.*}} [1, 1, 8, 32] [1, 1, 1, 1] : tensor<2x26x26x32xf32> to tensor<1x1x8x32xf32>
-// CHECK: vector.transfer_write %{{.*}} : vector<32xf32>, tensor<1x1x8x32xf32>
+// CHECK: vector.transfer_write %{{.*}} : vector<8x32xf32>, tensor<1x1x8x32xf32>
 // CHECK: vector.contract {{.*}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
 // CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] [1, 1, 8, 32]
 // CHECK: tensor.extract_slice %{{.*}} [2, 1, 2, 32] [1, 1, 1, 1] : tensor<2x26x26x32xf32> to tensor<2x1x2x32xf32>

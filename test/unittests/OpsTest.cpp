@@ -1239,6 +1239,45 @@ func.func @f(%x: tensor<7x13xf32>, %w: tensor<13x5xf32>, %b: tensor<5xf32>) -> t
   EXPECT_TRUE(allClose(out[0], {7, 5}, ref, tol));
 }
 
+// The bias add and ReLU read the product element for element, so they are
+// fused into its register tiles (several row and column tiles here, the
+// product's tile never stored whole), for both layouts of the lhs.
+TEST(OpsMatmul, FusedConsumerTiles) {
+  unsigned seed = 900;
+  for (auto [m, n, k, ta] :
+       {std::tuple<int64_t, int64_t, int64_t, bool>{24, 64, 50, true},
+        {36, 96, 16, false},
+        {1, 128, 40, false}}) {
+    SCOPED_TRACE("M=" + std::to_string(m) + " N=" + std::to_string(n) +
+                 " K=" + std::to_string(k) + (ta ? " transpose_lhs" : ""));
+    auto type = [](int64_t a, int64_t b) {
+      return "tensor<" + std::to_string(a) + "x" + std::to_string(b) + "xf32>";
+    };
+    std::string xType = ta ? type(k, m) : type(m, k);
+    std::string yType = type(m, n);
+    std::string bType = "tensor<" + std::to_string(n) + "xf32>";
+    Jit jit("func.func @f(%x: " + xType + ", %w: " + type(k, n) +
+            ", %b: " + bType + ") -> " + yType + " {\n" +
+            "  %y = fuse.matmul %x, %w" + (ta ? " {transpose_lhs}" : "") +
+            " : (" + xType + ", " + type(k, n) + ") -> " + yType + "\n" +
+            "  %z = fuse.add %y, %b : (" + yType + ", " + bType + ") -> " +
+            yType + "\n  %r = fuse.relu %z : " + yType +
+            "\n  return %r : " + yType + "\n}\n");
+    Tensor x = randomTensor(ta ? Shape{k, m} : Shape{m, k}, seed++);
+    Tensor w = randomTensor({k, n}, seed++), b = randomTensor({n}, seed++);
+    std::vector<Tensor> out = jit.call("f", {x, w, b});
+    ASSERT_EQ(out.size(), 1u);
+    std::vector<double> ref(m * n), tol(m * n);
+    matmulRef(x.data<float>(), w.data<float>(), m, n, k, ta, false, ref.data(),
+              tol.data());
+    for (int64_t i = 0; i < m * n; ++i) {
+      ref[i] = std::max(0.0, ref[i] + b.data<float>()[i % n]);
+      tol[i] += kEps * std::abs(ref[i]);
+    }
+    EXPECT_TRUE(allClose(out[0], {m, n}, ref, tol));
+  }
+}
+
 std::string batchMatmulSource(bool ta, bool tb) {
   std::string attrs;
   if (ta && tb)

@@ -1,0 +1,121 @@
+//===- MatmulTiling.cpp - Register tiles of unpacked matmuls --------------===//
+//
+// A matmul whose right-hand side stays in L2 unpacked is tiled into register
+// tiles of its output, each accumulating over the whole reduction. Its zero
+// fill, and its element-wise consumer when that is the only reader of the
+// product, are fused into the tiles: for the weight gradient of a dense
+// layer and the optimizer's update of that weight,
+//
+//   for i, j in tiles:
+//     t = fill(0) of a tile-sized tensor
+//     t = matmul(x^T[i, :], dy[:, j], t)
+//     p[i, j], m[i, j], v[i, j] = update(t, p[i, j], m[i, j], v[i, j])
+//
+// and the gradient is never written to memory.
+//
+//===----------------------------------------------------------------------===//
+
+#include "MatmulTiling.h"
+
+#include "TileLoops.h"
+
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+
+LogicalResult fuse::tileWithFusedFill(RewriterBase &rewriter,
+                                      linalg::LinalgOp op,
+                                      ArrayRef<int64_t> sizes) {
+  if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) ||
+      !op.getDpsInits()[0].getDefiningOp<linalg::FillOp>() ||
+      llvm::is_contained(op.getStaticLoopRanges(), 0))
+    return failure();
+  MLIRContext *context = op.getContext();
+  SmallVector<int64_t> outer(sizes), inner(sizes.size(), 0);
+  outer.back() = 0;
+  inner.back() = sizes.back();
+  scf::SCFTileAndFuseOptions options;
+  options.tilingOptions.setTileSizes(getAsIndexOpFoldResult(context, outer));
+  options.tilingOptions.setLoopType(scf::SCFTilingOptions::LoopType::ForOp);
+  options.setFusionControlFn(
+      [](tensor::ExtractSliceOp, OpResult producer, bool isDestination)
+          -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+        if (isDestination && isa<linalg::FillOp>(producer.getOwner()))
+          return scf::SCFTileAndFuseOptions::ControlFnResult{};
+        return std::nullopt;
+      });
+  rewriter.setInsertionPoint(op);
+  FailureOr<scf::SCFTileAndFuseResult> fused =
+      scf::tileConsumerAndFuseProducersUsingSCF(
+          rewriter, cast<TilingInterface>(op.getOperation()), options);
+  if (failed(fused))
+    return failure();
+  for (OpResult result : op->getResults())
+    rewriter.replaceAllUsesWith(result, fused->replacements.lookup(result));
+  rewriter.eraseOp(op);
+  // The fill's tile is one register tile, which the read of the
+  // accumulators then folds into zeros.
+  for (Operation *fill : llvm::drop_begin(fused->tiledAndFusedOps))
+    fill->setAttr(fuse::kRegisterTileAttr, rewriter.getUnitAttr());
+  auto tile = cast<TilingInterface>(fused->tiledAndFusedOps.front());
+  scf::SCFTilingOptions reduction;
+  reduction.setTileSizes(getAsIndexOpFoldResult(context, inner));
+  reduction.setLoopType(scf::SCFTilingOptions::LoopType::ForOp);
+  rewriter.setInsertionPoint(tile);
+  FailureOr<scf::SCFTilingResult> tiled =
+      scf::tileUsingSCF(rewriter, tile, reduction);
+  if (failed(tiled))
+    return success();
+  rewriter.replaceOp(tile, tiled->replacements);
+  return success();
+}
+
+LogicalResult fuse::tileMatmulWithConsumer(RewriterBase &rewriter,
+                                           linalg::MatmulOp op, int64_t rows,
+                                           int64_t columns,
+                                           DominanceInfo &dominance) {
+  if (!op.hasPureTensorSemantics() || op.hasDynamicShape())
+    return failure();
+  auto fill = op.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
+  linalg::GenericOp consumer;
+  std::optional<unsigned> input = matchElementwiseConsumer(op, consumer);
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (!fill || !input || llvm::is_contained(ranges, 0) ||
+      ranges[0] % rows != 0 || ranges[1] % columns != 0)
+    return failure();
+
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(fusedNestAnchor(op, consumer, dominance));
+  auto producer = cast<TilingInterface>(op.getOperation());
+  bool failedTile = false;
+  SmallVector<Value> results = buildTileLoop(
+      rewriter, loc, 0, ranges[0], rows, consumer.getDpsInits(),
+      [&](OpBuilder &b, Value i, ValueRange outs) {
+        return buildTileLoop(
+            b, loc, 0, ranges[1], columns, outs,
+            [&](OpBuilder &b, Value j, ValueRange outs) {
+              SmallVector<OpFoldResult> offsets = {i, j};
+              SmallVector<OpFoldResult> sizes = {b.getIndexAttr(rows),
+                                                 b.getIndexAttr(columns)};
+              SmallVector<OpFoldResult> productOffsets(offsets);
+              productOffsets.push_back(b.getIndexAttr(0));
+              SmallVector<OpFoldResult> productSizes(sizes);
+              productSizes.push_back(b.getIndexAttr(ranges[2]));
+              FailureOr<SmallVector<Value>> next = buildFusedTile(
+                  b, loc, producer, fill, productOffsets, productSizes,
+                  consumer, *input, offsets, sizes, outs);
+              if (succeeded(next))
+                return *next;
+              failedTile = true;
+              return SmallVector<Value>(outs);
+            });
+      });
+  if (failedTile) {
+    rewriter.eraseOp(results.front().getDefiningOp());
+    return failure();
+  }
+  rewriter.replaceOp(consumer, results);
+  rewriter.eraseOp(op);
+  return success();
+}

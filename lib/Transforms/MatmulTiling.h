@@ -1,0 +1,43 @@
+//===- MatmulTiling.h - Register tiles of unpacked matmuls ------*- C++ -*-===//
+//
+// Part of fuse-tile-and-vectorize: the register tiles of matmuls that are
+// not cache-blocked, with the zero fill of their output and their
+// element-wise consumer fused.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSE_LIB_TRANSFORMS_MATMULTILING_H
+#define FUSE_LIB_TRANSFORMS_MATMULTILING_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace fuse {
+
+/// Tiles a matmul or batch_matmul whose output is a zero fill over its
+/// output tiles (`sizes` but the last, for every loop but the reduction),
+/// with the fill fused into each, then each tile along the reduction by the
+/// last of `sizes`: a tile's accumulators start as zeros in registers
+/// instead of a pass that fills the output in memory and a read of it.
+/// Fails, leaving `op` alone, on other ops.
+mlir::LogicalResult tileWithFusedFill(mlir::RewriterBase &rewriter,
+                                      mlir::linalg::LinalgOp op,
+                                      llvm::ArrayRef<int64_t> sizes);
+
+/// Rewrites a matmul whose output is a zero fill and whose result only an
+/// element-wise consumer reads (the optimizer's update of the weight it is
+/// the gradient of, a bias add) into loops over output tiles of `rows` x
+/// `columns`: each tile is zeroed, accumulated over the whole reduction and
+/// finished by the consumer's tile while it is in registers and L1, so the
+/// product never reaches memory, and the consumer does not read it back.
+/// The tile products are left for the caller to tile along the reduction.
+/// Fails, leaving `op` alone, on other matmuls.
+mlir::LogicalResult tileMatmulWithConsumer(mlir::RewriterBase &rewriter,
+                                           mlir::linalg::MatmulOp op,
+                                           int64_t rows, int64_t columns,
+                                           mlir::DominanceInfo &dominance);
+
+} // namespace fuse
+
+#endif // FUSE_LIB_TRANSFORMS_MATMULTILING_H
