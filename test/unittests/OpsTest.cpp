@@ -1144,6 +1144,18 @@ void checkMatmul(Jit &jit, int64_t m, int64_t n, int64_t k, bool ta, bool tb,
   EXPECT_TRUE(allClose(out[0], {m, n}, ref, tol));
 }
 
+using MatmulDims = std::tuple<int64_t, int64_t, int64_t>;
+
+/// Each of `shapes` (M, N, K) with every combination of transposed operands.
+void checkEveryLayout(std::initializer_list<MatmulDims> shapes, unsigned seed) {
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      Jit jit(matmulSource(ta, tb));
+      for (auto [m, n, k] : shapes)
+        checkMatmul(jit, m, n, k, ta, tb, seed += 2);
+    }
+}
+
 // Every combination of M, N, K in {1, 7, 13}, plus a larger one.
 TEST(OpsMatmul, OddSizes) {
   Jit jit(matmulSource(false, false));
@@ -1156,40 +1168,25 @@ TEST(OpsMatmul, OddSizes) {
 }
 
 TEST(OpsMatmul, TransposeFlags) {
-  unsigned seed = 400;
-  for (bool ta : {false, true})
-    for (bool tb : {false, true}) {
-      Jit jit(matmulSource(ta, tb));
-      for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{13, 7, 1},
-                             {1, 13, 7},
-                             {7, 1, 13},
-                             {13, 13, 13},
-                             {5, 3, 64}})
-        checkMatmul(jit, m, n, k, ta, tb, seed += 2);
-    }
+  checkEveryLayout(
+      {{13, 7, 1}, {1, 13, 7}, {7, 1, 13}, {13, 13, 13}, {5, 3, 64}}, 400);
 }
 
 // Shapes that take the cache-blocked, packed path (a transposed rhs, or a
 // large one): whole panels and blocks plus edges of every size left over,
 // primes, blocks of A's rows (M > 256) and zero-sized dims.
 TEST(OpsMatmul, BlockedAndPackedShapes) {
-  unsigned seed = 600;
-  for (bool ta : {false, true})
-    for (bool tb : {false, true}) {
-      Jit jit(matmulSource(ta, tb));
-      for (auto [m, n, k] :
-           {std::tuple<int64_t, int64_t, int64_t>{64, 784, 128},
-            {37, 129, 300},
-            {13, 1009, 7},
-            {1009, 33, 1009},
-            {520, 64, 2048},
-            {1, 48, 1500},
-            {8, 32, 2048},
-            {0, 40, 300},
-            {40, 0, 300},
-            {40, 300, 0}})
-        checkMatmul(jit, m, n, k, ta, tb, seed += 2);
-    }
+  checkEveryLayout({{64, 784, 128},
+                    {37, 129, 300},
+                    {13, 1009, 7},
+                    {1009, 33, 1009},
+                    {520, 64, 2048},
+                    {1, 48, 1500},
+                    {8, 32, 2048},
+                    {0, 40, 300},
+                    {40, 0, 300},
+                    {40, 300, 0}},
+                   600);
 }
 
 // Shapes of the batch-1 strategies: dot products for 1 to 3 rows against a
@@ -1197,22 +1194,17 @@ TEST(OpsMatmul, BlockedAndPackedShapes) {
 // of B, or K not a whole number of registers), rows of up to 24 registers
 // of columns, and outer products (K = 1) whose tiles start from zeros.
 TEST(OpsMatmul, FewRowsShapes) {
-  unsigned seed = 800;
-  for (bool ta : {false, true})
-    for (bool tb : {false, true}) {
-      Jit jit(matmulSource(ta, tb));
-      for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1, 784, 128},
-                             {2, 40, 64},
-                             {3, 20, 32},
-                             {1, 13, 32},
-                             {1, 17, 32},
-                             {1, 48, 100},
-                             {1, 128, 784},
-                             {4, 96, 50},
-                             {784, 128, 1},
-                             {5, 3, 1}})
-        checkMatmul(jit, m, n, k, ta, tb, seed += 2);
-    }
+  checkEveryLayout({{1, 784, 128},
+                    {2, 40, 64},
+                    {3, 20, 32},
+                    {1, 13, 32},
+                    {1, 17, 32},
+                    {1, 48, 100},
+                    {1, 128, 784},
+                    {4, 96, 50},
+                    {784, 128, 1},
+                    {5, 3, 1}},
+                   800);
 }
 
 // Static shapes next to other ops (fusion with a bias add and relu).
