@@ -117,5 +117,8 @@ LogicalResult fuse::tileMatmulWithConsumer(RewriterBase &rewriter,
   }
   rewriter.replaceOp(consumer, results);
   rewriter.eraseOp(op);
+  // The fill is the product's own: the pass gives each product one.
+  if (fill->use_empty())
+    rewriter.eraseOp(fill);
   return success();
 }
