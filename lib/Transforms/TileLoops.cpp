@@ -51,8 +51,11 @@ fuse::matchElementwiseConsumer(Operation *producer,
     return std::nullopt;
   OpOperand &use = *result.use_begin();
   auto generic = dyn_cast<linalg::GenericOp>(use.getOwner());
-  if (!generic || !generic.hasPureTensorSemantics() ||
-      generic.hasDynamicShape() || !generic.isDpsInput(&use) ||
+  // In the producer's block: a consumer in a loop or a branch would be
+  // computed as often as the producer instead.
+  if (!generic || generic->getBlock() != producer->getBlock() ||
+      !generic.hasPureTensorSemantics() || generic.hasDynamicShape() ||
+      !generic.isDpsInput(&use) ||
       generic.getNumParallelLoops() != generic.getNumLoops() ||
       !generic.getMatchingIndexingMap(&use).isIdentity())
     return std::nullopt;
