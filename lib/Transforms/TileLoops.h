@@ -50,10 +50,10 @@ void replaceOperand(mlir::OpOperand &operand, mlir::Value value);
 
 /// The element-wise consumer of `producer`'s only result: a generic in the
 /// same block whose loops are all parallel, which reads the result element
-/// for element and
-/// writes each of its outputs element for element, all of the result's
-/// shape, so that its tile is exactly the producer's output tile. Returns
-/// the number of the operand that reads the result, or nothing.
+/// for element and writes each of its outputs element for element, all of
+/// the result's shape, so that its tile is exactly the producer's output
+/// tile. Returns the number of the operand that reads the result, or
+/// nothing.
 std::optional<unsigned>
 matchElementwiseConsumer(mlir::Operation *producer,
                          mlir::linalg::GenericOp &consumer);
