@@ -210,7 +210,11 @@ def FuseTileAndVectorize
       (ConvolutionTiling.cpp): loops over images, filter taps and 8 x (2
       vectors) tiles of (c, f), each accumulating over the output rows a
       matmul of an X row (strided, read transposed) and a dY row: X and dY
-      are read in their own layouts, one image at a time;
+      are read in their own layouts, one image at a time. With a
+      single-channel X (a first layer's) the filter taps are the tile's
+      rows instead: per image and output row, the taps' rows of X are
+      copied into one [taps, width] tensor and one matmul with the dY row
+      accumulates all of dW;
     - pools: tiles of (8 output columns x 2 vectors of channels) whose
       size-1 window dims are decomposed to 1-D ops, then vectorized;
     - tensor.pad: a fill of the padded tensor, into whose interior the

@@ -218,6 +218,82 @@ LogicalResult fuse::tileConvolution(RewriterBase &rewriter,
   return success();
 }
 
+/// The filter gradient of a single-channel input (a first layer's, on
+/// grayscale images) with unit column stride, whose taps fit in the
+/// micro-kernel's rows. Tiled per channel like any other, its tiles would
+/// have one row: two accumulators waiting on each other's FMAs. Instead,
+/// per image and output row, the taps' input rows are copied into one
+/// [taps, width] tensor (each a contiguous row of X: a small memcpy), and
+/// one matmul with the output gradient's row accumulates all of dW[taps, f]
+/// in registers.
+static LogicalResult
+tileSingleChannelFilterGradient(RewriterBase &rewriter, linalg::GenericOp op,
+                                const FilterGradientForm &form) {
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  ArrayRef<int64_t> shape = type.getShape(); // kh, kw, 1, f
+  ArrayRef<int64_t> gradShape =
+      cast<RankedTensorType>(op.getDpsInputs()[1].getType()).getShape();
+  int64_t taps = shape[0] * shape[1], width = gradShape[2];
+  Type elementType = type.getElementType();
+  Location loc = op.getLoc();
+  MLIRContext *context = op.getContext();
+  Value x = op.getDpsInputs()[0], grad = op.getDpsInputs()[1];
+  auto tapsType = RankedTensorType::get({taps, shape[3]}, elementType);
+  SmallVector<ReassociationIndices> groups = {{0, 1, 2}, {3}};
+  rewriter.setInsertionPoint(op);
+  Value acc = tensor::CollapseShapeOp::create(rewriter, loc, tapsType,
+                                              op.getDpsInits()[0], groups);
+  auto loop = [&](OpBuilder &b, int64_t upper, Value init,
+                  fuse::TileLoopBody body) {
+    return fuse::buildTileLoop(b, loc, 0, upper, 1, init, body);
+  };
+  Value result = loop(
+      rewriter, gradShape[0], acc, [&](OpBuilder &b, Value image, Value acc) {
+        return loop(
+            b, gradShape[1], acc, [&](OpBuilder &b, Value oh, Value acc) {
+              auto attr = [&](int64_t v) -> OpFoldResult {
+                return b.getIndexAttr(v);
+              };
+              OpFoldResult one = attr(1), zero = attr(0);
+              Value rows =
+                  tensor::EmptyOp::create(b, loc, {taps, width}, elementType);
+              auto rowType = RankedTensorType::get({width}, elementType);
+              for (int64_t kh = 0; kh < shape[0]; ++kh)
+                for (int64_t kw = 0; kw < shape[1]; ++kw) {
+                  OpFoldResult h = affine::makeComposedFoldedAffineApply(
+                      b, loc,
+                      getAffineDimExpr(0, context) * form.strides[0] +
+                          kh * form.dilations[0],
+                      {oh});
+                  Value source = tensor::ExtractSliceOp::create(
+                      b, loc, rowType, x,
+                      {image, h, attr(kw * form.dilations[1]), zero},
+                      {one, one, attr(width), one},
+                      {one, one, attr(form.strides[1]), one});
+                  SmallVector<OpFoldResult> at = {attr(kh * shape[1] + kw),
+                                                  zero};
+                  SmallVector<OpFoldResult> size = {one, attr(width)};
+                  Value row = tensor::ExtractSliceOp::create(
+                      b, loc, rowType, rows, at, size, {one, one});
+                  Value copied =
+                      linalg::CopyOp::create(b, loc, source, row)->getResult(0);
+                  rows = tensor::InsertSliceOp::create(b, loc, copied, rows, at,
+                                                       size, {one, one});
+                }
+              Value gradRow = tensor::ExtractSliceOp::create(
+                  b, loc, RankedTensorType::get({width, shape[3]}, elementType),
+                  grad, {image, oh, zero, zero},
+                  {one, one, attr(width), attr(shape[3])},
+                  {one, one, one, one});
+              return linalg::MatmulOp::create(b, loc, TypeRange{tapsType},
+                                              ValueRange{rows, gradRow}, acc)
+                  ->getResult(0);
+            });
+      });
+  rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(op, type, result, groups);
+  return success();
+}
+
 LogicalResult fuse::tileFilterGradient(RewriterBase &rewriter,
                                        linalg::GenericOp op,
                                        unsigned vectorBits) {
@@ -230,6 +306,9 @@ LogicalResult fuse::tileFilterGradient(RewriterBase &rewriter,
       cast<RankedTensorType>(op.getDpsInputs()[1].getType()).getShape();
   if (llvm::is_contained(shape, 0) || llvm::is_contained(gradShape, 0))
     return failure();
+  if (shape[2] == 1 && form->strides[1] == 1 && shape[0] * shape[1] > 1 &&
+      shape[0] * shape[1] <= kMicroKernelRows)
+    return tileSingleChannelFilterGradient(rewriter, op, *form);
   Type elementType = type.getElementType();
   int64_t lanes = std::max<int64_t>(
       1,

@@ -336,6 +336,18 @@ struct FoldReadOnlySliceIntoTransferRead
     auto slice = read.getBase().getDefiningOp<tensor::ExtractSliceOp>();
     if (!slice || !slice->hasOneUse() || read.hasOutOfBoundsDim())
       return failure();
+    // The vector runs along the source's dims only where the slice takes
+    // every element: along a strided dim it would read the skipped ones.
+    llvm::SmallBitVector dropped = slice.getDroppedDims();
+    SmallVector<int64_t> sourceDim;
+    for (unsigned d = 0; d < dropped.size(); ++d)
+      if (!dropped.test(d))
+        sourceDim.push_back(d);
+    SmallVector<OpFoldResult> strides = slice.getMixedStrides();
+    for (AffineExpr result : read.getPermutationMap().getResults())
+      if (auto dim = dyn_cast<AffineDimExpr>(result);
+          dim && !isOneInteger(strides[sourceDim[dim.getPosition()]]))
+        return failure();
     SmallVector<Value> indices;
     affine::resolveIndicesIntoOpWithOffsetsAndStrides(
         rewriter, read.getLoc(), slice.getMixedOffsets(),

@@ -544,6 +544,35 @@ func.func @filter_gradient(%arg0: tensor<2x10x10x16xf32>, %arg1: tensor<2x8x8x32
 
 // -----
 
+// The same with a single-channel X (a first layer's): its 9 taps are the
+// rows of one 9x32 register tile. Per image and output row, the taps' rows
+// of X are copied into a 9x8 tensor (9 small memcpys once bufferized), and
+// one product with the dY row accumulates all of dW (viewed as 9x32).
+#map = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d0 + d5, d1 + d6, d2)>
+#map1 = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d5, d6, d3)>
+#map2 = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func @filter_gradient_single_channel
+// CHECK: tensor.collapse_shape {{.*}} : tensor<3x3x1x32xf32> into tensor<9x32xf32>
+// CHECK: scf.for {{.*}} -> (tensor<9x32xf32>)
+// CHECK: scf.for {{.*}} -> (tensor<9x32xf32>)
+// CHECK-COUNT-9: tensor.insert_slice {{.*}} : tensor<8xf32> into tensor<9x8xf32>
+// CHECK: vector.contract {{.*}} into vector<9x32xf32>
+// CHECK: tensor.expand_shape {{.*}} : tensor<9x32xf32> into tensor<3x3x1x32xf32>
+func.func @filter_gradient_single_channel(%arg0: tensor<2x10x10x1xf32>, %arg1: tensor<2x8x8x32xf32>) -> tensor<3x3x1x32xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %0 = tensor.empty() : tensor<3x3x1x32xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<3x3x1x32xf32>) -> tensor<3x3x1x32xf32>
+  %2 = linalg.generic {indexing_maps = [#map, #map1, #map2], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%arg0, %arg1 : tensor<2x10x10x1xf32>, tensor<2x8x8x32xf32>) outs(%1 : tensor<3x3x1x32xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %3 = arith.mulf %in, %in_0 : f32
+    %4 = arith.addf %out, %3 : f32
+    linalg.yield %4 : f32
+  } -> tensor<3x3x1x32xf32>
+  return %2 : tensor<3x3x1x32xf32>
+}
+
+// -----
+
 // Two matmuls accumulate into one fill (CSE merged theirs). Each gets its
 // own fill, the second into a fresh allocation that CSE cannot merge back:
 // otherwise bufferization copies the filled tensor before the first write.

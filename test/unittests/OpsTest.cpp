@@ -1472,6 +1472,49 @@ TEST(OpsConv2D, PaddedReferenceMatchesExplicitPadding) {
   checkConv2D(paddedConvWindows(), 650, /*explicitPad=*/true);
 }
 
+// The filter gradient of a single-channel input (a first layer's), whose
+// 9 taps are the rows of one register tile, per image and output row
+// (stride 1, at the seed CNN's width), and with stride 2 (per channel, as
+// other filter gradients), against naive sums.
+TEST(OpsConv2D, SingleChannelFilterGradient) {
+  const int64_t n = 3, h = 28, w = 28, fo = 32;
+  unsigned seed = 720;
+  for (int64_t stride : {1, 2}) {
+    SCOPED_TRACE("stride " + std::to_string(stride));
+    const int64_t oh = (h - 3) / stride + 1, ow = (w - 3) / stride + 1;
+    std::string xt = tensorType({n, h, w, 1}, "f32"),
+                gt = tensorType({n, oh, ow, fo}, "f32"),
+                kt = tensorType({3, 3, 1, fo}, "f32");
+    std::string s = std::to_string(stride);
+    Jit jit("func.func @filter(%x: " + xt + ", %g: " + gt + ", %k: " + kt +
+            ") -> " + kt + " {\n  %r = fuse.conv2d_filter_grad %x, %g, %k " +
+            "{strides = array<i64: " + s + ", " + s + ">} : (" + xt + ", " +
+            gt + ", " + kt + ") -> " + kt + "\n  return %r : " + kt + "\n}\n");
+    Tensor x = randomTensor({n, h, w, 1}, seed++),
+           g = randomTensor({n, oh, ow, fo}, seed++),
+           k = randomTensor({3, 3, 1, fo}, seed++);
+    std::vector<Tensor> out = jit.call("filter", {x, g, k});
+    ASSERT_EQ(out.size(), 1u);
+    Shape shape = {3, 3, 1, fo};
+    std::vector<double> ref(product(shape)), tol(product(shape));
+    forEachIndex(shape, [&](llvm::ArrayRef<int64_t> i, int64_t linear) {
+      double sum = 0, absSum = 0;
+      for (int64_t b = 0; b < n; ++b)
+        for (int64_t y = 0; y < oh; ++y)
+          for (int64_t z = 0; z < ow; ++z) {
+            double p = double(x.at<float>(
+                           {b, y * stride + i[0], z * stride + i[1], 0})) *
+                       g.at<float>({b, y, z, i[3]});
+            sum += p;
+            absSum += std::abs(p);
+          }
+      ref[linear] = sum;
+      tol[linear] = sumTol(n * oh * ow, absSum);
+    });
+    EXPECT_TRUE(allClose(out[0], shape, ref, tol));
+  }
+}
+
 // The gradients at sizes that take the code generator's other paths: a
 // filter gradient whose output gradient does not fit in L2 (filter rows as
 // the outermost loop; 3-wide output rows, so 4 images per tile), and output
