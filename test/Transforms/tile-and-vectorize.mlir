@@ -655,3 +655,24 @@ func.func @pad_producer(%x: tensor<2x4x4x32xf32>) -> (tensor<2x6x6x32xf32>, tens
   } -> tensor<2x4x4x32xf32>
   return %p, %d : tensor<2x6x6x32xf32>, tensor<2x4x4x32xf32>
 }
+
+// -----
+
+// A tile read from a slice that takes every other element: the read stays
+// on the slice (bufferized as a strided view), since a read of the source
+// from the slice's offset would take the skipped elements too.
+#map = affine_map<(d0) -> (d0)>
+// CHECK-LABEL: func @strided_slice_read
+// CHECK: %[[SLICE:.*]] = tensor.extract_slice %{{.*}}[0] [16] [2] : tensor<32xf32> to tensor<16xf32>
+// CHECK: vector.transfer_read %[[SLICE]]
+// CHECK-NOT: vector.transfer_read {{.*}} : tensor<32xf32>
+func.func @strided_slice_read(%arg0: tensor<32xf32>) -> tensor<16xf32> {
+  %s = tensor.extract_slice %arg0[0] [16] [2] : tensor<32xf32> to tensor<16xf32>
+  %0 = tensor.empty() : tensor<16xf32>
+  %1 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel"]} ins(%s : tensor<16xf32>) outs(%0 : tensor<16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %2 = arith.mulf %in, %in : f32
+    linalg.yield %2 : f32
+  } -> tensor<16xf32>
+  return %1 : tensor<16xf32>
+}
