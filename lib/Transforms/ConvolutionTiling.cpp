@@ -265,20 +265,14 @@ tileSingleChannelFilterGradient(RewriterBase &rewriter, linalg::GenericOp op,
                       getAffineDimExpr(0, context) * form.strides[0] +
                           kh * form.dilations[0],
                       {oh});
+                  // A contiguous row of X: a memcpy once bufferized.
                   Value source = tensor::ExtractSliceOp::create(
                       b, loc, rowType, x,
                       {image, h, attr(kw * form.dilations[1]), zero},
-                      {one, one, attr(width), one},
-                      {one, one, attr(form.strides[1]), one});
-                  SmallVector<OpFoldResult> at = {attr(kh * shape[1] + kw),
-                                                  zero};
-                  SmallVector<OpFoldResult> size = {one, attr(width)};
-                  Value row = tensor::ExtractSliceOp::create(
-                      b, loc, rowType, rows, at, size, {one, one});
-                  Value copied =
-                      linalg::CopyOp::create(b, loc, source, row)->getResult(0);
-                  rows = tensor::InsertSliceOp::create(b, loc, copied, rows, at,
-                                                       size, {one, one});
+                      {one, one, attr(width), one}, {one, one, one, one});
+                  rows = tensor::InsertSliceOp::create(
+                      b, loc, source, rows, {attr(kh * shape[1] + kw), zero},
+                      {one, attr(width)}, {one, one});
                 }
               Value gradRow = tensor::ExtractSliceOp::create(
                   b, loc, RankedTensorType::get({width, shape[3]}, elementType),
