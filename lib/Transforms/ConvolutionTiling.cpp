@@ -124,9 +124,7 @@ LogicalResult fuse::tileConvolution(RewriterBase &rewriter,
   auto type = cast<RankedTensorType>(op->getResult(0).getType());
   if (!type.getElementType().isIntOrFloat())
     return failure();
-  int64_t lanes = std::max<int64_t>(
-      1, vectorBits / std::max<unsigned>(
-                          8, type.getElementType().getIntOrFloatBitWidth()));
+  int64_t lanes = vectorLanes(type.getElementType(), vectorBits);
   ArrayRef<int64_t> shape = type.getShape(); // n, oh, ow, f
   ArrayRef<int64_t> filterShape =
       cast<RankedTensorType>(op.getDpsInputs()[1].getType()).getShape();
@@ -304,9 +302,7 @@ LogicalResult fuse::tileFilterGradient(RewriterBase &rewriter,
       shape[0] * shape[1] <= kMicroKernelRows)
     return tileSingleChannelFilterGradient(rewriter, op, *form);
   Type elementType = type.getElementType();
-  int64_t lanes = std::max<int64_t>(
-      1,
-      vectorBits / std::max<unsigned>(8, elementType.getIntOrFloatBitWidth()));
+  int64_t lanes = vectorLanes(elementType, vectorBits);
   int64_t rows = largestDivisorAtMost(shape[2], kMicroKernelRows);
   int64_t columns = largestDivisorAtMost(shape[3], 2 * lanes);
   int64_t height = gradShape[1], width = gradShape[2];

@@ -47,8 +47,7 @@ LogicalResult fuse::tileAsDotProducts(RewriterBase &rewriter,
         return getElementTypeOrSelf(operand) != elementType;
       }))
     return failure();
-  int64_t lanes =
-      std::max<int64_t>(1, vectorBits / elementType.getIntOrFloatBitWidth());
+  int64_t lanes = vectorLanes(elementType, vectorBits);
   int64_t rows = largestDivisorAtMost(form->n, kMaxAccumulators / form->m);
   // Too few rows of B per tile would wait on the FMAs' latency.
   if (form->k % lanes != 0 || form->k == 0 || rows < 4)

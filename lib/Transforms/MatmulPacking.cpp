@@ -205,9 +205,7 @@ fuse::blockAndPackMatmul(RewriterBase &rewriter, linalg::MatmulOp op,
       cast<RankedTensorType>(op.getDpsInits()[0].getType()).getElementType();
   if (!elementType.isIntOrFloat())
     return failure();
-  int64_t lanes = std::max<int64_t>(
-      1,
-      vectorBits / std::max<unsigned>(8, elementType.getIntOrFloatBitWidth()));
+  int64_t lanes = vectorLanes(elementType, vectorBits);
   // Column panels two registers wide, the micro-kernel's width.
   int64_t nr = 2 * lanes;
   // A transposed B is packed anyway; a plain one only when it does not fit

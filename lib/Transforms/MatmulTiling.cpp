@@ -54,8 +54,8 @@ LogicalResult fuse::tileWithFusedFill(RewriterBase &rewriter,
   for (OpResult result : op->getResults())
     rewriter.replaceAllUsesWith(result, fused->replacements.lookup(result));
   rewriter.eraseOp(op);
-  // The fill's tile is one register tile, which the read of the
-  // accumulators then folds into zeros.
+  // The fill's tile is one register tile: one write of zeros (with K = 1,
+  // the read of the accumulators folds into the zeros).
   for (Operation *fill : llvm::drop_begin(fused->tiledAndFusedOps))
     fill->setAttr(fuse::kRegisterTileAttr, rewriter.getUnitAttr());
   auto tile = cast<TilingInterface>(fused->tiledAndFusedOps.front());

@@ -92,9 +92,7 @@ bool touchesBooleanMemory(linalg::LinalgOp op) {
 SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, unsigned vectorBits) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   Type elementType = getElementTypeOrSelf(op.getDpsInits()[0].getType());
-  int64_t lanes = std::max<int64_t>(
-      1,
-      vectorBits / std::max<unsigned>(8, elementType.getIntOrFloatBitWidth()));
+  int64_t lanes = fuse::vectorLanes(elementType, vectorBits);
   auto clamp = [&](SmallVector<int64_t> sizes) {
     for (auto [size, range] : llvm::zip(sizes, ranges))
       size = std::max<int64_t>(1, std::min(size, range));

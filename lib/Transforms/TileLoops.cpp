@@ -9,6 +9,12 @@
 
 using namespace mlir;
 
+int64_t fuse::vectorLanes(Type elementType, unsigned vectorBits) {
+  return std::max<int64_t>(
+      1,
+      vectorBits / std::max<unsigned>(8, elementType.getIntOrFloatBitWidth()));
+}
+
 SmallVector<Value> fuse::buildTileLoop(OpBuilder &b, Location loc,
                                        int64_t lower, int64_t upper,
                                        int64_t step, ValueRange inits,

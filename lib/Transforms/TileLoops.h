@@ -21,6 +21,10 @@ namespace fuse {
 /// vectorizes it whole instead of tiling it again.
 constexpr llvm::StringLiteral kRegisterTileAttr = "fuse.register_tile";
 
+/// Lanes of `elementType` (an integer or float; i1 counts as a byte) in a
+/// register of `vectorBits` bits, at least 1.
+int64_t vectorLanes(mlir::Type elementType, unsigned vectorBits);
+
 /// The body of a tile loop: from the induction variable and the carried
 /// tensor, the tensor for the next iteration.
 using TileLoopBody = llvm::function_ref<mlir::Value(mlir::OpBuilder &,
