@@ -19,7 +19,7 @@ func.func @layer(%x: tensor<?x16xf32>, %w: tensor<16x8xf32>,
 
 // The results of the first call; then 3 timed calls, each op 3 times.
 // CALLS: result #0: tensor<4x8xf32> = [120.5, 120.5,
-// CALLS: 3 calls: {{[0-9.]+}} us per call
+// CALLS: 3 calls: {{[0-9.]+}} us per call (median {{[0-9.]+}}, fastest {{[0-9.]+}})
 // CALLS: ms      %    calls    us/call  region
 // CALLS-DAG: 3 {{ *[0-9.]+}}  layer: linalg.matmul 4x8xf32 profile.mlir:[[@LINE-10]]:8
 // CALLS-DAG: 3 {{ *[0-9.]+}}  layer: linalg.fill 4x8xf32 profile.mlir:[[@LINE-11]]:8

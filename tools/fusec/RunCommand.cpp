@@ -10,8 +10,10 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <numeric>
 #include <random>
 
 using namespace fuse;
@@ -44,8 +46,8 @@ cl::opt<unsigned> printLimit("print-limit",
                              cl::sub(fusec::runCommand));
 cl::opt<unsigned> repeat("repeat",
                          cl::desc("Call the function N times and print the "
-                                  "mean time per call (after a first call "
-                                  "that compiles)"),
+                                  "mean, median and fastest time per call "
+                                  "(after a first call that compiles)"),
                          cl::value_desc("N"), cl::init(0),
                          cl::cat(fusec::category()),
                          cl::sub(fusec::runCommand));
@@ -230,15 +232,25 @@ int fusec::runMain() {
     // The timed calls write into the first call's results: no allocation.
     if (fusec::profile)
       resetProfile();
-    auto start = std::chrono::steady_clock::now();
-    for (unsigned i = 0; i < repeat; ++i)
+    // On a host whose speed drifts, the fastest call is the steadiest
+    // figure for comparing two builds; the mean is what a run costs.
+    std::vector<double> micros;
+    micros.reserve(repeat);
+    for (unsigned i = 0; i < repeat; ++i) {
+      auto start = std::chrono::steady_clock::now();
       if (llvm::Error e = function->callInto(tensors, *results))
         return fail(std::move(e));
-    std::chrono::duration<double> elapsed =
-        std::chrono::steady_clock::now() - start;
-    llvm::outs() << llvm::format("%u calls: %.2f us per call\n",
-                                 unsigned(repeat),
-                                 elapsed.count() * 1e6 / repeat);
+      micros.push_back(std::chrono::duration<double, std::micro>(
+                           std::chrono::steady_clock::now() - start)
+                           .count());
+    }
+    double mean = std::accumulate(micros.begin(), micros.end(), 0.0) / repeat;
+    std::nth_element(micros.begin(), micros.begin() + repeat / 2, micros.end());
+    double median = micros[repeat / 2];
+    double fastest = *std::min_element(micros.begin(), micros.end());
+    llvm::outs() << llvm::format(
+        "%u calls: %.2f us per call (median %.2f, fastest %.2f)\n",
+        unsigned(repeat), mean, median, fastest);
   }
   if (stats) {
     FunctionStats s = function->stats();
