@@ -177,8 +177,9 @@ def FuseTileAndVectorize
       and KC steps of the reduction, B's block is packed into contiguous
       panels of 2 vectors (transposing a transposed B on the way), then for
       each block of MC rows A's block is packed into k-major panels of 12
-      rows, and each 12 x (2 vectors) accumulator tile (24 of the 32 zmm
-      registers) runs the KC steps from L1. Rows left over by whole panels
+      rows. Each panel of A, kept in L1, then meets every panel of B's
+      block, streamed from L2, in a 12 x (2 vectors) accumulator tile (24
+      of the 32 zmm registers) that runs the KC steps. Rows left over by whole panels
       of A are multiplied unpacked with the same packed panels of B; columns
       and reduction steps left over are edge products on slices;
     - matmul of 1 to 3 rows against a transposed right-hand side, as a
@@ -243,7 +244,9 @@ def FuseLowerVectors : Pass<"fuse-lower-vectors", "::mlir::func::FuncOp"> {
   let description = [{
     Runs after bufferization: hoists loop-invariant vector transfers (the
     accumulator tile of a matmul stays in registers across the reduction
-    loop), lowers vector.contract to outer products (FMAs),
+    loop), unrolls by 4 the innermost loops around a vector.contract (the
+    loop's own increment, compare and branch would otherwise compete with
+    the micro-kernel's loads and FMAs for the front end), lowers vector.contract to outer products (FMAs),
     multi-dimensional and permuted transfers to 1-D loads and stores, masks,
     multi-reductions, broadcasts and transposes, leaving what
     `convert-vector-to-llvm` handles.

@@ -7,15 +7,17 @@
 //     for k0 in K step KC:
 //       Bp = pack(B[k0:+KC, n0:+NC])        [NC/NR][KC][NR], contiguous
 //       for m0 in M step MC:
-//         Ap = pack(A[m0:+MC, k0:+KC])      [MC/MR][KC][MR], A's block in L2
-//         for j in NC/NR:                     Bp[j] stays in L1 ...
-//           for i in MC/MR:
+//         Ap = pack(A[m0:+MC, k0:+KC])      [MC/MR][KC][MR]
+//         for i in MC/MR:                     Ap[i] stays in L1 ...
+//           for j in NC/NR:                   ... while Bp streams from L2
 //             C[m0+i*MR:+MR, n0+j*NR:+NR] += Ap[i] * Bp[j]
 //       for j in NC/NR:                       rows left over by whole panels
 //         C[M-R:, n0+j*NR:+NR] += A[M-R:, k0:+KC] * Bp[j]
 //
-// ... across all of A's panels. The innermost product is a linalg.matmul
-// that the pass then tiles into the MR x NR register micro-kernel. Unpacked, a
+// The innermost product is a linalg.matmul that the pass then tiles into the
+// MR x NR register micro-kernel. Per reduction step, the micro-kernel
+// broadcasts MR floats of A's panel and loads NR of B's: the smaller panel
+// (MR x KC, 12 KiB) is the one kept in L1. Unpacked, a
 // column panel of B is KC rows a whole row of B apart: at N = 1024 they all
 // fall in the same L1 set, and every step of the micro-kernel misses. A
 // transposed B is transposed by the packing, 16 x 16 blocks at a time in
@@ -33,14 +35,15 @@ using namespace mlir;
 
 namespace {
 
-/// Block caps, in elements, for 32 KiB of L1 and 1 MiB of L2 per core,
-/// tuned on 1024^3 (KC of 128, 256 and 384, MC of 96, 256 and 1024): a
-/// micro-panel of B (KC x NR floats, 32 KiB) is reused from L1 and L2 by
-/// every panel of A's block (MC x KC, 256 KiB, in L2), and the packed block
-/// of B (KC x NC, 1 MiB) streams from L3.
+/// Block caps, in elements, for 32 KiB of L1 and 1 MiB of L2 per core, as
+/// BLIS blocks for Skylake-X: a micro-panel of A (KC x MR floats, 12 KiB)
+/// stays in L1 while the packed block of B (KC x NC, 512 KiB) streams from
+/// L2, once per panel of A. A's block is read once per block of B, panel by
+/// panel, so MC only bounds the packing buffer. (With B's 32 KiB micro-panel
+/// meant for L1 instead, and A's panels streaming, 1024^3 ran 8% slower.)
 constexpr int64_t kMaxKC = 256;
-constexpr int64_t kMaxMC = 256;
-constexpr int64_t kMaxNC = 1024;
+constexpr int64_t kMaxMC = 1024;
+constexpr int64_t kMaxNC = 512;
 
 /// Right-hand sides up to this many elements (256 KiB of f32) stay in L2
 /// unpacked: packing them would cost more than it saves.
@@ -300,18 +303,20 @@ fuse::blockAndPackMatmul(RewriterBase &rewriter, linalg::MatmulOp op,
             if (packLhs)
               lhsBlock =
                   packPanels(b, loc, lhsBlock, form->lhsTransposed ? 1 : 0, mr);
-            return loop(b, nc / nr, 1, c, [&](OpBuilder &b, Value j, Value c) {
-              Value rhsPanel = panelAt(b, loc, packedRhs, j);
-              OpFoldResult column = add(b, n0, j, nr);
-              if (!packLhs)
-                return product(b, c, lhsBlock, packedLhsMap, rhsPanel, m0, mc,
-                               column);
-              return loop(b, mc / mr, 1, c,
-                          [&](OpBuilder &b, Value i, Value c) {
-                            return product(b, c, panelAt(b, loc, lhsBlock, i),
-                                           packedLhsMap, rhsPanel,
-                                           add(b, m0, i, mr), mr, column);
+            auto panels = [&](OpBuilder &b, Value c, Value lhsPanel,
+                              OpFoldResult row, int64_t rows) {
+              return loop(b, nc / nr, 1, c,
+                          [&](OpBuilder &b, Value j, Value c) {
+                            return product(b, c, lhsPanel, packedLhsMap,
+                                           panelAt(b, loc, packedRhs, j), row,
+                                           rows, add(b, n0, j, nr));
                           });
+            };
+            if (!packLhs)
+              return panels(b, c, lhsBlock, m0, mc);
+            return loop(b, mc / mr, 1, c, [&](OpBuilder &b, Value i, Value c) {
+              return panels(b, c, panelAt(b, loc, lhsBlock, i),
+                            add(b, m0, i, mr), mr);
             });
           });
           if (!rowsLeft)

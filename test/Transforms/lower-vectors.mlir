@@ -18,21 +18,24 @@
 // the 8x32 accumulator tile is loaded before the reduction loop, carried in
 // registers through it (iter_args), and stored after it; the vector.contract
 // becomes one FMA per accumulator row (a broadcast lhs element times the rhs
-// row).
+// row). The reduction loop is unrolled by 4: 32 FMAs per iteration.
 #lhs = affine_map<(d0, d1, d2) -> (d0, d2)>
 #rhs = affine_map<(d0, d1, d2) -> (d2, d1)>
 #acc = affine_map<(d0, d1, d2) -> (d0, d1)>
 // CHECK-LABEL: func @hoist_accumulator
 // CHECK-SAME: (%[[A:[^:]*]]: memref<64x784xf32>, %[[B:[^:]*]]: memref<784x128xf32>, %[[C:[^:]*]]: memref<64x128xf32>)
+// CHECK: %[[C4:.*]] = arith.constant 4 : index
 // CHECK: scf.for %[[I:[^ ]+]] =
 // CHECK-NEXT: scf.for %[[J:[^ ]+]] =
 // CHECK-COUNT-8: vector.load %[[C]][{{.*}}, %[[J]]] : memref<64x128xf32>, vector<32xf32>
-// CHECK: %[[R:.*]] = scf.for %{{[^ ]+}} = {{.*}} iter_args(%[[ACC:[^ ]+]] = %{{.*}}) -> (vector<8x32xf32>)
+// CHECK: %[[R:.*]] = scf.for %{{[^ ]+}} = %{{.*}} to %{{.*}} step %[[C4]] iter_args(%[[ACC:[^ ]+]] = %{{.*}}) -> (vector<8x32xf32>)
 // CHECK-NOT: %[[C]][
 // CHECK: %[[ROW:.*]] = vector.load %[[B]][{{.*}}] : memref<784x128xf32>, vector<32xf32>
 // CHECK-NOT: %[[C]][
 // CHECK-COUNT-8: vector.fma %{{.*}}, %[[ROW]], %{{.*}} : vector<32xf32>
 // CHECK-NOT: %[[C]][
+// CHECK-COUNT-24: vector.fma
+// CHECK-NOT: vector.fma
 // CHECK: scf.yield %{{.*}} : vector<8x32xf32>
 // CHECK-NEXT: }
 // CHECK-COUNT-8: vector.store %{{.*}}, %[[C]][{{.*}}, %[[J]]] : memref<64x128xf32>, vector<32xf32>

@@ -59,10 +59,14 @@ func.func @matmul(%arg0: tensor<64x256xf32>, %arg1: tensor<256x128xf32>) -> tens
 // of B is packed into [4][112][32] panels of two registers and A's block into
 // [20][112][12] k-major panels of the micro-kernel's 12 rows; then each
 // 12x32 accumulator tile runs the 112 steps, one vector.contract of a packed
-// 12-float row of A and a packed 32-float row of B per step.
+// 12-float row of A and a packed 32-float row of B per step. A's panel is
+// the outer loop (it stays in L1), B's panels the inner (they stream from
+// L2).
 // CHECK-LABEL: func @matmul_blocked
 // CHECK-DAG: %[[C112:.*]] = arith.constant 112 : index
 // CHECK-DAG: %[[C784:.*]] = arith.constant 784 : index
+// CHECK-DAG: %[[C20:.*]] = arith.constant 20 : index
+// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
 // CHECK: scf.for %[[K0:[^ ]+]] = %{{.*}} to %[[C784]] step %[[C112]]
 // CHECK: tensor.expand_shape {{.*}} : tensor<112x128xf32> into tensor<112x4x32xf32>
 // CHECK: tensor.empty() : tensor<4x112x32xf32>
@@ -70,6 +74,8 @@ func.func @matmul(%arg0: tensor<64x256xf32>, %arg1: tensor<256x128xf32>) -> tens
 // CHECK: tensor.expand_shape {{.*}} : tensor<240x112xf32> into tensor<20x12x112xf32>
 // CHECK: tensor.empty() : tensor<20x112x12xf32>
 // CHECK: vector.transfer_write {{.*}} : vector<16x12xf32>, tensor<20x112x12xf32>
+// CHECK: scf.for %{{.*}} to %[[C20]] step
+// CHECK: scf.for %{{.*}} to %[[C4]] step
 // CHECK: scf.for {{.*}} -> (tensor<12x32xf32>)
 // CHECK: vector.contract {{.*}} : vector<1x12xf32>, vector<1x32xf32> into vector<12x32xf32>
 // CHECK-NOT: linalg.
