@@ -5,6 +5,8 @@ median rate of Fuse and of its reference, and the ratio of the medians.
 On a machine whose speed drifts (shared hosts, turbo), a ratio of two runs
 minutes apart measures the drift; random interleaving of the repetitions
 exposes both sides to the same drift, and the medians drop the outliers.
+The last column is the ratio of the best rates: each side at its fastest,
+the steadiest figure when the drift outlasts a repetition.
 
   bench/ratios.py build/bin/fuse-bench 'Sgemm|FuseMatmul' [repetitions]
 """
@@ -33,7 +35,8 @@ def main():
         for ref, fuse, unit in PAIRS:
             if unit in b:
                 rates.setdefault(b["run_name"], []).append(b[unit])
-    print(f"{'shape':<28}{'reference':>12}{'fuse':>12}{'ratio':>8}")
+    print(f"{'shape':<28}{'reference':>12}{'fuse':>12}{'ratio':>8}"
+          f"{'best':>8}")
     for ref, fuse, unit in PAIRS:
         for name in rates:
             if not name.startswith(ref):
@@ -43,7 +46,9 @@ def main():
                 continue
             r = statistics.median(rates[name])
             f = statistics.median(rates[fuse + shape])
-            print(f"{shape:<28}{r:>12.1f}{f:>12.1f}{f / r:>8.2f}")
+            best = max(rates[fuse + shape]) / max(rates[name])
+            print(f"{shape:<28}{r:>12.1f}{f:>12.1f}{f / r:>8.2f}"
+                  f"{best:>8.2f}")
 
 
 if __name__ == "__main__":
