@@ -17,12 +17,43 @@
 
 #include "MatmulTiling.h"
 
+#include "ConvolutionTiling.h"
+#include "MatmulPacking.h"
 #include "TileLoops.h"
 
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
+
+FailureOr<SmallVector<linalg::MatmulOp>>
+fuse::splitIntoWholeTiles(RewriterBase &rewriter, linalg::MatmulOp op,
+                          unsigned vectorBits) {
+  std::optional<MatmulForm> form = matchMatmul(op);
+  if (!form)
+    return failure();
+  Type elementType =
+      cast<RankedTensorType>(op.getDpsInits()[0].getType()).getElementType();
+  if (!elementType.isIntOrFloat())
+    return failure();
+  int64_t lanes = vectorLanes(elementType, vectorBits);
+  // Rows whose best divisor leaves most of the micro-kernel's accumulators
+  // unused, and columns that are not whole registers.
+  int64_t mainM = form->m;
+  if (form->m > kMicroKernelRows &&
+      largestDivisorAtMost(form->m, kMicroKernelRows) < kMicroKernelRows / 2)
+    mainM = form->m / kMicroKernelRows * kMicroKernelRows;
+  int64_t mainN = form->n > lanes && form->n % lanes != 0
+                      ? form->n / lanes * lanes
+                      : form->n;
+  if (mainM == form->m && mainN == form->n)
+    return failure();
+  SmallVector<linalg::MatmulOp> edges;
+  SmallVector<linalg::MatmulOp> parts = {
+      splitMatmul(rewriter, op, *form, mainM, mainN, form->k, edges)};
+  parts.append(edges.begin(), edges.end());
+  return parts;
+}
 
 LogicalResult fuse::tileWithFusedFill(RewriterBase &rewriter,
                                       linalg::LinalgOp op,

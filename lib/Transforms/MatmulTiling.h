@@ -15,6 +15,16 @@
 
 namespace fuse {
 
+/// Splits a matmul whose rows or columns have no divisor near a register
+/// tile (13 rows, 1009 columns: tiles that divide them would be 1 x 1) into
+/// a product over whole tiles, kMicroKernelRows rows and registers of
+/// columns, and edge products over the rows and columns left, returned
+/// (main first) for the caller to tile. Fails, leaving `op` alone, when
+/// its tiles already divide it.
+mlir::FailureOr<llvm::SmallVector<mlir::linalg::MatmulOp>>
+splitIntoWholeTiles(mlir::RewriterBase &rewriter, mlir::linalg::MatmulOp op,
+                    unsigned vectorBits);
+
 /// Tiles a matmul or batch_matmul whose output is a zero fill over its
 /// output tiles (`sizes` but the last, for every loop but the reduction),
 /// with the fill fused into each, then each tile along the reduction by the

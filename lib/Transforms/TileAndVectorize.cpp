@@ -461,6 +461,12 @@ struct FuseTileAndVectorizePass
           contractions.append(edges->begin(), edges->end());
           continue;
         }
+        FailureOr<SmallVector<linalg::MatmulOp>> parts =
+            fuse::splitIntoWholeTiles(rewriter, matmul, bits);
+        if (succeeded(parts)) {
+          contractions.append(parts->begin(), parts->end());
+          continue;
+        }
       }
       if (!isa<linalg::Conv2DNhwcHwcfOp>(op))
         packTransposedRhs(rewriter, op);

@@ -212,21 +212,25 @@ func.func @matmul_consumer(%x: tensor<64x16xf32>, %dy: tensor<64x32xf32>, %p: te
 // -----
 
 // fuse.matmul (13x7) x (7x10): contraction tiles divide the iteration space,
-// so no masks. M = 13 is prime: row tiles of 1. N = 10 is narrower than a
-// register: one tile of all 10 columns (no column loop). The unit row dim is
-// cast away: the accumulator is a vector<10xf32>, zeroed per tile.
+// so no masks. M = 13 is prime: instead of row tiles of 1, a product over 12
+// rows (one tile of the micro-kernel's height) and one over the last row.
+// N = 10 is narrower than a register: all 10 columns in one tile (no column
+// loop). Each part zeroes its own tile. The last row's unit dim is cast
+// away: its accumulator is a vector<10xf32>.
 // CHECK-LABEL: func @matmul_divisor_tiles
 // CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
 // CHECK-DAG: %[[C7:.*]] = arith.constant 7 : index
-// CHECK-DAG: %[[C13:.*]] = arith.constant 13 : index
-// CHECK: scf.for %[[I:[^ ]+]] = %{{.*}} to %[[C13]] step %[[C1]]
+// CHECK-NOT: linalg.fill
+// CHECK: vector.transfer_write {{.*}} : vector<12x10xf32>, tensor<12x10xf32>
+// CHECK-NEXT: scf.for %{{.*}} = %{{.*}} to %[[C7]] step %[[C1]]
+// CHECK-NOT: vector.create_mask
+// CHECK: vector.contract {{.*}} : vector<12x1xf32>, vector<1x10xf32> into vector<12x10xf32>
+// CHECK: tensor.insert_slice {{.*}}[0, 0] [12, 10] [1, 1] : tensor<12x10xf32> into tensor<13x10xf32>
 // CHECK: vector.transfer_write {{.*}} : vector<10xf32>, tensor<1x10xf32>
 // CHECK-NEXT: scf.for %{{.*}} = %{{.*}} to %[[C7]] step %[[C1]]
-// CHECK-NOT: scf.for
-// CHECK-NOT: vector.create_mask
-// CHECK: vector.contract {{.*}} into vector<10xf32>
 // CHECK-NOT: create_mask
-// CHECK: vector.transfer_write {{.*}} : vector<10xf32>, tensor<1x10xf32>
+// CHECK: vector.contract {{.*}} into vector<10xf32>
+// CHECK: tensor.insert_slice {{.*}}[12, 0] [1, 10] [1, 1] : tensor<1x10xf32> into tensor<13x10xf32>
 // CHECK-NOT: linalg.
 // CHECK: return
 func.func @matmul_divisor_tiles(%arg0: tensor<13x7xf32>, %arg1: tensor<7x10xf32>) -> tensor<13x10xf32> {
@@ -235,6 +239,31 @@ func.func @matmul_divisor_tiles(%arg0: tensor<13x7xf32>, %arg1: tensor<7x10xf32>
   %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<13x10xf32>) -> tensor<13x10xf32>
   %2 = linalg.matmul ins(%arg0, %arg1 : tensor<13x7xf32>, tensor<7x10xf32>) outs(%1 : tensor<13x10xf32>) -> tensor<13x10xf32>
   return %2 : tensor<13x10xf32>
+}
+
+// -----
+
+// fuse.matmul (13x5) x (5x37): 37 columns are two registers and 5 left, 13
+// rows a tile of 12 and one left. Divisor tiles would be 1 x 1 (scalar
+// FMAs); instead four products over slices: 12 x 32 (the micro-kernel's
+// 24 accumulators), 12 x 5, 1 x 32 and 1 x 5.
+// CHECK-LABEL: func @matmul_whole_tiles
+// CHECK-NOT: linalg.fill
+// CHECK: vector.contract {{.*}} : vector<12x1xf32>, vector<1x32xf32> into vector<12x32xf32>
+// CHECK: tensor.insert_slice {{.*}}[0, 0] [12, 32] [1, 1]
+// CHECK: vector.contract {{.*}} : vector<12x1xf32>, vector<1x5xf32> into vector<12x5xf32>
+// CHECK: tensor.insert_slice {{.*}}[0, 32] [12, 5] [1, 1]
+// CHECK: vector.contract {{.*}} : vector<1xf32>, vector<1x32xf32> into vector<32xf32>
+// CHECK: vector.contract {{.*}} : vector<1xf32>, vector<1x5xf32> into vector<5xf32>
+// CHECK: tensor.insert_slice {{.*}}[12, 0] [1, 37] [1, 1]
+// CHECK-NOT: linalg.
+// CHECK: return
+func.func @matmul_whole_tiles(%arg0: tensor<13x5xf32>, %arg1: tensor<5x37xf32>) -> tensor<13x37xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %0 = tensor.empty() : tensor<13x37xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<13x37xf32>) -> tensor<13x37xf32>
+  %2 = linalg.matmul ins(%arg0, %arg1 : tensor<13x5xf32>, tensor<5x37xf32>) outs(%1 : tensor<13x37xf32>) -> tensor<13x37xf32>
+  return %2 : tensor<13x37xf32>
 }
 
 // -----

@@ -1189,6 +1189,20 @@ TEST(OpsMatmul, BlockedAndPackedShapes) {
                    600);
 }
 
+// Rows or columns without a divisor near a register tile (primes, 2 x a
+// prime, columns past whole registers), split into a product over whole
+// tiles and edge products over the rest: every part, and every part's own
+// zero fill, must land in its slice.
+TEST(OpsMatmul, WholeTileSplits) {
+  checkEveryLayout({{13, 37, 5},
+                    {25, 1009, 3},
+                    {29, 17, 64},
+                    {14, 18, 9},
+                    {26, 16, 7},
+                    {12, 33, 1}},
+                   900);
+}
+
 // Shapes of the batch-1 strategies: dot products for 1 to 3 rows against a
 // transposed rhs (tiles of 16, 8, 5 and 13 rows of B, or declined: 17 rows
 // of B, or K not a whole number of registers), rows of up to 24 registers
