@@ -40,6 +40,7 @@ void fuse::registerDialects(DialectRegistry &registry) {
   registerAllDialects(registry);
   registerAllExtensions(registry);
   registerAllToLLVMIRTranslations(registry);
+  registerFuseDialectTranslation(registry);
 }
 
 void fuse::registerPassesAndPipelines() {

@@ -4,6 +4,7 @@
 #define FUSE_DIALECT_FUSE_IR_FUSEDIALECT_H
 
 #include "mlir/IR/Dialect.h"
+#include "mlir/IR/DialectRegistry.h"
 
 #include "Fuse/FuseOpsDialect.h.inc"
 
@@ -24,6 +25,12 @@ constexpr llvm::StringLiteral kStackedAttrName = "fuse.stacked";
 /// The argument attribute `fuse.init = #fuse.init<...>`: how training
 /// initializes a parameter or optimizer state.
 constexpr llvm::StringLiteral kInitAttrName = "fuse.init";
+
+/// Registers the translation of the fuse dialect's attributes to LLVM IR:
+/// its argument and result attributes describe how Fuse calls and trains a
+/// function, and have no LLVM counterpart, so translation drops them
+/// (instead of warning about each).
+void registerFuseDialectTranslation(mlir::DialectRegistry &registry);
 } // namespace fuse
 
 #endif // FUSE_DIALECT_FUSE_IR_FUSEDIALECT_H
