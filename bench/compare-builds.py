@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Times one function of an .mlir file as compiled by two fusec builds, in
+one process, alternating between them, and prints each build's fastest and
+median time per call and the speedup of the second over the first.
+
+  bench/compare-builds.py OLD_FUSEC NEW_FUSEC FILE.mlir --entry=f [--rounds=N]
+      [other fusec options, e.g. --shape=x=64x28x28x1]
+
+This VM's speed drifts by up to 2x for seconds at a time, so two runs of a
+benchmark minutes apart compare the drift. Here both builds run in the same
+process, within milliseconds of each other, many times over; each build's
+fastest round is its figure when the host was fast.
+
+Each build emits an object file (`fusec --emit=obj`) whose function takes
+one pointer per argument, result and workspace buffer; every buffer is
+64 MiB of zeros (the arithmetic of x86 runs as fast on zeros as on other
+normal numbers, and integer arguments stay valid indices). Needs cc and
+objcopy.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HARNESS = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+void f_old(%(params)s);
+void f_new(%(params)s);
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+static int cmp(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+int main(void) {
+  void *p[%(n)d];
+  for (int i = 0; i < %(n)d; i++) {
+    p[i] = aligned_alloc(64, 64 << 20);
+    memset(p[i], 0, 64 << 20);
+  }
+  f_old(%(args)s);
+  f_new(%(args)s);
+  double t0 = now();
+  f_old(%(args)s);
+  int inner = (int)(0.01 / (now() - t0)) + 1;
+  static double times[2][%(rounds)d];
+  for (int r = 0; r < %(rounds)d; r++)
+    for (int v = 0; v < 2; v++) {
+      t0 = now();
+      for (int i = 0; i < inner; i++) {
+        if (v)
+          f_new(%(args)s);
+        else
+          f_old(%(args)s);
+      }
+      times[v][r] = (now() - t0) / inner * 1e6;
+    }
+  for (int v = 0; v < 2; v++)
+    qsort(times[v], %(rounds)d, sizeof(double), cmp);
+  printf("%%-6s %%12s %%12s\n", "build", "fastest us", "median us");
+  printf("%%-6s %%12.1f %%12.1f\n", "old", times[0][0], times[0][%(rounds)d / 2]);
+  printf("%%-6s %%12.1f %%12.1f\n", "new", times[1][0], times[1][%(rounds)d / 2]);
+  printf("speedup (fastest): %%.3f\n", times[0][0] / times[1][0]);
+  return 0;
+}
+"""
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("old")
+    parser.add_argument("new")
+    parser.add_argument("file")
+    parser.add_argument("--entry", required=True)
+    parser.add_argument("--rounds", type=int, default=100)
+    args, fusec_args = parser.parse_known_args()
+    args.fusec_args = [a for a in fusec_args if a != "--"]
+
+    with tempfile.TemporaryDirectory() as work:
+        objects = []
+        for name, fusec in (("old", args.old), ("new", args.new)):
+            obj = os.path.join(work, name + ".o")
+            subprocess.run([fusec, "--emit=obj", args.file,
+                            f"--entry={args.entry}", "-o", obj] +
+                           args.fusec_args, check=True)
+            subprocess.run(["objcopy", f"--redefine-sym={args.entry}=f_{name}",
+                            obj], check=True)
+            objects.append(obj)
+        ir = subprocess.run([args.new, "--emit=llvm-ir", args.file,
+                             f"--entry={args.entry}", "-o", "-"] +
+                            args.fusec_args, check=True, capture_output=True,
+                            text=True).stdout
+        define = re.search(r"^define .*@%s\((.*)\)" % re.escape(args.entry),
+                           ir, re.M)
+        if not define:
+            sys.exit(f"compare-builds: no function @{args.entry} in the IR")
+        flat = define.group(1)
+        while "(" in flat:  # attributes such as initializes((0, 64))
+            flat = re.sub(r"\([^()]*\)", "", flat)
+        params = [p.strip() for p in flat.split(",")]
+        if not all(p.startswith("ptr") for p in params):
+            sys.exit(f"compare-builds: @{args.entry} takes non-pointer "
+                     "arguments; only tensor arguments are supported")
+        n = len(params)
+        source = os.path.join(work, "harness.c")
+        with open(source, "w") as f:
+            f.write(HARNESS % {
+                "n": n, "rounds": args.rounds,
+                "params": ", ".join(["void *"] * n),
+                "args": ", ".join(f"p[{i}]" for i in range(n))})
+        binary = os.path.join(work, "harness")
+        subprocess.run(["cc", "-O2", "-no-pie", source] + objects +
+                       ["-o", binary, "-lm"], check=True)
+        subprocess.run([binary], check=True)
+
+
+if __name__ == "__main__":
+    main()
