@@ -74,6 +74,26 @@ int main(void) {
 """
 
 
+def count_pointer_args(fusec, args):
+    """The number of arguments of the entry function `fusec` emits, all
+    pointers (tensors, results and workspace buffers)."""
+    ir = subprocess.run([fusec, "--emit=llvm-ir", args.file,
+                         f"--entry={args.entry}", "-o", "-"] + args.fusec_args,
+                        check=True, capture_output=True, text=True).stdout
+    define = re.search(r"^define .*@%s\((.*)\)" % re.escape(args.entry), ir,
+                       re.M)
+    if not define:
+        sys.exit(f"compare-builds: no function @{args.entry} in the IR")
+    flat = define.group(1)
+    while "(" in flat:  # attributes such as initializes((0, 64))
+        flat = re.sub(r"\([^()]*\)", "", flat)
+    params = [p.strip() for p in flat.split(",")]
+    if not all(p.startswith("ptr") for p in params):
+        sys.exit(f"compare-builds: @{args.entry} takes non-pointer arguments; "
+                 "only tensor arguments are supported")
+    return len(params)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("old")
@@ -94,22 +114,11 @@ def main():
             subprocess.run(["objcopy", f"--redefine-sym={args.entry}=f_{name}",
                             obj], check=True)
             objects.append(obj)
-        ir = subprocess.run([args.new, "--emit=llvm-ir", args.file,
-                             f"--entry={args.entry}", "-o", "-"] +
-                            args.fusec_args, check=True, capture_output=True,
-                            text=True).stdout
-        define = re.search(r"^define .*@%s\((.*)\)" % re.escape(args.entry),
-                           ir, re.M)
-        if not define:
-            sys.exit(f"compare-builds: no function @{args.entry} in the IR")
-        flat = define.group(1)
-        while "(" in flat:  # attributes such as initializes((0, 64))
-            flat = re.sub(r"\([^()]*\)", "", flat)
-        params = [p.strip() for p in flat.split(",")]
-        if not all(p.startswith("ptr") for p in params):
-            sys.exit(f"compare-builds: @{args.entry} takes non-pointer "
-                     "arguments; only tensor arguments are supported")
-        n = len(params)
+        # The builds may take different numbers of workspace buffers (the
+        # last arguments): both get as many as the larger count, which the
+        # x86-64 calling convention lets a callee ignore.
+        n = max(count_pointer_args(fusec, args)
+                for fusec in (args.old, args.new))
         source = os.path.join(work, "harness.c")
         with open(source, "w") as f:
             f.write(HARNESS % {

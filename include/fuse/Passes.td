@@ -172,7 +172,7 @@ def FuseTileAndVectorize
     The code-generation strategy for the CPU, in one place. Each linalg op on
     tensors is tiled with `scf.for` loops and its tile vectorized:
 
-    - matmul whose right-hand side is transposed or too large for L2
+    - matmul whose right-hand side is transposed or larger than half of L2
       (MatmulPacking.cpp): BLIS's loop nest. For each block of NC columns
       and KC steps of the reduction, B's block is packed into contiguous
       panels of 2 vectors (transposing a transposed B on the way), then for

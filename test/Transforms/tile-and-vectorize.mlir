@@ -53,10 +53,10 @@ func.func @matmul(%arg0: tensor<64x256xf32>, %arg1: tensor<256x128xf32>) -> tens
 
 // -----
 
-// fuse.matmul (240x784) x (784x128): the right-hand side is too large for
-// L2, so the product is cache-blocked: for each block of 112 steps of the
+// fuse.matmul (240x784) x (784x256): the right-hand side (784 KiB) does not
+// fit in half of L2, so the product is cache-blocked: for each block of 112 steps of the
 // reduction (the largest multiple of 16 under 256 dividing 784), the block
-// of B is packed into [4][112][32] panels of two registers and A's block into
+// of B is packed into [8][112][32] panels of two registers and A's block into
 // [20][112][12] k-major panels of the micro-kernel's 12 rows; then each
 // 12x32 accumulator tile runs the 112 steps, one vector.contract of a packed
 // 12-float row of A and a packed 32-float row of B per step. A's panel is
@@ -66,26 +66,26 @@ func.func @matmul(%arg0: tensor<64x256xf32>, %arg1: tensor<256x128xf32>) -> tens
 // CHECK-DAG: %[[C112:.*]] = arith.constant 112 : index
 // CHECK-DAG: %[[C784:.*]] = arith.constant 784 : index
 // CHECK-DAG: %[[C20:.*]] = arith.constant 20 : index
-// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
+// CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
 // CHECK: scf.for %[[K0:[^ ]+]] = %{{.*}} to %[[C784]] step %[[C112]]
-// CHECK: tensor.expand_shape {{.*}} : tensor<112x128xf32> into tensor<112x4x32xf32>
-// CHECK: tensor.empty() : tensor<4x112x32xf32>
-// CHECK: vector.transfer_write {{.*}} : vector<32xf32>, tensor<4x112x32xf32>
+// CHECK: tensor.expand_shape {{.*}} : tensor<112x256xf32> into tensor<112x8x32xf32>
+// CHECK: tensor.empty() : tensor<8x112x32xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<32xf32>, tensor<8x112x32xf32>
 // CHECK: tensor.expand_shape {{.*}} : tensor<240x112xf32> into tensor<20x12x112xf32>
 // CHECK: tensor.empty() : tensor<20x112x12xf32>
 // CHECK: vector.transfer_write {{.*}} : vector<16x12xf32>, tensor<20x112x12xf32>
 // CHECK: scf.for %{{.*}} to %[[C20]] step
-// CHECK: scf.for %{{.*}} to %[[C4]] step
+// CHECK: scf.for %{{.*}} to %[[C8]] step
 // CHECK: scf.for {{.*}} -> (tensor<12x32xf32>)
 // CHECK: vector.contract {{.*}} : vector<1x12xf32>, vector<1x32xf32> into vector<12x32xf32>
 // CHECK-NOT: linalg.
 // CHECK: return
-func.func @matmul_blocked(%arg0: tensor<240x784xf32>, %arg1: tensor<784x128xf32>) -> tensor<240x128xf32> {
+func.func @matmul_blocked(%arg0: tensor<240x784xf32>, %arg1: tensor<784x256xf32>) -> tensor<240x256xf32> {
   %cst = arith.constant 0.000000e+00 : f32
-  %0 = tensor.empty() : tensor<240x128xf32>
-  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<240x128xf32>) -> tensor<240x128xf32>
-  %2 = linalg.matmul ins(%arg0, %arg1 : tensor<240x784xf32>, tensor<784x128xf32>) outs(%1 : tensor<240x128xf32>) -> tensor<240x128xf32>
-  return %2 : tensor<240x128xf32>
+  %0 = tensor.empty() : tensor<240x256xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<240x256xf32>) -> tensor<240x256xf32>
+  %2 = linalg.matmul ins(%arg0, %arg1 : tensor<240x784xf32>, tensor<784x256xf32>) outs(%1 : tensor<240x256xf32>) -> tensor<240x256xf32>
+  return %2 : tensor<240x256xf32>
 }
 
 // -----
