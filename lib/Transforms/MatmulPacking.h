@@ -29,15 +29,6 @@ struct MatmulForm {
 /// of a plain or transposed matmul.
 std::optional<MatmulForm> matchMatmul(mlir::linalg::MatmulOp op);
 
-/// Splits `op`, of form `form`, into a product over [0, mainM) x [0, mainN)
-/// x [0, mainK), returned, and products over the rest, appended to `edges`:
-/// each a linalg.matmul on slices, those over k accumulating after the main
-/// one.
-mlir::linalg::MatmulOp
-splitMatmul(mlir::RewriterBase &rewriter, mlir::linalg::MatmulOp op,
-            const MatmulForm &form, int64_t mainM, int64_t mainN, int64_t mainK,
-            llvm::SmallVectorImpl<mlir::linalg::MatmulOp> &edges);
-
 /// Rewrites `op` into cache blocks whose operands are packed into contiguous
 /// panels (B's two registers of `vectorBits` wide, A's kMicroKernelRows
 /// high), each block a smaller linalg.matmul, when its shape makes that pay.

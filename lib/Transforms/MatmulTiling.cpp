@@ -21,38 +21,80 @@
 #include "MatmulPacking.h"
 #include "TileLoops.h"
 
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
 
-FailureOr<SmallVector<linalg::MatmulOp>>
-fuse::splitIntoWholeTiles(RewriterBase &rewriter, linalg::MatmulOp op,
+FailureOr<SmallVector<linalg::LinalgOp>>
+fuse::splitIntoWholeTiles(RewriterBase &rewriter, linalg::LinalgOp op,
                           unsigned vectorBits) {
-  std::optional<MatmulForm> form = matchMatmul(op);
-  if (!form)
+  if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) ||
+      !op.hasPureTensorSemantics() || op.hasDynamicShape())
     return failure();
-  Type elementType =
-      cast<RankedTensorType>(op.getDpsInits()[0].getType()).getElementType();
+  Type elementType = getElementTypeOrSelf(op.getDpsInits()[0].getType());
   if (!elementType.isIntOrFloat())
     return failure();
+  bool batched = isa<linalg::BatchMatmulOp>(op);
+  unsigned mDim = batched ? 1 : 0, nDim = mDim + 1;
+  int64_t rowTile = batched ? kBatchMatmulTileRows : kMicroKernelRows;
   int64_t lanes = vectorLanes(elementType, vectorBits);
-  // Rows whose best divisor leaves most of the micro-kernel's accumulators
-  // unused, and columns that are not whole registers.
-  int64_t mainM = form->m;
-  if (form->m > kMicroKernelRows &&
-      largestDivisorAtMost(form->m, kMicroKernelRows) < kMicroKernelRows / 2)
-    mainM = form->m / kMicroKernelRows * kMicroKernelRows;
-  int64_t mainN = form->n > lanes && form->n % lanes != 0
-                      ? form->n / lanes * lanes
-                      : form->n;
-  if (mainM == form->m && mainN == form->n)
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (llvm::is_contained(ranges, 0))
     return failure();
-  SmallVector<linalg::MatmulOp> edges;
-  SmallVector<linalg::MatmulOp> parts = {
-      splitMatmul(rewriter, op, *form, mainM, mainN, form->k, edges)};
-  parts.append(edges.begin(), edges.end());
-  return parts;
+  int64_t m = ranges[mDim], n = ranges[nDim];
+  // Rows whose best divisor leaves most of the tile's rows unused, and
+  // columns that are not whole registers.
+  int64_t mainM = m > rowTile && largestDivisorAtMost(m, rowTile) < rowTile / 2
+                      ? m / rowTile * rowTile
+                      : m;
+  int64_t mainN = n > lanes && n % lanes != 0 ? n / lanes * lanes : n;
+  if (mainM == m && mainN == n)
+    return failure();
+  // A zero fill only `op` reads becomes one fill per part, which the part's
+  // tiles then fuse.
+  auto fill = op.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
+  if (fill && fill->getResult(0).hasOneUse())
+    rewriter.modifyOpInPlace(
+        op, [&] { op.getDpsInitsMutable()[0].set(fill.getDpsInits()[0]); });
+  else
+    fill = {};
+  SmallVector<TilingInterface> parts = {
+      cast<TilingInterface>(op.getOperation())};
+  auto split = [&](unsigned dim, int64_t at) {
+    SmallVector<TilingInterface> next;
+    for (TilingInterface part : parts) {
+      rewriter.setInsertionPoint(part);
+      auto [first, second] =
+          linalg::splitOp(rewriter, part, dim, rewriter.getIndexAttr(at));
+      // Unsplit (never for these ops), the part is still whole and correct.
+      next.push_back(first ? first : part);
+      if (second)
+        next.push_back(second);
+    }
+    parts = std::move(next);
+  };
+  if (mainN < n)
+    split(nDim, mainN);
+  if (mainM < m)
+    split(mDim, mainM);
+  SmallVector<linalg::LinalgOp> result;
+  for (TilingInterface part : parts) {
+    auto linalgPart = cast<linalg::LinalgOp>(part.getOperation());
+    if (fill) {
+      rewriter.setInsertionPoint(linalgPart);
+      OpOperand &init = linalgPart.getDpsInitsMutable()[0];
+      Value zeros = linalg::FillOp::create(rewriter, fill.getLoc(),
+                                           fill.getDpsInputs()[0], init.get())
+                        ->getResult(0);
+      rewriter.modifyOpInPlace(linalgPart, [&] { init.set(zeros); });
+    }
+    result.push_back(linalgPart);
+  }
+  if (fill)
+    rewriter.eraseOp(fill);
+  return result;
 }
 
 LogicalResult fuse::tileWithFusedFill(RewriterBase &rewriter,

@@ -15,14 +15,18 @@
 
 namespace fuse {
 
-/// Splits a matmul whose rows or columns have no divisor near a register
-/// tile (13 rows, 1009 columns: tiles that divide them would be 1 x 1) into
-/// a product over whole tiles, kMicroKernelRows rows and registers of
-/// columns, and edge products over the rows and columns left, returned
-/// (main first) for the caller to tile. Fails, leaving `op` alone, when
-/// its tiles already divide it.
-mlir::FailureOr<llvm::SmallVector<mlir::linalg::MatmulOp>>
-splitIntoWholeTiles(mlir::RewriterBase &rewriter, mlir::linalg::MatmulOp op,
+/// The rows of a batch_matmul's register tile, at most.
+constexpr int64_t kBatchMatmulTileRows = 8;
+
+/// Splits a matmul or batch_matmul whose rows or columns have no divisor
+/// near a register tile (13 rows, 1009 columns: tiles that divide them
+/// would be 1 x 1) into a product over whole tiles (rows of the tile's
+/// height, whole registers of columns) and edge products over the rows and
+/// columns left, each a product on slices, returned for the caller to tile.
+/// A zero fill of the output becomes one per part. Fails, leaving `op`
+/// alone, when its tiles already divide it.
+mlir::FailureOr<llvm::SmallVector<mlir::linalg::LinalgOp>>
+splitIntoWholeTiles(mlir::RewriterBase &rewriter, mlir::linalg::LinalgOp op,
                     unsigned vectorBits);
 
 /// Tiles a matmul or batch_matmul whose output is a zero fill over its

@@ -106,8 +106,8 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, unsigned vectorBits) {
     return {rows, matmulTileColumns(ranges[1], rows, lanes), 1};
   }
   if (isa<linalg::BatchMatmulOp>(op)) // b, m, n, k
-    return {1, largestDivisorAtMost(ranges[1], 8), vectorTile(ranges[2], lanes),
-            1};
+    return {1, largestDivisorAtMost(ranges[1], fuse::kBatchMatmulTileRows),
+            vectorTile(ranges[2], lanes), 1};
   if (isa<linalg::Conv2DNhwcHwcfOp>(op)) { // n, oh, ow, f, kh, kw, c
     fuse::ConvTile tile =
         fuse::chooseConvTile(ranges[0], ranges[2], ranges[3], lanes);
@@ -444,10 +444,13 @@ struct FuseTileAndVectorizePass
     for (tensor::PadOp pad : pads)
       decomposePad(rewriter, pad);
 
-    //    Pack operands the micro-kernels cannot read as vectors.
+    //    Pack operands the micro-kernels cannot read as vectors. (Only
+    //    products are listed: the rewrites below erase the fills of the
+    //    products they split.)
     SmallVector<linalg::LinalgOp> contractions;
     func.walk([&](linalg::LinalgOp op) {
-      if (op.hasPureTensorSemantics())
+      if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) &&
+          op.hasPureTensorSemantics())
         contractions.push_back(op);
     });
     while (!contractions.empty()) {
@@ -461,15 +464,14 @@ struct FuseTileAndVectorizePass
           contractions.append(edges->begin(), edges->end());
           continue;
         }
-        FailureOr<SmallVector<linalg::MatmulOp>> parts =
-            fuse::splitIntoWholeTiles(rewriter, matmul, bits);
-        if (succeeded(parts)) {
-          contractions.append(parts->begin(), parts->end());
-          continue;
-        }
       }
-      if (!isa<linalg::Conv2DNhwcHwcfOp>(op))
-        packTransposedRhs(rewriter, op);
+      FailureOr<SmallVector<linalg::LinalgOp>> parts =
+          fuse::splitIntoWholeTiles(rewriter, op, bits);
+      if (succeeded(parts)) {
+        contractions.append(parts->begin(), parts->end());
+        continue;
+      }
+      packTransposedRhs(rewriter, op);
     }
 
     //    Convolutions become loops over register tiles, with their fills

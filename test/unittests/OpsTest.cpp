@@ -1299,16 +1299,16 @@ std::string batchMatmulSource(bool ta, bool tb) {
          "  return %c : tensor<?x?x?xf32>\n}\n";
 }
 
-TEST(OpsBatchMatmul, BatchesAndTransposes) {
-  unsigned seed = 500;
+/// Every lhs/rhs layout of batch_matmul on `shapes` (batch, m, n, k),
+/// against the naive reference.
+void checkBatchMatmuls(
+    std::initializer_list<std::tuple<int64_t, int64_t, int64_t, int64_t>>
+        shapes,
+    unsigned seed) {
   for (bool ta : {false, true})
     for (bool tb : {false, true}) {
       Jit jit(batchMatmulSource(ta, tb));
-      for (auto [batch, m, n, k] :
-           {std::tuple<int64_t, int64_t, int64_t, int64_t>{1, 7, 13, 5},
-            {3, 13, 1, 7},
-            {4, 1, 7, 13},
-            {2, 7, 7, 1}}) {
+      for (auto [batch, m, n, k] : shapes) {
         SCOPED_TRACE("B=" + std::to_string(batch) + " M=" + std::to_string(m) +
                      " N=" + std::to_string(n) + " K=" + std::to_string(k) +
                      (ta ? " transpose_lhs" : "") +
@@ -1327,6 +1327,18 @@ TEST(OpsBatchMatmul, BatchesAndTransposes) {
         EXPECT_TRUE(allClose(out[0], {batch, m, n}, ref, tol));
       }
     }
+}
+
+TEST(OpsBatchMatmul, BatchesAndTransposes) {
+  checkBatchMatmuls({{1, 7, 13, 5}, {3, 13, 1, 7}, {4, 1, 7, 13}, {2, 7, 7, 1}},
+                    500);
+}
+
+// Rows or columns without a divisor near a register tile (11 rows: 8 and 3;
+// 19 columns: 16 and 3; 1009), split into whole tiles and edges.
+TEST(OpsBatchMatmul, WholeTileSplits) {
+  checkBatchMatmuls(
+      {{2, 11, 19, 5}, {3, 13, 37, 9}, {1, 29, 1009, 3}, {2, 17, 16, 1}}, 550);
 }
 
 //===----------------------------------------------------------------------===//
