@@ -13,9 +13,9 @@ fastest round is its figure when the host was fast.
 
 Each build emits an object file (`fusec --emit=obj`) whose function takes
 one pointer per argument, result and workspace buffer; every buffer is
-64 MiB of zeros (the arithmetic of x86 runs as fast on zeros as on other
-normal numbers, and integer arguments stay valid indices). Needs cc and
-objcopy.
+--buffer-mib MiB (64 by default: raise it for larger tensors) of zeros (the
+arithmetic of x86 runs as fast on zeros as on other normal numbers, and
+integer arguments stay valid indices). Needs cc and objcopy.
 """
 import argparse
 import os
@@ -41,10 +41,10 @@ static int cmp(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 int main(void) {
-  void *p[%(n)d];
+  void *p[%(n)d + 1];
   for (int i = 0; i < %(n)d; i++) {
-    p[i] = aligned_alloc(64, 64 << 20);
-    memset(p[i], 0, 64 << 20);
+    p[i] = aligned_alloc(64, (size_t)%(mib)d << 20);
+    memset(p[i], 0, (size_t)%(mib)d << 20);
   }
   f_old(%(args)s);
   f_new(%(args)s);
@@ -87,7 +87,7 @@ def count_pointer_args(fusec, args):
     flat = define.group(1)
     while "(" in flat:  # attributes such as initializes((0, 64))
         flat = re.sub(r"\([^()]*\)", "", flat)
-    params = [p.strip() for p in flat.split(",")]
+    params = [p.strip() for p in flat.split(",") if p.strip()]
     if not all(p.startswith("ptr") for p in params):
         sys.exit(f"compare-builds: @{args.entry} takes non-pointer arguments; "
                  "only tensor arguments are supported")
@@ -101,6 +101,7 @@ def main():
     parser.add_argument("file")
     parser.add_argument("--entry", required=True)
     parser.add_argument("--rounds", type=int, default=100)
+    parser.add_argument("--buffer-mib", type=int, default=64)
     args, fusec_args = parser.parse_known_args()
     args.fusec_args = [a for a in fusec_args if a != "--"]
 
@@ -122,7 +123,7 @@ def main():
         source = os.path.join(work, "harness.c")
         with open(source, "w") as f:
             f.write(HARNESS % {
-                "n": n, "rounds": args.rounds,
+                "n": n, "rounds": args.rounds, "mib": args.buffer_mib,
                 "params": ", ".join(["void *"] * n),
                 "args": ", ".join(f"p[{i}]" for i in range(n))})
         binary = os.path.join(work, "harness")

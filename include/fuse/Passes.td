@@ -191,15 +191,17 @@ def FuseTileAndVectorize
     - other matmuls and batch_matmul: up to 12 x (2 vectors) accumulator
       tiles that divide the shape (fewer rows take more columns, up to 24
       accumulators), one vector.contract per reduction step, which later
-      becomes FMAs on registers. Rows or columns with no such divisor (13,
-      1009) are split into a product over whole tiles and edge products
-      over the rest, each zeroing its own part. When the output is a fill, the fill is
+      becomes FMAs on registers. When the output is a fill, the fill is
       fused into the tiles: each starts from zeros in registers, with no
       pass over the output before the product. When the product's only
       reader is an element-wise op (a bias add, the optimizer's update of
       the weight whose gradient it is), that op is fused too
       (MatmulTiling.cpp): each tile is finished while in registers and L1,
-      and the product never reaches memory;
+      and the product never reaches memory. Rows or columns whose best
+      divisor would leave most of a tile unused (13 rows, 1009 columns)
+      are split instead into a product over whole tiles and edge products
+      over the rest, each zeroing its own part (their consumer is then not
+      fused);
     - conv2d (ConvolutionTiling.cpp): loops over output tiles of 8 columns
       x 2 vectors of filters (narrower rows take several images per tile;
       a width that is not a whole number of 8-column tiles gets a second

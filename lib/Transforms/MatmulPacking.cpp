@@ -1,7 +1,7 @@
 //===- MatmulPacking.cpp - Cache blocking and packing of matmuls ----------===//
 //
-// BLIS's loop nest, for a matmul whose right-hand side B is too large for
-// the caches or is transposed:
+// BLIS's loop nest, for a matmul whose right-hand side B is larger than half
+// of L2 or is transposed:
 //
 //   for n0 in N step NC:
 //     for k0 in K step KC:
@@ -130,61 +130,6 @@ Value panelAt(OpBuilder &b, Location loc, Value packed, Value index) {
       {one, one, one});
 }
 
-/// Splits `op` into a product over [0, mainN) x [0, mainK), returned, and
-/// products over the rest, appended to `edges`: each a linalg.matmul on
-/// slices, the one over the rest of k accumulating after the main one. A
-/// zero fill only `op` reads becomes one fill per part that starts from
-/// zeros.
-linalg::MatmulOp splitMatmul(RewriterBase &rewriter, linalg::MatmulOp op,
-                             const fuse::MatmulForm &form, int64_t mainN,
-                             int64_t mainK,
-                             SmallVectorImpl<linalg::MatmulOp> &edges) {
-  Location loc = op.getLoc();
-  rewriter.setInsertionPoint(op);
-  Value lhs = op.getDpsInputs()[0], rhs = op.getDpsInputs()[1];
-  Value acc = op.getDpsInits()[0];
-  // A zero fill that only `op` reads becomes one fill per part, which the
-  // part's tiles can then fuse.
-  auto fill = acc.getDefiningOp<linalg::FillOp>();
-  if (fill && fill->getResult(0).hasOneUse())
-    acc = fill.getDpsInits()[0];
-  else
-    fill = {};
-  auto attr = [&](int64_t v) -> OpFoldResult {
-    return rewriter.getIndexAttr(v);
-  };
-  SmallVector<OpFoldResult> unit(2, attr(1));
-  // acc[:, n0:+ns] += lhs[:, k0:+ks] * rhs[k0:+ks, n0:+ns].
-  auto part = [&](int64_t n0, int64_t ns, int64_t k0,
-                  int64_t ks) -> linalg::MatmulOp {
-    Value l = slice2d(rewriter, loc, lhs, form.lhsTransposed, attr(0), form.m,
-                      attr(k0), ks);
-    Value r = slice2d(rewriter, loc, rhs, form.rhsTransposed, attr(k0), ks,
-                      attr(n0), ns);
-    Value a = slice2d(rewriter, loc, acc, false, attr(0), form.m, attr(n0), ns);
-    if (fill && k0 == 0)
-      a = linalg::FillOp::create(rewriter, loc, fill.getDpsInputs()[0], a)
-              ->getResult(0);
-    auto product = linalg::MatmulOp::create(
-        rewriter, loc, TypeRange{a.getType()}, ValueRange{l, r}, a,
-        SmallVector<NamedAttribute>{
-            rewriter.getNamedAttr("indexing_maps", op.getIndexingMaps())});
-    acc = tensor::InsertSliceOp::create(rewriter, loc, product->getResult(0),
-                                        acc, {attr(0), attr(n0)},
-                                        {attr(form.m), attr(ns)}, unit);
-    return product;
-  };
-  linalg::MatmulOp main = part(0, mainN, 0, mainK);
-  if (mainK < form.k)
-    edges.push_back(part(0, mainN, mainK, form.k - mainK));
-  if (mainN < form.n)
-    edges.push_back(part(mainN, form.n - mainN, 0, form.k));
-  rewriter.replaceOp(op, acc);
-  if (fill)
-    rewriter.eraseOp(fill);
-  return main;
-}
-
 } // namespace
 
 std::optional<fuse::MatmulForm> fuse::matchMatmul(linalg::MatmulOp op) {
@@ -250,7 +195,15 @@ fuse::blockAndPackMatmul(RewriterBase &rewriter, linalg::MatmulOp op,
   }
   SmallVector<linalg::MatmulOp> edges;
   if (mainN < form->n || mainK < form->k) {
-    op = splitMatmul(rewriter, op, *form, mainN, mainK, edges);
+    SmallVector<SplitPoint> points;
+    if (mainN < form->n)
+      points.push_back({1, mainN});
+    if (mainK < form->k)
+      points.push_back({2, mainK});
+    SmallVector<linalg::LinalgOp> parts = splitWithFills(rewriter, op, points);
+    op = cast<linalg::MatmulOp>(parts.front().getOperation());
+    for (linalg::LinalgOp edge : llvm::drop_begin(parts))
+      edges.push_back(cast<linalg::MatmulOp>(edge.getOperation()));
     form->n = mainN;
     form->k = mainK;
   }

@@ -11,7 +11,9 @@
 //     t = matmul(x^T[i, :], dy[:, j], t)
 //     p[i, j], m[i, j], v[i, j] = update(t, p[i, j], m[i, j], v[i, j])
 //
-// and the gradient is never written to memory.
+// and the gradient is never written to memory. Sizes without a divisor
+// that fills at least half a tile (primes) are split first into a product
+// over whole tiles and edge products.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,7 +23,6 @@
 #include "MatmulPacking.h"
 #include "TileLoops.h"
 
-#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
@@ -44,57 +45,24 @@ fuse::splitIntoWholeTiles(RewriterBase &rewriter, linalg::LinalgOp op,
   if (llvm::is_contained(ranges, 0))
     return failure();
   int64_t m = ranges[mDim], n = ranges[nDim];
-  // Rows whose best divisor leaves most of the tile's rows unused, and
-  // columns that are not whole registers.
+  // Rows and columns whose best divisor leaves most of a tile unused:
+  // whole tiles, then the rest. (A split product's consumer no longer fuses
+  // into its tiles, so sizes with a fair divisor stay whole.)
   int64_t mainM = m > rowTile && largestDivisorAtMost(m, rowTile) < rowTile / 2
                       ? m / rowTile * rowTile
                       : m;
-  int64_t mainN = n > lanes && n % lanes != 0 ? n / lanes * lanes : n;
+  int64_t mainN = n > lanes && n % lanes != 0 &&
+                          largestDivisorAtMost(n, 2 * lanes) < lanes / 2
+                      ? n / lanes * lanes
+                      : n;
   if (mainM == m && mainN == n)
     return failure();
-  // A zero fill only `op` reads becomes one fill per part, which the part's
-  // tiles then fuse.
-  auto fill = op.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
-  if (fill && fill->getResult(0).hasOneUse())
-    rewriter.modifyOpInPlace(
-        op, [&] { op.getDpsInitsMutable()[0].set(fill.getDpsInits()[0]); });
-  else
-    fill = {};
-  SmallVector<TilingInterface> parts = {
-      cast<TilingInterface>(op.getOperation())};
-  auto split = [&](unsigned dim, int64_t at) {
-    SmallVector<TilingInterface> next;
-    for (TilingInterface part : parts) {
-      rewriter.setInsertionPoint(part);
-      auto [first, second] =
-          linalg::splitOp(rewriter, part, dim, rewriter.getIndexAttr(at));
-      // Unsplit (never for these ops), the part is still whole and correct.
-      next.push_back(first ? first : part);
-      if (second)
-        next.push_back(second);
-    }
-    parts = std::move(next);
-  };
+  SmallVector<SplitPoint> points;
   if (mainN < n)
-    split(nDim, mainN);
+    points.push_back({nDim, mainN});
   if (mainM < m)
-    split(mDim, mainM);
-  SmallVector<linalg::LinalgOp> result;
-  for (TilingInterface part : parts) {
-    auto linalgPart = cast<linalg::LinalgOp>(part.getOperation());
-    if (fill) {
-      rewriter.setInsertionPoint(linalgPart);
-      OpOperand &init = linalgPart.getDpsInitsMutable()[0];
-      Value zeros = linalg::FillOp::create(rewriter, fill.getLoc(),
-                                           fill.getDpsInputs()[0], init.get())
-                        ->getResult(0);
-      rewriter.modifyOpInPlace(linalgPart, [&] { init.set(zeros); });
-    }
-    result.push_back(linalgPart);
-  }
-  if (fill)
-    rewriter.eraseOp(fill);
-  return result;
+    points.push_back({mDim, mainM});
+  return splitWithFills(rewriter, op, points);
 }
 
 LogicalResult fuse::tileWithFusedFill(RewriterBase &rewriter,

@@ -2,7 +2,8 @@
 //
 // Part of fuse-tile-and-vectorize: the register tiles of matmuls that are
 // not cache-blocked, with the zero fill of their output and their
-// element-wise consumer fused.
+// element-wise consumer fused, and the split of awkward sizes into whole
+// tiles and edges.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,12 +20,12 @@ namespace fuse {
 constexpr int64_t kBatchMatmulTileRows = 8;
 
 /// Splits a matmul or batch_matmul whose rows or columns have no divisor
-/// near a register tile (13 rows, 1009 columns: tiles that divide them
-/// would be 1 x 1) into a product over whole tiles (rows of the tile's
-/// height, whole registers of columns) and edge products over the rows and
-/// columns left, each a product on slices, returned for the caller to tile.
-/// A zero fill of the output becomes one per part. Fails, leaving `op`
-/// alone, when its tiles already divide it.
+/// that fills at least half a tile (13 rows, 1009 columns: tiles that
+/// divide them would be 1 x 1) into a product over whole tiles (rows of the
+/// tile's height, whole registers of columns) and edge products over the
+/// rows and columns left, each a product on slices, returned for the
+/// caller to tile (splitWithFills: a fill of the output becomes one per
+/// part). Fails, leaving `op` alone, when its sizes have such divisors.
 mlir::FailureOr<llvm::SmallVector<mlir::linalg::LinalgOp>>
 splitIntoWholeTiles(mlir::RewriterBase &rewriter, mlir::linalg::LinalgOp op,
                     unsigned vectorBits);

@@ -168,10 +168,12 @@ SmallVector<int64_t> chooseLoopOrder(linalg::LinalgOp op) {
 /// Packs a transposed right-hand side of a matmul (read as [n, k]) into
 /// [k, n]: the micro-kernel loads rows of the right-hand side as vectors, and
 /// a transposed one would be gathered element by element. The O(n k) copy
-/// pays for itself against the O(m n k) product.
-void packTransposedRhs(RewriterBase &rewriter, linalg::LinalgOp op) {
+/// pays for itself against the O(m n k) product. Returns the product on the
+/// packed operand, or `op` if there is nothing to pack.
+linalg::LinalgOp packTransposedRhs(RewriterBase &rewriter,
+                                   linalg::LinalgOp op) {
   if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op))
-    return;
+    return op;
   unsigned batch = isa<linalg::BatchMatmulOp>(op) ? 1 : 0;
   MLIRContext *context = op->getContext();
   unsigned rank = batch + 3;
@@ -188,7 +190,7 @@ void packTransposedRhs(RewriterBase &rewriter, linalg::LinalgOp op) {
   AffineExpr m = dim(batch), n = dim(batch + 1), k = dim(batch + 2);
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   if (maps[1] != map(n, k))
-    return;
+    return op;
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
   Value rhs = op.getDpsInputs()[1];
@@ -219,6 +221,7 @@ void packTransposedRhs(RewriterBase &rewriter, linalg::LinalgOp op) {
                                        ValueRange{lhs, packed}, acc, attrs)
                   .getOperation();
   rewriter.replaceOp(op, replacement->getResults());
+  return cast<linalg::LinalgOp>(replacement);
 }
 
 /// Splits a convolution whose output rows are not a whole number of
@@ -444,9 +447,10 @@ struct FuseTileAndVectorizePass
     for (tensor::PadOp pad : pads)
       decomposePad(rewriter, pad);
 
-    //    Pack operands the micro-kernels cannot read as vectors. (Only
-    //    products are listed: the rewrites below erase the fills of the
-    //    products they split.)
+    //    Products: batch-1 dot products, cache blocking and packing,
+    //    transposed right-hand sides packed, and awkward sizes split into
+    //    whole tiles and edges. (Only products are listed: the splits erase
+    //    the fills of the products they split.)
     SmallVector<linalg::LinalgOp> contractions;
     func.walk([&](linalg::LinalgOp op) {
       if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) &&
@@ -465,13 +469,12 @@ struct FuseTileAndVectorizePass
           continue;
         }
       }
+      // Packed before the split, B is transposed once for all parts.
+      op = packTransposedRhs(rewriter, op);
       FailureOr<SmallVector<linalg::LinalgOp>> parts =
           fuse::splitIntoWholeTiles(rewriter, op, bits);
-      if (succeeded(parts)) {
+      if (succeeded(parts))
         contractions.append(parts->begin(), parts->end());
-        continue;
-      }
-      packTransposedRhs(rewriter, op);
     }
 
     //    Convolutions become loops over register tiles, with their fills

@@ -3,6 +3,7 @@
 #include "TileLoops.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -137,4 +138,49 @@ FailureOr<SmallVector<Value>> fuse::buildFusedTile(
     next.push_back(tensor::InsertSliceOp::create(b, loc, result, out, offsets,
                                                  sizes, unit));
   return next;
+}
+
+SmallVector<linalg::LinalgOp>
+fuse::splitWithFills(RewriterBase &rewriter, linalg::LinalgOp op,
+                     ArrayRef<SplitPoint> points) {
+  auto fill = op.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
+  if (fill && fill->getResult(0).hasOneUse())
+    rewriter.modifyOpInPlace(
+        op, [&] { op.getDpsInitsMutable()[0].set(fill.getDpsInits()[0]); });
+  else
+    fill = {};
+  // Each part, and whether its reduction starts at 0.
+  SmallVector<std::pair<TilingInterface, bool>> parts = {
+      {cast<TilingInterface>(op.getOperation()), true}};
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  for (SplitPoint point : points) {
+    bool reduction = iterators[point.dim] == utils::IteratorType::reduction;
+    SmallVector<std::pair<TilingInterface, bool>> next;
+    for (auto [part, first] : parts) {
+      rewriter.setInsertionPoint(part);
+      auto [low, high] = linalg::splitOp(rewriter, part, point.dim,
+                                         rewriter.getIndexAttr(point.position));
+      assert(low && "a static linalg op on tensors always splits");
+      next.push_back({low, first});
+      if (high)
+        next.push_back({high, first && !reduction});
+    }
+    parts = std::move(next);
+  }
+  SmallVector<linalg::LinalgOp> result;
+  for (auto [part, first] : parts) {
+    auto linalgPart = cast<linalg::LinalgOp>(part.getOperation());
+    if (fill && first) {
+      rewriter.setInsertionPoint(linalgPart);
+      OpOperand &init = linalgPart.getDpsInitsMutable()[0];
+      Value filled = linalg::FillOp::create(rewriter, fill.getLoc(),
+                                            fill.getDpsInputs()[0], init.get())
+                         ->getResult(0);
+      rewriter.modifyOpInPlace(linalgPart, [&] { init.set(filled); });
+    }
+    result.push_back(linalgPart);
+  }
+  if (fill)
+    rewriter.eraseOp(fill);
+  return result;
 }

@@ -2,8 +2,9 @@
 //
 // Part of fuse-tile-and-vectorize: the scf.for loops that MatmulPacking.cpp,
 // ConvolutionTiling.cpp and MatmulTiling.cpp build around their tiles, each
-// threading the tensors the tiles are inserted into, and the tile of a
-// contraction with its zero fill and element-wise consumer fused.
+// threading the tensors the tiles are inserted into, the tile of a
+// contraction with its zero fill and element-wise consumer fused, and the
+// split of a contraction into parts over slices.
 //
 //===----------------------------------------------------------------------===//
 
@@ -86,6 +87,23 @@ buildFusedTile(mlir::OpBuilder &b, mlir::Location loc,
                mlir::linalg::GenericOp consumer, unsigned consumerInput,
                llvm::ArrayRef<mlir::OpFoldResult> offsets,
                llvm::ArrayRef<mlir::OpFoldResult> sizes, mlir::ValueRange outs);
+
+/// A split of an op's iteration space: a loop and the position it is split
+/// at.
+struct SplitPoint {
+  unsigned dim;
+  int64_t position;
+};
+
+/// Splits `op` (static, on tensors) at each of `points` in turn, every part
+/// of one split split again at the next, with upstream linalg::splitOp, and
+/// returns the parts in order, each an op like `op` on slices. A fill that
+/// only `op` reads becomes one fill per part whose reduction starts at 0,
+/// which the part's tiles can fuse; a part past a split of a reduction
+/// accumulates onto the part before it.
+llvm::SmallVector<mlir::linalg::LinalgOp>
+splitWithFills(mlir::RewriterBase &rewriter, mlir::linalg::LinalgOp op,
+               llvm::ArrayRef<SplitPoint> points);
 
 } // namespace fuse
 

@@ -270,25 +270,25 @@ func.func @matmul_whole_tiles(%arg0: tensor<13x5xf32>, %arg1: tensor<5x37xf32>) 
 
 // -----
 
-// linalg.batch_matmul 2 x (11x5) x (5x19): tiles of up to 8 rows and one
-// register of columns; 11 rows are a tile of 8 and 3 left, 19 columns a
-// register and 3 left: four products over slices, each zeroing its tiles.
+// linalg.batch_matmul 2 x (11x5) x (5x37): tiles of up to 8 rows and two
+// registers of columns; 11 rows are a tile of 8 and 3 left, 37 columns two
+// registers and 5 left: four products over slices, each zeroing its tiles.
 // CHECK-LABEL: func @batch_matmul_whole_tiles
 // CHECK-NOT: linalg.fill
-// CHECK: vector.contract {{.*}} : vector<8x1xf32>, vector<1x16xf32> into vector<8x16xf32>
-// CHECK: vector.contract {{.*}} : vector<3x1xf32>, vector<1x16xf32> into vector<3x16xf32>
-// CHECK: tensor.insert_slice {{.*}}[0, 0, 0] [2, 11, 16] [1, 1, 1] : tensor<2x11x16xf32> into tensor<2x11x19xf32>
-// CHECK: vector.contract {{.*}} : vector<8x1xf32>, vector<1x3xf32> into vector<8x3xf32>
-// CHECK: vector.contract {{.*}} : vector<3x1xf32>, vector<1x3xf32> into vector<3x3xf32>
-// CHECK: tensor.insert_slice {{.*}}[0, 0, 16] [2, 11, 3] [1, 1, 1] : tensor<2x11x3xf32> into tensor<2x11x19xf32>
+// CHECK: vector.contract {{.*}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
+// CHECK: vector.contract {{.*}} : vector<3x1xf32>, vector<1x32xf32> into vector<3x32xf32>
+// CHECK: tensor.insert_slice {{.*}}[0, 0, 0] [2, 11, 32] [1, 1, 1] : tensor<2x11x32xf32> into tensor<2x11x37xf32>
+// CHECK: vector.contract {{.*}} : vector<8x1xf32>, vector<1x5xf32> into vector<8x5xf32>
+// CHECK: vector.contract {{.*}} : vector<3x1xf32>, vector<1x5xf32> into vector<3x5xf32>
+// CHECK: tensor.insert_slice {{.*}}[0, 0, 32] [2, 11, 5] [1, 1, 1] : tensor<2x11x5xf32> into tensor<2x11x37xf32>
 // CHECK-NOT: linalg.
 // CHECK: return
-func.func @batch_matmul_whole_tiles(%arg0: tensor<2x11x5xf32>, %arg1: tensor<2x5x19xf32>) -> tensor<2x11x19xf32> {
+func.func @batch_matmul_whole_tiles(%arg0: tensor<2x11x5xf32>, %arg1: tensor<2x5x37xf32>) -> tensor<2x11x37xf32> {
   %cst = arith.constant 0.000000e+00 : f32
-  %0 = tensor.empty() : tensor<2x11x19xf32>
-  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<2x11x19xf32>) -> tensor<2x11x19xf32>
-  %2 = linalg.batch_matmul ins(%arg0, %arg1 : tensor<2x11x5xf32>, tensor<2x5x19xf32>) outs(%1 : tensor<2x11x19xf32>) -> tensor<2x11x19xf32>
-  return %2 : tensor<2x11x19xf32>
+  %0 = tensor.empty() : tensor<2x11x37xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<2x11x37xf32>) -> tensor<2x11x37xf32>
+  %2 = linalg.batch_matmul ins(%arg0, %arg1 : tensor<2x11x5xf32>, tensor<2x5x37xf32>) outs(%1 : tensor<2x11x37xf32>) -> tensor<2x11x37xf32>
+  return %2 : tensor<2x11x37xf32>
 }
 
 // -----

@@ -1189,10 +1189,10 @@ TEST(OpsMatmul, BlockedAndPackedShapes) {
                    600);
 }
 
-// Rows or columns without a divisor near a register tile (primes, 2 x a
-// prime, columns past whole registers), split into a product over whole
-// tiles and edge products over the rest: every part, and every part's own
-// zero fill, must land in its slice.
+// Rows or columns without a divisor that fills half a tile (primes, 2 x a
+// prime), split into a product over whole tiles and edge products over the
+// rest (18 columns stay whole: tiles of 18): every part, and every part's
+// own zero fill, must land in its slice.
 TEST(OpsMatmul, WholeTileSplits) {
   checkEveryLayout({{13, 37, 5},
                     {25, 1009, 3},
@@ -1334,11 +1334,11 @@ TEST(OpsBatchMatmul, BatchesAndTransposes) {
                     500);
 }
 
-// Rows or columns without a divisor near a register tile (11 rows: 8 and 3;
-// 19 columns: 16 and 3; 1009), split into whole tiles and edges.
+// Rows or columns without a divisor that fills half a tile (11 rows: 8 and
+// 3; 37 columns: 32 and 5; 1009), split into whole tiles and edges.
 TEST(OpsBatchMatmul, WholeTileSplits) {
   checkBatchMatmuls(
-      {{2, 11, 19, 5}, {3, 13, 37, 9}, {1, 29, 1009, 3}, {2, 17, 16, 1}}, 550);
+      {{2, 11, 37, 5}, {3, 13, 37, 9}, {1, 29, 1009, 3}, {2, 17, 16, 1}}, 550);
 }
 
 //===----------------------------------------------------------------------===//

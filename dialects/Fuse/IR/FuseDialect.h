@@ -27,9 +27,9 @@ constexpr llvm::StringLiteral kStackedAttrName = "fuse.stacked";
 constexpr llvm::StringLiteral kInitAttrName = "fuse.init";
 
 /// Registers the translation of the fuse dialect's attributes to LLVM IR:
-/// its argument and result attributes describe how Fuse calls and trains a
-/// function, and have no LLVM counterpart, so translation drops them
-/// (instead of warning about each).
+/// its argument attributes describe how Fuse calls and trains a function,
+/// and have no LLVM counterpart, so translation drops them (instead of
+/// warning about each).
 void registerFuseDialectTranslation(mlir::DialectRegistry &registry);
 } // namespace fuse
 
