@@ -233,44 +233,13 @@ void splitConvolutionColumns(RewriterBase &rewriter,
                              linalg::Conv2DNhwcHwcfOp op) {
   if (!op.hasPureTensorSemantics() || op.hasDynamicShape())
     return;
-  Value input = op.getDpsInputs()[0], filter = op.getDpsInputs()[1];
-  Value acc = op.getDpsInits()[0];
-  ArrayRef<int64_t> in = cast<RankedTensorType>(input.getType()).getShape();
-  ArrayRef<int64_t> out = cast<RankedTensorType>(acc.getType()).getShape();
-  int64_t kw = cast<RankedTensorType>(filter.getType()).getDimSize(1);
-  int64_t main = out[2] / fuse::kConvTileColumns * fuse::kConvTileColumns;
-  if (main == 0 || main == out[2])
+  int64_t width =
+      cast<RankedTensorType>(op.getDpsInits()[0].getType()).getDimSize(2);
+  int64_t main = width / fuse::kConvTileColumns * fuse::kConvTileColumns;
+  if (main == 0 || main == width)
     return;
-  int64_t stride = op.getStrides().getValues<int64_t>()[1];
-  int64_t dilation = op.getDilations().getValues<int64_t>()[1];
-  Location loc = op.getLoc();
-  rewriter.setInsertionPoint(op);
-  auto attrs = [&](ArrayRef<int64_t> values) {
-    return getAsIndexOpFoldResult(rewriter.getContext(), values);
-  };
-  SmallVector<OpFoldResult> unit = attrs({1, 1, 1, 1});
-  SmallVector<NamedAttribute> window = {
-      rewriter.getNamedAttr("strides", op.getStrides()),
-      rewriter.getNamedAttr("dilations", op.getDilations())};
-  auto part = [&](int64_t column, int64_t width) {
-    int64_t inWidth = (width - 1) * stride + (kw - 1) * dilation + 1;
-    Value inSlice = tensor::ExtractSliceOp::create(
-        rewriter, loc, input, attrs({0, 0, column * stride, 0}),
-        attrs({in[0], in[1], inWidth, in[3]}), unit);
-    SmallVector<OpFoldResult> offsets = attrs({0, 0, column, 0});
-    SmallVector<OpFoldResult> sizes = attrs({out[0], out[1], width, out[3]});
-    Value outSlice = tensor::ExtractSliceOp::create(rewriter, loc, acc, offsets,
-                                                    sizes, unit);
-    Value result = linalg::Conv2DNhwcHwcfOp::create(
-                       rewriter, loc, TypeRange{outSlice.getType()},
-                       ValueRange{inSlice, filter}, outSlice, window)
-                       ->getResult(0);
-    acc = tensor::InsertSliceOp::create(rewriter, loc, result, acc, offsets,
-                                        sizes, unit);
-  };
-  part(0, main);
-  part(main, out[2] - main);
-  rewriter.replaceOp(op, acc);
+  // n, oh, ow, f, kh, kw, c: split along ow.
+  (void)fuse::splitWithFills(rewriter, op, {{2, main}});
 }
 
 /// Rewrites a tensor.pad with a constant value and static shapes as a fill

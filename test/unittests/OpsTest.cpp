@@ -1468,6 +1468,25 @@ void checkConv2D(const std::vector<Window> &windows, unsigned seed,
   }
 }
 
+// A filter larger than half of L2 (3x3x64x256, 576 KiB) takes the path
+// that splits the output's 28 columns into whole tiles (24) and the rest.
+TEST(OpsConv2D, LargeFilterSplitColumns) {
+  Jit jit(R"mlir(
+func.func @f(%x: tensor<2x5x30x64xf32>, %k: tensor<3x3x64x256xf32>) -> tensor<2x3x28x256xf32> {
+  %y = fuse.conv2d %x, %k : (tensor<2x5x30x64xf32>, tensor<3x3x64x256xf32>) -> tensor<2x3x28x256xf32>
+  return %y : tensor<2x3x28x256xf32>
+}
+)mlir");
+  Tensor x = randomTensor({2, 5, 30, 64}, 680),
+         f = randomTensor({3, 3, 64, 256}, 681);
+  std::vector<Tensor> results = jit.call("f", {x, f});
+  ASSERT_EQ(results.size(), 1u);
+  std::vector<double> ref, tol;
+  Shape shape;
+  conv2dRef(x, f, {3, 3}, ref, tol, shape);
+  EXPECT_TRUE(allClose(results[0], shape, ref, tol));
+}
+
 TEST(OpsConv2D, StridesAndDilations) {
   std::vector<Window> windows;
   windows.push_back({3, 3});                               // valid
