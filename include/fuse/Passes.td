@@ -191,14 +191,16 @@ def FuseTileAndVectorize
     - other matmuls and batch_matmul: up to 12 x (2 vectors) accumulator
       tiles that divide the shape (fewer rows take more columns, up to 24
       accumulators), one vector.contract per reduction step, which later
-      becomes FMAs on registers. When the output is a fill, the fill is
+      becomes FMAs on registers. A matmul whose rows have no divisor of 9
+      to 12 (64, 784, 13) is tiled in two bands: 12-row tiles, then one
+      band of the rows left. When the output is a fill, the fill is
       fused into the tiles: each starts from zeros in registers, with no
       pass over the output before the product. When the product's only
       reader is an element-wise op (a bias add, the optimizer's update of
       the weight whose gradient it is), that op is fused too
       (MatmulTiling.cpp): each tile is finished while in registers and L1,
-      and the product never reaches memory. Rows or columns whose best
-      divisor would leave most of a tile unused (13 rows, 1009 columns)
+      and the product never reaches memory. Columns (and a batch_matmul's
+      rows) whose best divisor would leave most of a tile unused (1009)
       are split instead into a product over whole tiles and edge products
       over the rest, each zeroing its own part (their consumer is then not
       fused);

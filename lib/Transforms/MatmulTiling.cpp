@@ -47,10 +47,12 @@ fuse::splitIntoWholeTiles(RewriterBase &rewriter, linalg::LinalgOp op,
   int64_t m = ranges[mDim], n = ranges[nDim];
   // Rows and columns whose best divisor leaves most of a tile unused:
   // whole tiles, then the rest. (A split product's consumer no longer fuses
-  // into its tiles, so sizes with a fair divisor stay whole.)
-  int64_t mainM = m > rowTile && largestDivisorAtMost(m, rowTile) < rowTile / 2
-                      ? m / rowTile * rowTile
-                      : m;
+  // into its tiles, so sizes with a fair divisor stay whole; a matmul's rows
+  // are banded when it is tiled instead, which keeps its consumer.)
+  int64_t mainM =
+      batched && m > rowTile && largestDivisorAtMost(m, rowTile) < rowTile / 2
+          ? m / rowTile * rowTile
+          : m;
   int64_t mainN = n > lanes && n % lanes != 0 &&
                           largestDivisorAtMost(n, 2 * lanes) < lanes / 2
                       ? n / lanes * lanes
@@ -113,8 +115,8 @@ LogicalResult fuse::tileWithFusedFill(RewriterBase &rewriter,
 }
 
 LogicalResult fuse::tileMatmulWithConsumer(RewriterBase &rewriter,
-                                           linalg::MatmulOp op, int64_t rows,
-                                           int64_t columns,
+                                           linalg::MatmulOp op,
+                                           ArrayRef<RowBand> bands,
                                            DominanceInfo &dominance) {
   if (!op.hasPureTensorSemantics() || op.hasDynamicShape())
     return failure();
@@ -123,37 +125,48 @@ LogicalResult fuse::tileMatmulWithConsumer(RewriterBase &rewriter,
   std::optional<unsigned> input = matchElementwiseConsumer(op, consumer);
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   if (!fill || !input || llvm::is_contained(ranges, 0) ||
-      ranges[0] % rows != 0 || ranges[1] % columns != 0)
+      llvm::any_of(bands, [&](const RowBand &band) {
+        return (band.end - band.begin) % band.rows != 0 ||
+               ranges[1] % band.columns != 0;
+      }))
     return failure();
 
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(fusedNestAnchor(op, consumer, dominance));
   auto producer = cast<TilingInterface>(op.getOperation());
   bool failedTile = false;
-  SmallVector<Value> results = buildTileLoop(
-      rewriter, loc, 0, ranges[0], rows, consumer.getDpsInits(),
-      [&](OpBuilder &b, Value i, ValueRange outs) {
-        return buildTileLoop(
-            b, loc, 0, ranges[1], columns, outs,
-            [&](OpBuilder &b, Value j, ValueRange outs) {
-              SmallVector<OpFoldResult> offsets = {i, j};
-              SmallVector<OpFoldResult> sizes = {b.getIndexAttr(rows),
-                                                 b.getIndexAttr(columns)};
-              SmallVector<OpFoldResult> productOffsets(offsets);
-              productOffsets.push_back(b.getIndexAttr(0));
-              SmallVector<OpFoldResult> productSizes(sizes);
-              productSizes.push_back(b.getIndexAttr(ranges[2]));
-              FailureOr<SmallVector<Value>> next = buildFusedTile(
-                  b, loc, producer, fill, productOffsets, productSizes,
-                  consumer, *input, offsets, sizes, outs);
-              if (succeeded(next))
-                return *next;
-              failedTile = true;
-              return SmallVector<Value>(outs);
-            });
-      });
+  SmallVector<Operation *> nests;
+  ValueRange outs = consumer.getDpsInits();
+  SmallVector<Value> results;
+  for (const RowBand &band : bands) {
+    results = buildTileLoop(
+        rewriter, loc, band.begin, band.end, band.rows, outs,
+        [&](OpBuilder &b, Value i, ValueRange outs) {
+          return buildTileLoop(
+              b, loc, 0, ranges[1], band.columns, outs,
+              [&](OpBuilder &b, Value j, ValueRange outs) {
+                SmallVector<OpFoldResult> offsets = {i, j};
+                SmallVector<OpFoldResult> sizes = {
+                    b.getIndexAttr(band.rows), b.getIndexAttr(band.columns)};
+                SmallVector<OpFoldResult> productOffsets(offsets);
+                productOffsets.push_back(b.getIndexAttr(0));
+                SmallVector<OpFoldResult> productSizes(sizes);
+                productSizes.push_back(b.getIndexAttr(ranges[2]));
+                FailureOr<SmallVector<Value>> next = buildFusedTile(
+                    b, loc, producer, fill, productOffsets, productSizes,
+                    consumer, *input, offsets, sizes, outs);
+                if (succeeded(next))
+                  return *next;
+                failedTile = true;
+                return SmallVector<Value>(outs);
+              });
+        });
+    nests.push_back(results.front().getDefiningOp());
+    outs = results;
+  }
   if (failedTile) {
-    rewriter.eraseOp(results.front().getDefiningOp());
+    for (Operation *nest : llvm::reverse(nests))
+      rewriter.eraseOp(nest);
     return failure();
   }
   rewriter.replaceOp(consumer, results);

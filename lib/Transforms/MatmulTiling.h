@@ -19,13 +19,14 @@ namespace fuse {
 /// The rows of a batch_matmul's register tile, at most.
 constexpr int64_t kBatchMatmulTileRows = 8;
 
-/// Splits a matmul or batch_matmul whose rows or columns have no divisor
-/// that fills at least half a tile (13 rows, 1009 columns: tiles that
-/// divide them would be 1 x 1) into a product over whole tiles (rows of the
-/// tile's height, whole registers of columns) and edge products over the
-/// rows and columns left, each a product on slices, returned for the
-/// caller to tile (splitWithFills: a fill of the output becomes one per
-/// part). Fails, leaving `op` alone, when its sizes have such divisors.
+/// Splits a matmul whose columns, or a batch_matmul whose rows or columns,
+/// have no divisor that fills at least half a tile (13 rows, 1009 columns:
+/// tiles that divide them would be 1 x 1) into a product over whole tiles
+/// (rows of the tile's height, whole registers of columns) and edge
+/// products over the rows and columns left, each a product on slices,
+/// returned for the caller to tile (splitWithFills: a fill of the output
+/// becomes one per part). Fails, leaving `op` alone, when its sizes have
+/// such divisors. (A matmul's rows are banded when it is tiled.)
 mlir::FailureOr<llvm::SmallVector<mlir::linalg::LinalgOp>>
 splitIntoWholeTiles(mlir::RewriterBase &rewriter, mlir::linalg::LinalgOp op,
                     unsigned vectorBits);
@@ -40,17 +41,24 @@ mlir::LogicalResult tileWithFusedFill(mlir::RewriterBase &rewriter,
                                       mlir::linalg::LinalgOp op,
                                       llvm::ArrayRef<int64_t> sizes);
 
+/// The rows [begin, end) of a matmul's output, in register tiles of `rows`
+/// x `columns`.
+struct RowBand {
+  int64_t begin, end, rows, columns;
+};
+
 /// Rewrites a matmul whose output is a zero fill and whose result only an
 /// element-wise consumer reads (the optimizer's update of the weight it is
-/// the gradient of, a bias add) into loops over output tiles of `rows` x
-/// `columns`: each tile is zeroed, accumulated over the whole reduction and
-/// finished by the consumer's tile while it is in registers and L1, so the
-/// product never reaches memory, and the consumer does not read it back.
-/// The tile products are left for the caller to tile along the reduction.
-/// Fails, leaving `op` alone, on other matmuls.
+/// the gradient of, a bias add) into loops over output tiles, one nest per
+/// band of rows (`bands` cover the rows in order): each tile is zeroed,
+/// accumulated over the whole reduction and finished by the consumer's tile
+/// while it is in registers and L1, so the product never reaches memory, and
+/// the consumer does not read it back. The tile products are left for the
+/// caller to tile along the reduction. Fails, leaving `op` alone, on other
+/// matmuls.
 mlir::LogicalResult tileMatmulWithConsumer(mlir::RewriterBase &rewriter,
                                            mlir::linalg::MatmulOp op,
-                                           int64_t rows, int64_t columns,
+                                           llvm::ArrayRef<RowBand> bands,
                                            mlir::DominanceInfo &dominance);
 
 } // namespace fuse

@@ -79,6 +79,21 @@ int64_t matmulTileColumns(int64_t n, int64_t rows, int64_t lanes) {
          lanes;
 }
 
+/// The row bands of an m x n matmul's register tiles: all rows in tiles of
+/// the largest divisor of m up to the micro-kernel's 12 rows when that is 9
+/// or more, else tiles of 12 rows and a band of the rows left (64 rows: 60
+/// in tiles of 12, 24 accumulators, and 4 in one, instead of tiles of 8
+/// with 16 accumulators; 13 rows: 12 and 1 instead of tiles of 1).
+SmallVector<fuse::RowBand> matmulRowBands(int64_t m, int64_t n, int64_t lanes) {
+  constexpr int64_t height = fuse::kMicroKernelRows;
+  int64_t rows = largestDivisorAtMost(m, height);
+  if (m <= height || rows > height * 2 / 3)
+    return {{0, m, rows, matmulTileColumns(n, rows, lanes)}};
+  int64_t main = m / height * height;
+  return {{0, main, height, matmulTileColumns(n, height, lanes)},
+          {main, m, m - main, matmulTileColumns(n, m - main, lanes)}};
+}
+
 /// Whether `op` reads or writes i1 buffers: LLVM packs vectors of i1 into
 /// bits in memory, while tensors of i1 use one byte per element, so such ops
 /// stay scalar (an i1 value between fused ops never reaches memory).
@@ -478,11 +493,27 @@ struct FuseTileAndVectorizePass
     for (linalg::LinalgOp op : products) {
       SmallVector<int64_t> sizes = chooseTileSizes(op, bits);
       auto matmul = dyn_cast<linalg::MatmulOp>(op.getOperation());
-      if (matmul &&
-          succeeded(fuse::tileMatmulWithConsumer(rewriter, matmul, sizes[0],
-                                                 sizes[1], productDominance)))
+      if (!matmul) {
+        (void)fuse::tileWithFusedFill(rewriter, op, sizes);
         continue;
-      (void)fuse::tileWithFusedFill(rewriter, op, sizes);
+      }
+      SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+      Type elementType = getElementTypeOrSelf(op.getDpsInits()[0].getType());
+      SmallVector<fuse::RowBand> bands = matmulRowBands(
+          ranges[0], ranges[1], fuse::vectorLanes(elementType, bits));
+      if (succeeded(fuse::tileMatmulWithConsumer(rewriter, matmul, bands,
+                                                 productDominance)))
+        continue;
+      if (bands.size() == 1 || llvm::is_contained(ranges, 0)) {
+        (void)fuse::tileWithFusedFill(rewriter, op, sizes);
+        continue;
+      }
+      // No consumer: one product per band, each tiled with its fill.
+      SmallVector<linalg::LinalgOp> parts =
+          fuse::splitWithFills(rewriter, op, {{0, bands[1].begin}});
+      for (auto [part, band] : llvm::zip(parts, bands))
+        (void)fuse::tileWithFusedFill(rewriter, part,
+                                      {band.rows, band.columns, 1});
     }
     SmallVector<linalg::LinalgOp> ops;
     func.walk([&](linalg::LinalgOp op) {

@@ -14,41 +14,41 @@
 // functions (the fuse op is in the comment above each case). With 512-bit
 // vectors an f32 register holds 16 lanes.
 
-// fuse.matmul (64x256) x (256x128), a right-hand side small
-// enough for L2 (not packed): tiles of 8 rows x 32 columns (two
-// registers), each zeroed in place of the fill of the whole output, then
-// one vector.contract per step of the reduction, of an 8x1 column of the
-// lhs and a 1x32 row of the rhs into the 8x32 accumulator tile.
+// fuse.matmul (48x256) x (256x128), a right-hand side small
+// enough for L2 (not packed): tiles of 12 rows x 32 columns (two
+// registers, the micro-kernel), each zeroed in place of the fill of the whole output, then
+// one vector.contract per step of the reduction, of a 12x1 column of the
+// lhs and a 1x32 row of the rhs into the 12x32 accumulator tile.
 // CHECK-LABEL: func @matmul
-// CHECK-SAME: (%[[A:[^:]*]]: tensor<64x256xf32>, %[[B:[^:]*]]: tensor<256x128xf32>)
-// CHECK-DAG: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<8x32xf32>
+// CHECK-SAME: (%[[A:[^:]*]]: tensor<48x256xf32>, %[[B:[^:]*]]: tensor<256x128xf32>)
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<12x32xf32>
 // CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
-// CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
+// CHECK-DAG: %[[C12:.*]] = arith.constant 12 : index
 // CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
-// CHECK-DAG: %[[C64:.*]] = arith.constant 64 : index
+// CHECK-DAG: %[[C48:.*]] = arith.constant 48 : index
 // CHECK-DAG: %[[C128:.*]] = arith.constant 128 : index
 // CHECK-DAG: %[[C256:.*]] = arith.constant 256 : index
 // CHECK-NOT: linalg.fill
-// CHECK: scf.for %[[I:[^ ]+]] = %{{.*}} to %[[C64]] step %[[C8]]
+// CHECK: scf.for %[[I:[^ ]+]] = %{{.*}} to %[[C48]] step %[[C12]]
 // CHECK: scf.for %[[J:[^ ]+]] = %{{.*}} to %[[C128]] step %[[C32]] iter_args(%[[OUT:[^ ]+]] =
-// CHECK: %[[TILE:.*]] = tensor.extract_slice %[[OUT]][%[[I]], %[[J]]] [8, 32]
+// CHECK: %[[TILE:.*]] = tensor.extract_slice %[[OUT]][%[[I]], %[[J]]] [12, 32]
 // CHECK: %[[ZEROED:.*]] = vector.transfer_write %[[ZERO]], %[[TILE]]
-// CHECK: scf.for %[[K:[^ ]+]] = %{{.*}} to %[[C256]] step %[[C1]] iter_args(%[[ACC:[^ ]+]] = %[[ZEROED]]) -> (tensor<8x32xf32>)
-// CHECK-DAG: %[[LHS:.*]] = vector.transfer_read %[[A]][%[[I]], %[[K]]]{{.*}} : tensor<64x256xf32>, vector<8x1xf32>
+// CHECK: scf.for %[[K:[^ ]+]] = %{{.*}} to %[[C256]] step %[[C1]] iter_args(%[[ACC:[^ ]+]] = %[[ZEROED]]) -> (tensor<12x32xf32>)
+// CHECK-DAG: %[[LHS:.*]] = vector.transfer_read %[[A]][%[[I]], %[[K]]]{{.*}} : tensor<48x256xf32>, vector<12x1xf32>
 // CHECK-DAG: vector.transfer_read %[[B]][%[[K]], %[[J]]]{{.*}} : tensor<256x128xf32>, vector<{{(1x)?}}32xf32>
-// CHECK-DAG: %[[C:.*]] = vector.transfer_read %[[ACC]]{{.*}} : tensor<8x32xf32>, vector<8x32xf32>
-// CHECK: %[[R:.*]] = vector.contract {{{.*}}iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %[[LHS]], %{{.*}}, %[[C]] : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
-// CHECK: %[[W:.*]] = vector.transfer_write %[[R]], %[[ACC]]{{.*}} : vector<8x32xf32>, tensor<8x32xf32>
+// CHECK-DAG: %[[C:.*]] = vector.transfer_read %[[ACC]]{{.*}} : tensor<12x32xf32>, vector<12x32xf32>
+// CHECK: %[[R:.*]] = vector.contract {{{.*}}iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %[[LHS]], %{{.*}}, %[[C]] : vector<12x1xf32>, vector<1x32xf32> into vector<12x32xf32>
+// CHECK: %[[W:.*]] = vector.transfer_write %[[R]], %[[ACC]]{{.*}} : vector<12x32xf32>, tensor<12x32xf32>
 // CHECK: scf.yield %[[W]]
 // CHECK: tensor.insert_slice
 // CHECK-NOT: linalg.
 // CHECK: return
-func.func @matmul(%arg0: tensor<64x256xf32>, %arg1: tensor<256x128xf32>) -> tensor<64x128xf32> {
+func.func @matmul(%arg0: tensor<48x256xf32>, %arg1: tensor<256x128xf32>) -> tensor<48x128xf32> {
   %cst = arith.constant 0.000000e+00 : f32
-  %0 = tensor.empty() : tensor<64x128xf32>
-  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<64x128xf32>) -> tensor<64x128xf32>
-  %2 = linalg.matmul ins(%arg0, %arg1 : tensor<64x256xf32>, tensor<256x128xf32>) outs(%1 : tensor<64x128xf32>) -> tensor<64x128xf32>
-  return %2 : tensor<64x128xf32>
+  %0 = tensor.empty() : tensor<48x128xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<48x128xf32>) -> tensor<48x128xf32>
+  %2 = linalg.matmul ins(%arg0, %arg1 : tensor<48x256xf32>, tensor<256x128xf32>) outs(%1 : tensor<48x128xf32>) -> tensor<48x128xf32>
+  return %2 : tensor<48x128xf32>
 }
 
 // -----
@@ -172,7 +172,7 @@ func.func @matmul_single_row(%arg0: tensor<1x784xf32>, %arg1: tensor<784x128xf32
 
 // A gradient that only an optimizer update reads, as dW = x^T dy is read by
 // the update of W: the update is fused into the product's register tiles.
-// The loops carry the update's outputs (here p and a momentum m); each 8x32
+// The loops carry the update's outputs (here p and a momentum m); each 12x32
 // tile is zeroed, accumulated over the reduction in a tile-sized tensor,
 // and updates its tiles of p and m: the gradient never exists whole.
 #mapT = affine_map<(d0, d1, d2) -> (d2, d0)>
@@ -180,33 +180,67 @@ func.func @matmul_single_row(%arg0: tensor<1x784xf32>, %arg1: tensor<784x128xf32
 #mapO = affine_map<(d0, d1, d2) -> (d0, d1)>
 #id = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-LABEL: func @matmul_consumer
-// CHECK-SAME: (%[[X:[^:]*]]: tensor<64x16xf32>, %[[DY:[^:]*]]: tensor<64x32xf32>, %[[P:[^:]*]]: tensor<16x32xf32>, %[[M:[^:]*]]: tensor<16x32xf32>)
-// CHECK-NOT: tensor.empty() : tensor<16x32xf32>
-// CHECK: scf.for %[[I:[^ ]+]] = {{.*}} iter_args(%[[P0:[^ ]+]] = %[[P]], %[[M0:[^ ]+]] = %[[M]]) -> (tensor<16x32xf32>, tensor<16x32xf32>)
-// CHECK: tensor.empty() : tensor<8x32xf32>
-// CHECK: vector.contract {{.*}} into vector<8x32xf32>
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<64x24xf32>, %[[DY:[^:]*]]: tensor<64x32xf32>, %[[P:[^:]*]]: tensor<24x32xf32>, %[[M:[^:]*]]: tensor<24x32xf32>)
+// CHECK-NOT: tensor.empty() : tensor<24x32xf32>
+// CHECK: scf.for %[[I:[^ ]+]] = {{.*}} iter_args(%[[P0:[^ ]+]] = %[[P]], %[[M0:[^ ]+]] = %[[M]]) -> (tensor<24x32xf32>, tensor<24x32xf32>)
+// CHECK: tensor.empty() : tensor<12x32xf32>
+// CHECK: vector.contract {{.*}} into vector<12x32xf32>
 // CHECK: arith.subf
-// CHECK: %[[NEWP:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[%[[I]], %{{.*}}] [8, 32]
-// CHECK: %[[NEWM:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[%[[I]], %{{.*}}] [8, 32]
+// CHECK: %[[NEWP:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[%[[I]], %{{.*}}] [12, 32]
+// CHECK: %[[NEWM:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[%[[I]], %{{.*}}] [12, 32]
 // CHECK: scf.yield %[[NEWP]], %[[NEWM]]
 // CHECK-NOT: linalg.
 // CHECK: return
-func.func @matmul_consumer(%x: tensor<64x16xf32>, %dy: tensor<64x32xf32>, %p: tensor<16x32xf32>, %m: tensor<16x32xf32>) -> (tensor<16x32xf32>, tensor<16x32xf32>) {
+func.func @matmul_consumer(%x: tensor<64x24xf32>, %dy: tensor<64x32xf32>, %p: tensor<24x32xf32>, %m: tensor<24x32xf32>) -> (tensor<24x32xf32>, tensor<24x32xf32>) {
   %cst = arith.constant 0.000000e+00 : f32
   %lr = arith.constant 1.000000e-01 : f32
   %beta = arith.constant 9.000000e-01 : f32
-  %0 = tensor.empty() : tensor<16x32xf32>
-  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<16x32xf32>) -> tensor<16x32xf32>
-  %g = linalg.matmul indexing_maps = [#mapT, #mapR, #mapO] ins(%x, %dy : tensor<64x16xf32>, tensor<64x32xf32>) outs(%1 : tensor<16x32xf32>) -> tensor<16x32xf32>
-  %2:2 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%g : tensor<16x32xf32>) outs(%p, %m : tensor<16x32xf32>, tensor<16x32xf32>) {
+  %0 = tensor.empty() : tensor<24x32xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<24x32xf32>) -> tensor<24x32xf32>
+  %g = linalg.matmul indexing_maps = [#mapT, #mapR, #mapO] ins(%x, %dy : tensor<64x24xf32>, tensor<64x32xf32>) outs(%1 : tensor<24x32xf32>) -> tensor<24x32xf32>
+  %2:2 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%g : tensor<24x32xf32>) outs(%p, %m : tensor<24x32xf32>, tensor<24x32xf32>) {
   ^bb0(%gi: f32, %pi: f32, %mi: f32):
     %3 = arith.mulf %beta, %mi : f32
     %4 = arith.addf %3, %gi : f32
     %5 = arith.mulf %lr, %4 : f32
     %6 = arith.subf %pi, %5 : f32
     linalg.yield %6, %4 : f32, f32
-  } -> (tensor<16x32xf32>, tensor<16x32xf32>)
-  return %2#0, %2#1 : tensor<16x32xf32>, tensor<16x32xf32>
+  } -> (tensor<24x32xf32>, tensor<24x32xf32>)
+  return %2#0, %2#1 : tensor<24x32xf32>, tensor<24x32xf32>
+}
+
+// -----
+
+// fuse.matmul (64x256) x (256x128) with its bias add fused: 64 rows have no
+// divisor near 12 (their best, 8, leaves 16 accumulators), so the rows are
+// two bands: 60 in 12 x 32 tiles (24 accumulators) and the last 4 in 4 x 64
+// tiles. Both nests carry the consumer's output: the bias add stays fused.
+#idB = affine_map<(d0, d1) -> (d0, d1)>
+#rowB = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func @matmul_row_bands
+// CHECK-DAG: %[[C12:.*]] = arith.constant 12 : index
+// CHECK-DAG: %[[C60:.*]] = arith.constant 60 : index
+// CHECK-DAG: %[[C64:.*]] = arith.constant 64 : index
+// CHECK: %[[BAND:.*]] = scf.for %{{.*}} = %{{.*}} to %[[C60]] step %[[C12]]
+// CHECK: vector.contract {{.*}} : vector<12x1xf32>, vector<1x32xf32> into vector<12x32xf32>
+// CHECK: arith.addf {{.*}} : vector<32xf32>
+// CHECK: scf.for %{{.*}} = %{{.*}} step %[[C64]] iter_args(%{{.*}} = %[[BAND]])
+// CHECK: vector.contract {{.*}} : vector<4x1xf32>, vector<1x64xf32> into vector<4x64xf32>
+// CHECK: arith.addf {{.*}} : vector<64xf32>
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[%[[C60]], %{{.*}}] [4, 64]
+// CHECK-NOT: linalg.
+// CHECK: return
+func.func @matmul_row_bands(%arg0: tensor<64x256xf32>, %arg1: tensor<256x128xf32>, %b: tensor<128xf32>) -> tensor<64x128xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %0 = tensor.empty() : tensor<64x128xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<64x128xf32>) -> tensor<64x128xf32>
+  %2 = linalg.matmul ins(%arg0, %arg1 : tensor<64x256xf32>, tensor<256x128xf32>) outs(%1 : tensor<64x128xf32>) -> tensor<64x128xf32>
+  %3 = linalg.generic {indexing_maps = [#idB, #rowB, #idB], iterator_types = ["parallel", "parallel"]} ins(%2, %b : tensor<64x128xf32>, tensor<128xf32>) outs(%0 : tensor<64x128xf32>) {
+  ^bb0(%x: f32, %y: f32, %out: f32):
+    %4 = arith.addf %x, %y : f32
+    linalg.yield %4 : f32
+  } -> tensor<64x128xf32>
+  return %3 : tensor<64x128xf32>
 }
 
 // -----
@@ -638,21 +672,21 @@ func.func @filter_gradient_single_channel(%arg0: tensor<2x10x10x1xf32>, %arg1: t
 // otherwise bufferization copies the filled tensor before the first write.
 // The fills are then fused into the products' tiles.
 // CHECK-LABEL: func @shared_fill
-// CHECK-DAG: %[[EMPTY:.*]] = tensor.empty() : tensor<64x32xf32>
-// CHECK-DAG: %[[ALLOC:.*]] = bufferization.alloc_tensor() : tensor<64x32xf32>
+// CHECK-DAG: %[[EMPTY:.*]] = tensor.empty() : tensor<48x32xf32>
+// CHECK-DAG: %[[ALLOC:.*]] = bufferization.alloc_tensor() : tensor<48x32xf32>
 // CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[ALLOC]])
-// CHECK: vector.transfer_write %{{.*}} : vector<8x32xf32>, tensor<8x32xf32>
+// CHECK: vector.transfer_write %{{.*}} : vector<12x32xf32>, tensor<12x32xf32>
 // CHECK: vector.contract
 // CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[EMPTY]])
-// CHECK: vector.transfer_write %{{.*}} : vector<8x32xf32>, tensor<8x32xf32>
+// CHECK: vector.transfer_write %{{.*}} : vector<12x32xf32>, tensor<12x32xf32>
 // CHECK: vector.contract
-func.func @shared_fill(%a: tensor<64x128xf32>, %b: tensor<128x32xf32>, %c: tensor<128x32xf32>) -> (tensor<64x32xf32>, tensor<64x32xf32>) {
+func.func @shared_fill(%a: tensor<48x128xf32>, %b: tensor<128x32xf32>, %c: tensor<128x32xf32>) -> (tensor<48x32xf32>, tensor<48x32xf32>) {
   %cst = arith.constant 0.000000e+00 : f32
-  %0 = tensor.empty() : tensor<64x32xf32>
-  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<64x32xf32>) -> tensor<64x32xf32>
-  %2 = linalg.matmul ins(%a, %b : tensor<64x128xf32>, tensor<128x32xf32>) outs(%1 : tensor<64x32xf32>) -> tensor<64x32xf32>
-  %3 = linalg.matmul ins(%a, %c : tensor<64x128xf32>, tensor<128x32xf32>) outs(%1 : tensor<64x32xf32>) -> tensor<64x32xf32>
-  return %2, %3 : tensor<64x32xf32>, tensor<64x32xf32>
+  %0 = tensor.empty() : tensor<48x32xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<48x32xf32>) -> tensor<48x32xf32>
+  %2 = linalg.matmul ins(%a, %b : tensor<48x128xf32>, tensor<128x32xf32>) outs(%1 : tensor<48x32xf32>) -> tensor<48x32xf32>
+  %3 = linalg.matmul ins(%a, %c : tensor<48x128xf32>, tensor<128x32xf32>) outs(%1 : tensor<48x32xf32>) -> tensor<48x32xf32>
+  return %2, %3 : tensor<48x32xf32>, tensor<48x32xf32>
 }
 
 // -----

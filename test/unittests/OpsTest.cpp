@@ -1253,7 +1253,10 @@ TEST(OpsMatmul, FusedConsumerTiles) {
   for (auto [m, n, k, ta] :
        {std::tuple<int64_t, int64_t, int64_t, bool>{24, 64, 50, true},
         {36, 96, 16, false},
-        {1, 128, 40, false}}) {
+        {1, 128, 40, false},
+        // Two bands of rows: 60 in tiles of 12 and 4; 12 and 1.
+        {64, 128, 30, false},
+        {13, 32, 20, true}}) {
     SCOPED_TRACE("M=" + std::to_string(m) + " N=" + std::to_string(n) +
                  " K=" + std::to_string(k) + (ta ? " transpose_lhs" : ""));
     auto type = [](int64_t a, int64_t b) {
