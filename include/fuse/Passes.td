@@ -221,7 +221,9 @@ def FuseTileAndVectorize
       single-channel X (a first layer's) the filter taps are the tile's
       rows instead: per image and output row, the taps' rows of X are
       copied into one [taps, width] tensor and one matmul with the dY row
-      accumulates all of dW;
+      accumulates all of dW. A bias gradient beside it (the sum of the
+      same dY over images, rows and columns) is carried by the image loop
+      and sums each image's dY while it is in cache;
     - pools: tiles of (8 output columns x 2 vectors of channels) whose
       size-1 window dims are decomposed to 1-D ops, then vectorized;
     - tensor.pad: a fill of the padded tensor, into whose interior the

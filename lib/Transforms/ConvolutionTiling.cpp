@@ -26,6 +26,8 @@
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/TilingInterface.h"
 
 using namespace mlir;
@@ -82,6 +84,90 @@ std::optional<FilterGradientForm> matchFilterGradient(linalg::GenericOp op) {
       return std::nullopt;
   }
   return form;
+}
+
+/// The bias gradient beside the filter gradient `op`: a generic in op's
+/// block that sums op's output gradient over images, rows and columns into
+/// [f]. The image loop that computes both goes where the later of the two
+/// is, so the earlier one's users must all follow it. Or null.
+linalg::GenericOp matchBiasGradient(linalg::GenericOp op) {
+  using utils::IteratorType;
+  Value grad = op.getDpsInputs()[1];
+  MLIRContext *context = op.getContext();
+  Block *block = op->getBlock();
+  for (Operation *user : grad.getUsers()) {
+    auto sum = dyn_cast<linalg::GenericOp>(user);
+    if (!sum || sum == op || sum->getBlock() != block ||
+        !sum.hasPureTensorSemantics() || sum.getNumDpsInputs() != 1 ||
+        sum.getNumDpsInits() != 1 || sum.getDpsInputs()[0] != grad ||
+        sum.getIteratorTypesArray() !=
+            SmallVector<IteratorType>{
+                IteratorType::reduction, IteratorType::reduction,
+                IteratorType::reduction, IteratorType::parallel})
+      continue;
+    SmallVector<AffineMap> maps = sum.getIndexingMapsArray();
+    if (!maps[0].isIdentity() ||
+        maps[1] !=
+            AffineMap::get(4, 0, {getAffineDimExpr(3, context)}, context))
+      continue;
+    Block *body = sum.getBlock();
+    auto add = dyn_cast<arith::AddFOp>(body->front());
+    if (!add || body->getOperations().size() != 2 ||
+        body->getTerminator()->getOperand(0) != add.getResult() ||
+        !llvm::is_contained(add->getOperands(), body->getArgument(0)) ||
+        !llvm::is_contained(add->getOperands(), body->getArgument(1)))
+      continue;
+    Operation *first = sum, *last = op;
+    if (op->isBeforeInBlock(sum))
+      std::swap(first, last);
+    if (llvm::any_of(first->getUsers(), [&](Operation *user) {
+          Operation *ancestor = block->findAncestorOpInBlock(*user);
+          return !ancestor || !last->isBeforeInBlock(ancestor);
+        }))
+      continue;
+    return sum;
+  }
+  return {};
+}
+
+/// The image loop of a filter gradient `op`, carrying `acc` (dW in the
+/// layout `body` works on, defined before `op`) and, if `op` has a bias
+/// gradient beside it (matchBiasGradient), db too: per image, `body`
+/// accumulates dW and a copy of the bias gradient's sum over the image
+/// accumulates db, while the image's output gradient is in L2 (unfused, the
+/// sum reads all of it from memory once more). Built at the rewriter's
+/// insertion point, or at the bias gradient if that follows `op`. Replaces
+/// the bias gradient; returns dW.
+Value buildImageLoop(RewriterBase &rewriter, linalg::GenericOp op, Value acc,
+                     fuse::TileLoopBody body) {
+  Location loc = op.getLoc();
+  Value grad = op.getDpsInputs()[1];
+  auto gradType = cast<RankedTensorType>(grad.getType());
+  int64_t images = gradType.getDimSize(0);
+  linalg::GenericOp bias = matchBiasGradient(op);
+  if (!bias)
+    return fuse::buildTileLoop(rewriter, loc, 0, images, 1, acc, body);
+  if (op->isBeforeInBlock(bias))
+    rewriter.setInsertionPoint(bias);
+  SmallVector<Value> results = fuse::buildTileLoop(
+      rewriter, loc, 0, images, 1, ValueRange{acc, bias.getDpsInits()[0]},
+      [&](OpBuilder &b, Value image, ValueRange outs) -> SmallVector<Value> {
+        Value dw = body(b, image, outs[0]);
+        SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0));
+        offsets[0] = image;
+        SmallVector<OpFoldResult> sizes = getAsIndexOpFoldResult(
+            b.getContext(), {1, gradType.getDimSize(1), gradType.getDimSize(2),
+                             gradType.getDimSize(3)});
+        SmallVector<OpFoldResult> unit(4, b.getIndexAttr(1));
+        Value slice =
+            tensor::ExtractSliceOp::create(b, loc, grad, offsets, sizes, unit);
+        IRMapping map;
+        map.map(grad, slice);
+        map.map(bias.getDpsInits()[0], outs[1]);
+        return {dw, b.clone(*bias, map)->getResult(0)};
+      });
+  rewriter.replaceOp(bias, results[1]);
+  return results[0];
 }
 
 } // namespace
@@ -245,8 +331,8 @@ tileSingleChannelFilterGradient(RewriterBase &rewriter, linalg::GenericOp op,
                   fuse::TileLoopBody body) {
     return fuse::buildTileLoop(b, loc, 0, upper, 1, init, body);
   };
-  Value result = loop(
-      rewriter, gradShape[0], acc, [&](OpBuilder &b, Value image, Value acc) {
+  Value result = buildImageLoop(
+      rewriter, op, acc, [&](OpBuilder &b, Value image, Value acc) {
         return loop(
             b, gradShape[1], acc, [&](OpBuilder &b, Value oh, Value acc) {
               auto attr = [&](int64_t v) -> OpFoldResult {
@@ -365,8 +451,8 @@ LogicalResult fuse::tileFilterGradient(RewriterBase &rewriter,
         .getResult();
   };
   rewriter.setInsertionPoint(op);
-  Value result = loop(
-      rewriter, gradShape[0], 1, op.getDpsInits()[0],
+  Value result = buildImageLoop(
+      rewriter, op, op.getDpsInits()[0],
       [&](OpBuilder &b, Value image, Value acc) {
         return loop(
             b, shape[0], 1, acc, [&](OpBuilder &b, Value kh, Value acc) {

@@ -464,13 +464,16 @@ struct FuseTileAndVectorizePass
     //    Convolutions become loops over register tiles, with their fills
     //    and element-wise consumers fused (the others, with a filter too
     //    large for L2, are split into whole tiles), and filter gradients
-    //    loops of products over images and filter taps.
+    //    loops of products over images and filter taps (with the bias
+    //    gradient beside them). Only the 7-loop generics are listed: a
+    //    filter gradient's rewrite erases the 4-loop bias gradient.
     SmallVector<linalg::Conv2DNhwcHwcfOp> convolutions;
     SmallVector<linalg::GenericOp> generics;
     func.walk([&](Operation *op) {
       if (auto conv = dyn_cast<linalg::Conv2DNhwcHwcfOp>(op))
         convolutions.push_back(conv);
-      else if (auto generic = dyn_cast<linalg::GenericOp>(op))
+      else if (auto generic = dyn_cast<linalg::GenericOp>(op);
+               generic && generic.getNumLoops() == 7)
         generics.push_back(generic);
     });
     for (linalg::GenericOp generic : generics)

@@ -667,6 +667,45 @@ func.func @filter_gradient_single_channel(%arg0: tensor<2x10x10x1xf32>, %arg1: t
 
 // -----
 
+// A filter gradient and, beside it, the bias gradient (the sum of the same
+// output gradient over images, rows and columns): one loop over images
+// carries both, and each image's sum runs while its rows of dY are in L2.
+#fgX = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d0 + d5, d1 + d6, d2)>
+#fgY = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d5, d6, d3)>
+#fgW = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>
+#fgId = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#fgF = affine_map<(d0, d1, d2, d3) -> (d3)>
+// CHECK-LABEL: func @filter_gradient_with_bias
+// CHECK-SAME: (%{{[^:]*}}: tensor<4x10x10x8xf32>, %[[DY:[^:]*]]: tensor<4x8x8x32xf32>)
+// CHECK: %[[LOOP:.*]]:2 = scf.for %[[N:[^ ]+]] = {{.*}} -> (tensor<3x3x8x32xf32>, tensor<32xf32>)
+// CHECK: vector.contract {{.*}} into vector<8x32xf32>
+// CHECK: vector.transfer_read %[[DY]][%[[N]], %{{.*}}, %{{.*}}, %{{.*}}]{{.*}} : tensor<4x8x8x32xf32>, vector<32xf32>
+// CHECK: vector.multi_reduction <add>, {{.*}} [0, 1, 2] : vector<1x1x1x32xf32> to vector<32xf32>
+// CHECK: scf.yield %{{.*}}, %{{.*}} : tensor<3x3x8x32xf32>, tensor<32xf32>
+// CHECK-NOT: vector.multi_reduction
+// CHECK: return %[[LOOP]]#0, %[[LOOP]]#1
+func.func @filter_gradient_with_bias(%arg0: tensor<4x10x10x8xf32>, %arg1: tensor<4x8x8x32xf32>) -> (tensor<3x3x8x32xf32>, tensor<32xf32>) {
+  %cst = arith.constant 0.000000e+00 : f32
+  %0 = tensor.empty() : tensor<3x3x8x32xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<3x3x8x32xf32>) -> tensor<3x3x8x32xf32>
+  %2 = linalg.generic {indexing_maps = [#fgX, #fgY, #fgW], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%arg0, %arg1 : tensor<4x10x10x8xf32>, tensor<4x8x8x32xf32>) outs(%1 : tensor<3x3x8x32xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %6 = arith.mulf %in, %in_0 : f32
+    %7 = arith.addf %out, %6 : f32
+    linalg.yield %7 : f32
+  } -> tensor<3x3x8x32xf32>
+  %3 = tensor.empty() : tensor<32xf32>
+  %4 = linalg.fill ins(%cst : f32) outs(%3 : tensor<32xf32>) -> tensor<32xf32>
+  %5 = linalg.generic {indexing_maps = [#fgId, #fgF], iterator_types = ["reduction", "reduction", "reduction", "parallel"]} ins(%arg1 : tensor<4x8x8x32xf32>) outs(%4 : tensor<32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %6 = arith.addf %out, %in : f32
+    linalg.yield %6 : f32
+  } -> tensor<32xf32>
+  return %2, %5 : tensor<3x3x8x32xf32>, tensor<32xf32>
+}
+
+// -----
+
 // Two matmuls accumulate into one fill (CSE merged theirs). Each gets its
 // own fill, the second into a fresh allocation that CSE cannot merge back:
 // otherwise bufferization copies the filled tensor before the first write.

@@ -1524,6 +1524,66 @@ TEST(OpsConv2D, PaddedReferenceMatchesExplicitPadding) {
 // 9 taps are the rows of one register tile, per image and output row
 // (stride 1, at the seed CNN's width), and with stride 2 (per channel, as
 // other filter gradients), against naive sums.
+// A filter gradient with the bias gradient beside it (the sum of the same
+// output gradient over images, rows and columns), in both orders and on
+// both filter-gradient paths (8 channels; 1 channel): one image loop
+// computes both, and both must match the naive sums.
+TEST(OpsConv2D, BiasGradientBesideFilterGradient) {
+  unsigned seed = 750;
+  for (int64_t c : {8, 1})
+    for (bool biasFirst : {false, true}) {
+      SCOPED_TRACE("C=" + std::to_string(c) + (biasFirst ? " bias first" : ""));
+      const int64_t n = 3, h = 9, w = 11, fo = 16, oh = h - 2, ow = w - 2;
+      std::string xt = tensorType({n, h, w, c}, "f32"),
+                  gt = tensorType({n, oh, ow, fo}, "f32"),
+                  kt = tensorType({3, 3, c, fo}, "f32"),
+                  bt = tensorType({fo}, "f32");
+      std::string filter = "  %r = fuse.conv2d_filter_grad %x, %g, %k : (" +
+                           xt + ", " + gt + ", " + kt + ") -> " + kt + "\n";
+      std::string bias = "  %db = fuse.reduce_sum %g {axes = array<i64: 0, "
+                         "1, 2>} : (" +
+                         gt + ") -> " + bt + "\n";
+      Jit jit("func.func @f(%x: " + xt + ", %g: " + gt + ", %k: " + kt +
+              ") -> (" + kt + ", " + bt + ") {\n" +
+              (biasFirst ? bias + filter : filter + bias) +
+              "  return %r, %db : " + kt + ", " + bt + "\n}\n");
+      Tensor x = randomTensor({n, h, w, c}, ++seed),
+             g = randomTensor({n, oh, ow, fo}, ++seed),
+             k = randomTensor({3, 3, c, fo}, ++seed);
+      std::vector<Tensor> out = jit.call("f", {x, g, k});
+      ASSERT_EQ(out.size(), 2u);
+      Shape shape = {3, 3, c, fo};
+      std::vector<double> ref(product(shape)), tol(product(shape));
+      forEachIndex(shape, [&](llvm::ArrayRef<int64_t> i, int64_t linear) {
+        double sum = 0, absSum = 0;
+        for (int64_t b = 0; b < n; ++b)
+          for (int64_t y = 0; y < oh; ++y)
+            for (int64_t z = 0; z < ow; ++z) {
+              double p = double(x.at<float>({b, y + i[0], z + i[1], i[2]})) *
+                         g.at<float>({b, y, z, i[3]});
+              sum += p;
+              absSum += std::abs(p);
+            }
+        ref[linear] = sum;
+        tol[linear] = sumTol(n * oh * ow, absSum);
+      });
+      EXPECT_TRUE(allClose(out[0], shape, ref, tol));
+      std::vector<double> biasRef(fo), biasTol(fo);
+      for (int64_t f = 0; f < fo; ++f) {
+        double sum = 0, absSum = 0;
+        for (int64_t b = 0; b < n; ++b)
+          for (int64_t y = 0; y < oh; ++y)
+            for (int64_t z = 0; z < ow; ++z) {
+              sum += g.at<float>({b, y, z, f});
+              absSum += std::abs(g.at<float>({b, y, z, f}));
+            }
+        biasRef[f] = sum;
+        biasTol[f] = sumTol(n * oh * ow, absSum);
+      }
+      EXPECT_TRUE(allClose(out[1], {fo}, biasRef, biasTol));
+    }
+}
+
 TEST(OpsConv2D, SingleChannelFilterGradient) {
   const int64_t n = 3, h = 28, w = 28, fo = 32;
   unsigned seed = 720;
