@@ -1524,6 +1524,30 @@ TEST(OpsConv2D, PaddedReferenceMatchesExplicitPadding) {
 // 9 taps are the rows of one register tile, per image and output row
 // (stride 1, at the seed CNN's width), and with stride 2 (per channel, as
 // other filter gradients), against naive sums.
+/// Whether `dw` is the 3x3 filter gradient of a unit-stride, unpadded
+/// convolution of `x` with output gradient `g`: dW[i, j, c, f] = sum over
+/// images and output pixels of x[b, y + i, z + j, c] * g[b, y, z, f].
+::testing::AssertionResult
+checkFilterGradient(const Tensor &dw, const Tensor &x, const Tensor &g) {
+  int64_t n = g.shape()[0], oh = g.shape()[1], ow = g.shape()[2];
+  Shape shape = {3, 3, x.shape()[3], g.shape()[3]};
+  std::vector<double> ref(product(shape)), tol(product(shape));
+  forEachIndex(shape, [&](llvm::ArrayRef<int64_t> i, int64_t linear) {
+    double sum = 0, absSum = 0;
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t y = 0; y < oh; ++y)
+        for (int64_t z = 0; z < ow; ++z) {
+          double p = double(x.at<float>({b, y + i[0], z + i[1], i[2]})) *
+                     g.at<float>({b, y, z, i[3]});
+          sum += p;
+          absSum += std::abs(p);
+        }
+    ref[linear] = sum;
+    tol[linear] = sumTol(n * oh * ow, absSum);
+  });
+  return allClose(dw, shape, ref, tol);
+}
+
 // A filter gradient with the bias gradient beside it (the sum of the same
 // output gradient over images, rows and columns), in both orders and on
 // both filter-gradient paths (8 channels; 1 channel): one image loop
@@ -1552,22 +1576,7 @@ TEST(OpsConv2D, BiasGradientBesideFilterGradient) {
              k = randomTensor({3, 3, c, fo}, ++seed);
       std::vector<Tensor> out = jit.call("f", {x, g, k});
       ASSERT_EQ(out.size(), 2u);
-      Shape shape = {3, 3, c, fo};
-      std::vector<double> ref(product(shape)), tol(product(shape));
-      forEachIndex(shape, [&](llvm::ArrayRef<int64_t> i, int64_t linear) {
-        double sum = 0, absSum = 0;
-        for (int64_t b = 0; b < n; ++b)
-          for (int64_t y = 0; y < oh; ++y)
-            for (int64_t z = 0; z < ow; ++z) {
-              double p = double(x.at<float>({b, y + i[0], z + i[1], i[2]})) *
-                         g.at<float>({b, y, z, i[3]});
-              sum += p;
-              absSum += std::abs(p);
-            }
-        ref[linear] = sum;
-        tol[linear] = sumTol(n * oh * ow, absSum);
-      });
-      EXPECT_TRUE(allClose(out[0], shape, ref, tol));
+      EXPECT_TRUE(checkFilterGradient(out[0], x, g));
       std::vector<double> biasRef(fo), biasTol(fo);
       for (int64_t f = 0; f < fo; ++f) {
         double sum = 0, absSum = 0;
@@ -1646,22 +1655,7 @@ TEST(OpsConv2D, GradientsAtCodegenSizes) {
   {
     std::vector<Tensor> out = jit.call("filter", {x, g, k});
     ASSERT_EQ(out.size(), 1u);
-    Shape shape = {3, 3, c, fo};
-    std::vector<double> ref(product(shape)), tol(product(shape));
-    forEachIndex(shape, [&](llvm::ArrayRef<int64_t> i, int64_t linear) {
-      double sum = 0, absSum = 0;
-      for (int64_t b = 0; b < n; ++b)
-        for (int64_t y = 0; y < oh; ++y)
-          for (int64_t z = 0; z < ow; ++z) {
-            double p = double(x.at<float>({b, y + i[0], z + i[1], i[2]})) *
-                       g.at<float>({b, y, z, i[3]});
-            sum += p;
-            absSum += std::abs(p);
-          }
-      ref[linear] = sum;
-      tol[linear] = sumTol(n * oh * ow, absSum);
-    });
-    EXPECT_TRUE(allClose(out[0], shape, ref, tol));
+    EXPECT_TRUE(checkFilterGradient(out[0], x, g));
   }
   {
     std::vector<Tensor> out = jit.call("input", {g, k, x});
