@@ -136,11 +136,11 @@ LogicalResult fuse::tileMatmulWithConsumer(RewriterBase &rewriter,
   auto producer = cast<TilingInterface>(op.getOperation());
   bool failedTile = false;
   SmallVector<Operation *> nests;
-  ValueRange outs = consumer.getDpsInits();
-  SmallVector<Value> results;
+  // Each band's nest carries the consumer's outputs on from the last.
+  SmallVector<Value> results(consumer.getDpsInits());
   for (const RowBand &band : bands) {
     results = buildTileLoop(
-        rewriter, loc, band.begin, band.end, band.rows, outs,
+        rewriter, loc, band.begin, band.end, band.rows, results,
         [&](OpBuilder &b, Value i, ValueRange outs) {
           return buildTileLoop(
               b, loc, 0, ranges[1], band.columns, outs,
@@ -162,7 +162,6 @@ LogicalResult fuse::tileMatmulWithConsumer(RewriterBase &rewriter,
               });
         });
     nests.push_back(results.front().getDefiningOp());
-    outs = results;
   }
   if (failedTile) {
     for (Operation *nest : llvm::reverse(nests))
