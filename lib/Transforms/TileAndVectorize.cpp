@@ -12,6 +12,7 @@
 #include "MatmulPacking.h"
 #include "MatmulTiling.h"
 #include "TileLoops.h"
+#include "WinogradConvolution.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Affine/ViewLikeInterfaceUtils.h"
@@ -430,6 +431,17 @@ struct FuseTileAndVectorizePass
     func.walk([&](tensor::PadOp pad) { pads.push_back(pad); });
     for (tensor::PadOp pad : pads)
       decomposePad(rewriter, pad);
+
+    //    3x3 convolutions as Winograd's F(2x2, 3x3), whose products then
+    //    take the products' strategy.
+    if (winograd) {
+      SmallVector<linalg::Conv2DNhwcHwcfOp> convolutions;
+      func.walk(
+          [&](linalg::Conv2DNhwcHwcfOp conv) { convolutions.push_back(conv); });
+      DominanceInfo dominance(func);
+      for (linalg::Conv2DNhwcHwcfOp conv : convolutions)
+        (void)fuse::tileWinogradConvolution(rewriter, conv, bits, dominance);
+    }
 
     //    Products: batch-1 dot products, cache blocking and packing,
     //    transposed right-hand sides packed, and awkward sizes split into

@@ -1,5 +1,6 @@
 // RUN: fuse-opt %s --fuse-tile-and-vectorize=vector-bits=512 --split-input-file | FileCheck %s
 // RUN: fuse-opt %s --fuse-tile-and-vectorize=vector-bits=512 --split-input-file | FileCheck %s --check-prefix=GLOBAL
+// RUN: fuse-opt %s --fuse-tile-and-vectorize="vector-bits=512 winograd=false" --split-input-file | FileCheck %s --check-prefix=NOWINO
 
 // Whatever the op, no vector.mask region survives the pass (masks are folded
 // into the transfers), and no named contraction, convolution or pool is left
@@ -513,6 +514,7 @@ func.func @boolean_tensors(%arg0: tensor<1000xf32>, %arg1: tensor<1000xf32>) -> 
 // (tiles of 8 columns x 32 channels, 16 accumulators) and one over the last
 // 2, whose tiles take both images, instead of 13 tiles of 2 columns. Each
 // tile zeroes its slice of the output: no fill of the whole output is left.
+// (8 input channels, less than a register: no Winograd.)
 // CHECK-LABEL: func @conv_split_columns
 // CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
 // CHECK-DAG: %[[C24:.*]] = arith.constant 24 : index
@@ -526,11 +528,11 @@ func.func @boolean_tensors(%arg0: tensor<1000xf32>, %arg1: tensor<1000xf32>) -> 
 // CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[%{{.*}}, %{{.*}}, %[[C24]], %{{.*}}] [2, 1, 2, 32]
 // CHECK-NOT: linalg.conv
 // CHECK: return
-func.func @conv_split_columns(%arg0: tensor<2x28x28x32xf32>, %arg1: tensor<3x3x32x32xf32>) -> tensor<2x26x26x32xf32> {
+func.func @conv_split_columns(%arg0: tensor<2x28x28x8xf32>, %arg1: tensor<3x3x8x32xf32>) -> tensor<2x26x26x32xf32> {
   %cst = arith.constant 0.000000e+00 : f32
   %0 = tensor.empty() : tensor<2x26x26x32xf32>
   %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<2x26x26x32xf32>) -> tensor<2x26x26x32xf32>
-  %2 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%arg0, %arg1 : tensor<2x28x28x32xf32>, tensor<3x3x32x32xf32>) outs(%1 : tensor<2x26x26x32xf32>) -> tensor<2x26x26x32xf32>
+  %2 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%arg0, %arg1 : tensor<2x28x28x8xf32>, tensor<3x3x8x32xf32>) outs(%1 : tensor<2x26x26x32xf32>) -> tensor<2x26x26x32xf32>
   return %2 : tensor<2x26x26x32xf32>
 }
 
@@ -808,4 +810,66 @@ func.func @strided_slice_read(%arg0: tensor<32xf32>) -> tensor<16xf32> {
     linalg.yield %2 : f32
   } -> tensor<16xf32>
   return %1 : tensor<16xf32>
+}
+
+// -----
+
+// A 3x3 convolution with an even output and whole registers of channels and
+// filters, as Winograd's F(2x2, 3x3): the filter's transform U[16, c, f]
+// once, then per image the input tiles' transform V[16, tiles, c] (16 tiles,
+// padded to 17 per position), 16 products M[p] = V[p] U[p] in 12 + 4 row
+// bands, and the output transform into the image's slice, which the bias
+// add and ReLU finish before it is inserted.
+#map = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#map1 = affine_map<(d0, d1, d2, d3) -> (d3)>
+// CHECK-LABEL: func @conv_winograd
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<2x10x10x16xf32>, %[[K:[^:]*]]: tensor<3x3x16x32xf32>
+// CHECK: %[[U0:.*]] = bufferization.alloc_tensor() : tensor<16x16x32xf32>
+// CHECK: %[[U:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[U0]])
+// CHECK: vector.transfer_read %[[K]]
+// CHECK: vector.transfer_write {{.*}} : vector<16xf32>, tensor<16x16x32xf32>
+// CHECK: scf.for {{.*}} -> (tensor<2x8x8x32xf32>, tensor<16x17x16xf32>, tensor<16x17x32xf32>, tensor<1x8x8x32xf32>)
+// CHECK: %[[V:.*]] = scf.for
+// CHECK: vector.transfer_read %[[X]]
+// CHECK: arith.subf {{.*}} : vector<16xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<16xf32>, tensor<16x17x16xf32>
+// CHECK: %[[M:.*]] = scf.for %[[P:.*]] = %{{.*}} to %c16
+// CHECK-DAG: tensor.extract_slice %[[V]][%[[P]], 0, 0] [1, 16, 16] [1, 1, 1] : tensor<16x17x16xf32> to tensor<16x16xf32>
+// CHECK-DAG: tensor.extract_slice %[[U]][%[[P]], 0, 0] [1, 16, 32] [1, 1, 1] : tensor<16x16x32xf32> to tensor<16x32xf32>
+// CHECK: vector.contract {{.*}} : vector<12x1xf32>, vector<1x32xf32> into vector<12x32xf32>
+// CHECK: vector.contract {{.*}} : vector<4x1xf32>, vector<1x32xf32> into vector<4x32xf32>
+// CHECK: vector.transfer_read %[[M]]{{.*}} : tensor<16x17x32xf32>, vector<16xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<16xf32>, tensor<1x8x8x32xf32>
+// CHECK: arith.maximumf {{.*}} : vector<32xf32>
+// CHECK: tensor.insert_slice {{.*}} [1, 8, 8, 32] [1, 1, 1, 1] : tensor<1x8x8x32xf32> into tensor<2x8x8x32xf32>
+// CHECK-NOT: linalg.
+// CHECK: return
+func.func @conv_winograd(%x: tensor<2x10x10x16xf32>, %k: tensor<3x3x16x32xf32>, %b: tensor<32xf32>) -> tensor<2x8x8x32xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %0 = tensor.empty() : tensor<2x8x8x32xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<2x8x8x32xf32>) -> tensor<2x8x8x32xf32>
+  %2 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %k : tensor<2x10x10x16xf32>, tensor<3x3x16x32xf32>) outs(%1 : tensor<2x8x8x32xf32>) -> tensor<2x8x8x32xf32>
+  %3 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%2, %b : tensor<2x8x8x32xf32>, tensor<32xf32>) outs(%0 : tensor<2x8x8x32xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %4 = arith.addf %in, %in_0 : f32
+    %5 = arith.maximumf %4, %cst : f32
+    linalg.yield %5 : f32
+  } -> tensor<2x8x8x32xf32>
+  return %3 : tensor<2x8x8x32xf32>
+}
+
+// -----
+
+// winograd=false keeps the direct form: loops over tiles of 8 columns.
+// NOWINO-LABEL: func @conv_winograd_off
+// NOWINO-NOT: alloc_tensor
+// NOWINO: vector.contract {{.*}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
+// NOWINO-NOT: linalg.conv
+// NOWINO: return
+func.func @conv_winograd_off(%x: tensor<2x10x10x16xf32>, %k: tensor<3x3x16x32xf32>) -> tensor<2x8x8x32xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %0 = tensor.empty() : tensor<2x8x8x32xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<2x8x8x32xf32>) -> tensor<2x8x8x32xf32>
+  %2 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %k : tensor<2x10x10x16xf32>, tensor<3x3x16x32xf32>) outs(%1 : tensor<2x8x8x32xf32>) -> tensor<2x8x8x32xf32>
+  return %2 : tensor<2x8x8x32xf32>
 }

@@ -1637,6 +1637,45 @@ TEST(OpsConv2D, SingleChannelFilterGradient) {
 // the outermost loop; 3-wide output rows, so 4 images per tile), and output
 // widths that are not a whole number of 8-column tiles (a convolution split
 // in two, its edge 2 images per tile), against naive sums.
+/// fuse.conv2d_input_grad of a 3x3 filter at the given sizes against the
+/// naive reference, with `slack` times the tolerance of a direct sum.
+void checkInputGradient(int64_t n, int64_t h, int64_t w, int64_t c, int64_t fo,
+                        unsigned seed, double slack) {
+  const int64_t oh = h - 2, ow = w - 2;
+  std::string xt = tensorType({n, h, w, c}, "f32"),
+              gt = tensorType({n, oh, ow, fo}, "f32"),
+              kt = tensorType({3, 3, c, fo}, "f32");
+  Jit jit("func.func @input(%g: " + gt + ", %k: " + kt + ", %x: " + xt +
+          ") -> " + xt + " {\n  %r = fuse.conv2d_input_grad %g, %k, %x : (" +
+          gt + ", " + kt + ", " + xt + ") -> " + xt + "\n  return %r : " + xt +
+          "\n}\n");
+  Tensor x = randomTensor({n, h, w, c}, seed),
+         g = randomTensor({n, oh, ow, fo}, seed + 1),
+         k = randomTensor({3, 3, c, fo}, seed + 2);
+  std::vector<Tensor> out = jit.call("input", {g, k, x});
+  ASSERT_EQ(out.size(), 1u);
+  Shape shape = {n, h, w, c};
+  std::vector<double> ref(product(shape)), tol(product(shape));
+  forEachIndex(shape, [&](llvm::ArrayRef<int64_t> i, int64_t linear) {
+    double sum = 0, absSum = 0;
+    for (int64_t a = 0; a < 3; ++a)
+      for (int64_t b = 0; b < 3; ++b) {
+        int64_t y = i[1] - a, z = i[2] - b;
+        if (y < 0 || y >= oh || z < 0 || z >= ow)
+          continue;
+        for (int64_t f = 0; f < fo; ++f) {
+          double p = double(g.at<float>({i[0], y, z, f})) *
+                     k.at<float>({a, b, i[3], f});
+          sum += p;
+          absSum += std::abs(p);
+        }
+      }
+    ref[linear] = sum;
+    tol[linear] = slack * sumTol(9 * fo, absSum);
+  });
+  EXPECT_TRUE(allClose(out[0], shape, ref, tol));
+}
+
 TEST(OpsConv2D, GradientsAtCodegenSizes) {
   const int64_t n = 4, h = 50, w = 29, c = 8, fo = 32, oh = h - 2, ow = w - 2;
   std::string xt = tensorType({n, h, w, c}, "f32"),
@@ -1645,68 +1684,44 @@ TEST(OpsConv2D, GradientsAtCodegenSizes) {
   Jit jit("func.func @filter(%x: " + xt + ", %g: " + gt + ", %k: " + kt +
           ") -> " + kt + " {\n  %r = fuse.conv2d_filter_grad %x, %g, %k : (" +
           xt + ", " + gt + ", " + kt + ") -> " + kt + "\n  return %r : " + kt +
-          "\n}\nfunc.func @input(%g: " + gt + ", %k: " + kt + ", %x: " + xt +
-          ") -> " + xt + " {\n  %r = fuse.conv2d_input_grad %g, %k, %x : (" +
-          gt + ", " + kt + ", " + xt + ") -> " + xt + "\n  return %r : " + xt +
           "\n}\n");
   Tensor x = randomTensor({n, h, w, c}, 700),
          g = randomTensor({n, oh, ow, fo}, 701),
          k = randomTensor({3, 3, c, fo}, 702);
-  {
-    std::vector<Tensor> out = jit.call("filter", {x, g, k});
-    ASSERT_EQ(out.size(), 1u);
-    EXPECT_TRUE(checkFilterGradient(out[0], x, g));
-  }
-  {
-    std::vector<Tensor> out = jit.call("input", {g, k, x});
-    ASSERT_EQ(out.size(), 1u);
-    Shape shape = {n, h, w, c};
-    std::vector<double> ref(product(shape)), tol(product(shape));
-    forEachIndex(shape, [&](llvm::ArrayRef<int64_t> i, int64_t linear) {
-      double sum = 0, absSum = 0;
-      for (int64_t a = 0; a < 3; ++a)
-        for (int64_t b = 0; b < 3; ++b) {
-          int64_t y = i[1] - a, z = i[2] - b;
-          if (y < 0 || y >= oh || z < 0 || z >= ow)
-            continue;
-          for (int64_t f = 0; f < fo; ++f) {
-            double p = double(g.at<float>({i[0], y, z, f})) *
-                       k.at<float>({a, b, i[3], f});
-            sum += p;
-            absSum += std::abs(p);
-          }
-        }
-      ref[linear] = sum;
-      tol[linear] = sumTol(9 * fo, absSum);
-    });
-    EXPECT_TRUE(allClose(out[0], shape, ref, tol));
-  }
+  std::vector<Tensor> out = jit.call("filter", {x, g, k});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_TRUE(checkFilterGradient(out[0], x, g));
+  checkInputGradient(n, h, w, c, fo, 700, /*slack=*/1);
 }
 
-// fuse-tile-and-vectorize applies a convolution's element-wise consumer to
-// each output tile (ConvolutionTiling.cpp), on the main tiles of 8 columns
-// and on the edge tiles (27 = 24 + 3 columns, 4 images per edge tile). In
-// @shared the bias sum has two users, so the tile finishes with the sum
-// alone and the ReLU is a pass of its own.
-TEST(OpsConv2D, FusedBiasReluAtCodegenSizes) {
-  const int64_t n = 4, h = 20, w = 29, c = 8, fo = 32, oh = h - 2, ow = w - 2;
+/// conv2d + bias + ReLU at the given sizes against the naive reference, with
+/// `slack` times the tolerance of a direct sum: in @fused the consumer is
+/// the convolution's only user; in @shared the bias sum has two users, so
+/// the sum alone is fused and the ReLU is a pass of its own; @plain has no
+/// consumer.
+void checkConvBiasRelu(int64_t n, int64_t h, int64_t w, int64_t c, int64_t fo,
+                       unsigned seed, double slack) {
+  const int64_t oh = h - 2, ow = w - 2;
   std::string xt = tensorType({n, h, w, c}, "f32"),
               kt = tensorType({3, 3, c, fo}, "f32"),
               bt = tensorType({fo}, "f32"),
               yt = tensorType({n, oh, ow, fo}, "f32");
   std::string head = "(%x: " + xt + ", %k: " + kt + ", %b: " + bt + ")";
-  std::string body = "  %y = fuse.conv2d %x, %k : (" + xt + ", " + kt +
-                     ") -> " + yt + "\n  %s = fuse.add %y, %b : (" + yt + ", " +
-                     bt + ") -> " + yt + "\n  %r = fuse.relu %s : " + yt + "\n";
+  std::string conv =
+      "  %y = fuse.conv2d %x, %k : (" + xt + ", " + kt + ") -> " + yt + "\n";
+  std::string body = conv + "  %s = fuse.add %y, %b : (" + yt + ", " + bt +
+                     ") -> " + yt + "\n  %r = fuse.relu %s : " + yt + "\n";
   Jit jit("func.func @fused" + head + " -> " + yt + " {\n" + body +
           "  return %r : " + yt + "\n}\nfunc.func @shared" + head + " -> (" +
           yt + ", " + yt + ") {\n" + body + "  return %s, %r : " + yt + ", " +
-          yt + "\n}\n");
-  Tensor x = randomTensor({n, h, w, c}, 710),
-         k = randomTensor({3, 3, c, fo}, 711), b = randomTensor({fo}, 712);
+          yt + "\n}\nfunc.func @plain(%x: " + xt + ", %k: " + kt + ") -> " +
+          yt + " {\n" + conv + "  return %y : " + yt + "\n}\n");
+  Tensor x = randomTensor({n, h, w, c}, seed),
+         k = randomTensor({3, 3, c, fo}, seed + 1),
+         b = randomTensor({fo}, seed + 2);
   Shape shape = {n, oh, ow, fo};
-  std::vector<double> sum(product(shape)), relu(product(shape)),
-      tol(product(shape));
+  std::vector<double> plain(product(shape)), sum(product(shape)),
+      relu(product(shape)), tol(product(shape));
   forEachIndex(shape, [&](llvm::ArrayRef<int64_t> i, int64_t linear) {
     double acc = 0, absSum = 0;
     for (int64_t a = 0; a < 3; ++a)
@@ -1718,9 +1733,10 @@ TEST(OpsConv2D, FusedBiasReluAtCodegenSizes) {
           absSum += std::abs(p);
         }
     double bias = b.at<float>({i[3]});
+    plain[linear] = acc;
     sum[linear] = acc + bias;
     relu[linear] = std::max(0.0, acc + bias);
-    tol[linear] = sumTol(9 * c + 1, absSum + std::abs(bias));
+    tol[linear] = slack * sumTol(9 * c + 1, absSum + std::abs(bias));
   });
   std::vector<Tensor> fused = jit.call("fused", {x, k, b});
   ASSERT_EQ(fused.size(), 1u);
@@ -1729,6 +1745,33 @@ TEST(OpsConv2D, FusedBiasReluAtCodegenSizes) {
   ASSERT_EQ(shared.size(), 2u);
   EXPECT_TRUE(allClose(shared[0], shape, sum, tol));
   EXPECT_TRUE(allClose(shared[1], shape, relu, tol));
+  std::vector<Tensor> alone = jit.call("plain", {x, k});
+  ASSERT_EQ(alone.size(), 1u);
+  EXPECT_TRUE(allClose(alone[0], shape, plain, tol));
+}
+
+// fuse-tile-and-vectorize applies a convolution's element-wise consumer to
+// each output tile (ConvolutionTiling.cpp), on the main tiles of 8 columns
+// and on the edge tiles (27 = 24 + 3 columns, 4 images per edge tile).
+TEST(OpsConv2D, FusedBiasReluAtCodegenSizes) {
+  checkConvBiasRelu(4, 20, 29, 8, 32, 710, /*slack=*/1);
+}
+
+// 3x3 convolutions with an even output and whole registers of channels and
+// filters are computed as Winograd's F(2x2, 3x3) (WinogradConvolution.cpp),
+// the consumer applied per image: the forward pass with and without a
+// consumer, and an input gradient (a convolution of the zero-padded output
+// gradient), with 16, 32 and 48 channels, output rows of 13 tiles (whose
+// products take row bands) and 12 tiles. In the 10 x 10 case the filter's
+// transform, the input's and the products all have one type (16 tiles,
+// channels and filters), and must still get three buffers. Its sums of
+// transformed values round differently from a direct sum: the tolerance is
+// 4 times a direct sum's.
+TEST(OpsConv2D, Winograd) {
+  checkConvBiasRelu(3, 14, 28, 16, 32, 720, /*slack=*/4);
+  checkConvBiasRelu(2, 26, 26, 48, 32, 730, /*slack=*/4);
+  checkConvBiasRelu(1, 10, 10, 16, 16, 735, /*slack=*/4);
+  checkInputGradient(2, 26, 26, 16, 32, 740, /*slack=*/4);
 }
 
 /// Max or average pooling; padding is skipped (avg divides by the number of
