@@ -208,7 +208,7 @@ def FuseTileAndVectorize
       and whole registers of channels and filters (WinogradConvolution.cpp):
       Winograd's F(2x2, 3x3). The filter is transformed once; per image,
       each 4x4 input tile is transformed with vector additions into
-      V[16, tiles, c], 16 matmuls (tiled as above) give M[16, tiles, f],
+      V[tiles, 16, c], 16 matmuls (tiled as above) give M[tiles, 16, f],
       and the output transform writes the image's 2x2 output tiles, which
       the element-wise consumer then finishes while they are in L2: 2.25x
       fewer multiply-adds than the direct form. `winograd=false` keeps the

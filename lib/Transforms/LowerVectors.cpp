@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/Dialect/Vector/Transforms/VectorTransforms.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace fuse {
@@ -59,6 +60,13 @@ struct FuseLowerVectorsPass
       (void)applyPatternsGreedily(func, std::move(patterns));
     }
     linalg::hoistRedundantVectorTransfers(func);
+    // A register tile's fused fill writes zeros that the hoisted read of
+    // its accumulators reads right back, and that its final write
+    // overwrites: the read becomes the zeros, and the write goes.
+    {
+      IRRewriter rewriter(context);
+      vector::transferOpflowOpt(rewriter, func);
+    }
     unrollRegisterTileLoops(func);
 
     RewritePatternSet patterns(context);

@@ -14,8 +14,8 @@
 // (c x f): 16 multiply-adds per tile, channel and filter instead of 36.
 // The transforms are additions (the filter's also halvings) on vectors
 // along the channels or filters, about a tenth of the products' work at 32
-// channels. Per image, the transformed input and the products (16 x tiles
-// x 32 floats each, 295 KiB for a 24 x 24 output) stay in L2.
+// channels. Per image, the transformed input and the products (tiles x 17
+// x 32 floats each, 313 KiB for a 24 x 24 output) stay in L2.
 //
 //===----------------------------------------------------------------------===//
 
@@ -144,11 +144,12 @@ LogicalResult fuse::tileWinogradConvolution(RewriterBase &rewriter,
   int64_t tileRows = shape[1] / kOutputTile,
           tileColumns = shape[2] / kOutputTile;
   int64_t tiles = tileRows * tileColumns;
-  // V and M hold an odd number of tiles per position: a transform's 16
-  // vectors, one per position, then fall in distinct sets of L1 (at 144
-  // tiles of 32 floats, 18 KiB apart, they would fall in two sets and evict
-  // each other).
-  int64_t rows = tiles | 1;
+  // V and M are [tiles, positions, c or f]: a transform writes or reads
+  // its tile's 16 vectors in one run of 2 KiB, not in 16 lines a position
+  // (18 KiB at 144 tiles) apart. A product's rows are then a tile apart: 17
+  // positions rather than 16, so that its 12 rows fall in distinct sets of
+  // L1 (2 KiB apart, they would share two).
+  constexpr int64_t kPaddedPositions = kPositions + 1;
   auto vectorType = VectorType::get({lanes}, elementType);
   auto index = [&](OpBuilder &b, int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
@@ -190,8 +191,9 @@ LogicalResult fuse::tileWinogradConvolution(RewriterBase &rewriter,
   // Per image: V = B^T d B, M[p] = V[p] U[p], Y = A^T M A.
   Value out = epilogue ? epilogue.getDpsInits()[0] : allocate(shape);
   SmallVector<int64_t> imageShape = {1, shape[1], shape[2], shape[3]};
-  SmallVector<Value> inits = {out, allocate({kPositions, rows, channels}),
-                              allocate({kPositions, rows, filters})};
+  SmallVector<Value> inits = {out,
+                              allocate({tiles, kPaddedPositions, channels}),
+                              allocate({tiles, kPaddedPositions, filters})};
   if (epilogue)
     inits.push_back(allocate(imageShape));
   bool failedTile = false;
@@ -218,31 +220,35 @@ LogicalResult fuse::tileWinogradConvolution(RewriterBase &rewriter,
                       Value tile = apply(b, d0 * tileColumns + d1, {th, tw});
                       for (auto [p, value] : llvm::enumerate(
                                transform2D(v, d, kInputTile, transformInput)))
-                        acc = v.write(value, acc, {index(b, p), tile, c});
+                        acc = v.write(value, acc, {tile, index(b, p), c});
                       return acc;
                     });
               });
         });
     Value products = loop(
         b, kPositions, 1, carried[2], [&](OpBuilder &b, Value p, Value acc) {
-          auto slice = [&](Value source, int64_t rows, int64_t columns) {
+          // Position p of [tiles, positions, n] or of U[positions, c, f].
+          auto tilesAt = [&](Value source, int64_t columns) {
             return tensor::ExtractSliceOp::create(
-                b, loc, RankedTensorType::get({rows, columns}, elementType),
-                source, {p, zero, zero}, {one, attr(rows), attr(columns)},
+                b, loc, RankedTensorType::get({tiles, columns}, elementType),
+                source, {zero, p, zero}, {attr(tiles), one, attr(columns)},
                 {one, one, one});
           };
+          Value weights = tensor::ExtractSliceOp::create(
+              b, loc, RankedTensorType::get({channels, filters}, elementType),
+              u, {p, zero, zero}, {one, attr(channels), attr(filters)},
+              {one, one, one});
           Value init = linalg::FillOp::create(b, loc, fill.value(),
-                                              Value(slice(acc, tiles, filters)))
+                                              Value(tilesAt(acc, filters)))
                            ->getResult(0);
-          Value product = linalg::MatmulOp::create(
-                              b, loc, TypeRange{init.getType()},
-                              ValueRange{slice(transformed, tiles, channels),
-                                         slice(u, channels, filters)},
-                              init)
-                              ->getResult(0);
+          Value product =
+              linalg::MatmulOp::create(
+                  b, loc, TypeRange{init.getType()},
+                  ValueRange{tilesAt(transformed, channels), weights}, init)
+                  ->getResult(0);
           return tensor::InsertSliceOp::create(
-                     b, loc, product, acc, {p, zero, zero},
-                     {one, attr(tiles), attr(filters)}, {one, one, one})
+                     b, loc, product, acc, {zero, p, zero},
+                     {attr(tiles), one, attr(filters)}, {one, one, one})
               .getResult();
         });
     SmallVector<OpFoldResult> offsets = {n, zero, zero, zero};
@@ -264,7 +270,7 @@ LogicalResult fuse::tileWinogradConvolution(RewriterBase &rewriter,
                       Value tile = apply(b, d0 * tileColumns + d1, {th, tw});
                       SmallVector<Value> m;
                       for (int64_t p = 0; p < kPositions; ++p)
-                        m.push_back(v.read(products, {index(b, p), tile, f}));
+                        m.push_back(v.read(products, {tile, index(b, p), f}));
                       SmallVector<Value> values =
                           transform2D(v, m, kInputTile, transformOutput);
                       for (int64_t i = 0; i < kOutputTile; ++i) {

@@ -21,8 +21,8 @@ namespace fuse {
 /// Winograd's F(2x2, 3x3): 16 products of (tiles x channels) and (channels
 /// x filters) instead of 36 multiplications per 2x2 output tile. The
 /// filter is transformed once; then per image, its 4x4 input tiles are
-/// transformed into V[16, tiles, c] (vectors along c), 16 linalg.matmul
-/// give M[16, tiles, f], and the output transform writes each image's
+/// transformed into V[tiles, 16, c] (vectors along c), 16 linalg.matmul
+/// give M[tiles, 16, f], and the output transform writes each image's
 /// outputs, which `op`'s element-wise consumer (if it is its only user)
 /// finishes while they are in L2. The products are left for the caller to
 /// tile. Fails, leaving `op` alone, on other convolutions.

@@ -65,6 +65,51 @@ func.func @hoist_accumulator(%arg0: memref<64x784xf32>, %arg1: memref<784x128xf3
 
 // -----
 
+// A register tile whose zero fill fuse-tile-and-vectorize fused: the zeros
+// written before the reduction loop are what the hoisted accumulator read
+// would load back, and the store after the loop overwrites them. The loop
+// starts from the zero constant, and the only stores are the results.
+// CHECK-LABEL: func @fill_forwarded
+// CHECK-SAME: (%{{[^:]*}}: memref<24x32xf32>, %{{[^:]*}}: memref<32x64xf32>, %[[C:[^:]*]]: memref<24x64xf32>)
+// CHECK: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<12x32xf32>
+// CHECK-NOT: vector.store
+// CHECK-NOT: vector.load %[[C]]
+// CHECK: scf.for %{{.*}} iter_args(%{{.*}} = %[[ZERO]]) -> (vector<12x32xf32>)
+// CHECK-NOT: vector.load %[[C]]
+// CHECK: scf.yield
+// CHECK-COUNT-12: vector.store %{{.*}}, %[[C]]
+// CHECK-NOT: vector.store
+// CHECK: return
+#lhs = affine_map<(d0, d1, d2) -> (d0, d2)>
+#rhs = affine_map<(d0, d1, d2) -> (d2, d1)>
+#acc = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @fill_forwarded(%arg0: memref<24x32xf32>, %arg1: memref<32x64xf32>, %arg2: memref<24x64xf32>) {
+  %zero = arith.constant dense<0.000000e+00> : vector<12x32xf32>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c12 = arith.constant 12 : index
+  %c24 = arith.constant 24 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %cst = arith.constant 0.000000e+00 : f32
+  scf.for %i = %c0 to %c24 step %c12 {
+    scf.for %j = %c0 to %c64 step %c32 {
+      vector.transfer_write %zero, %arg2[%i, %j] {in_bounds = [true, true]} : vector<12x32xf32>, memref<24x64xf32>
+      scf.for %k = %c0 to %c32 step %c1 {
+        %0 = vector.transfer_read %arg0[%i, %k], %cst {in_bounds = [true, true]} : memref<24x32xf32>, vector<12x1xf32>
+        %1 = vector.transfer_read %arg1[%k, %j], %cst {in_bounds = [true]} : memref<32x64xf32>, vector<32xf32>
+        %2 = vector.broadcast %1 : vector<32xf32> to vector<1x32xf32>
+        %3 = vector.transfer_read %arg2[%i, %j], %cst {in_bounds = [true, true]} : memref<24x64xf32>, vector<12x32xf32>
+        %4 = vector.contract {indexing_maps = [#lhs, #rhs, #acc], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %0, %2, %3 : vector<12x1xf32>, vector<1x32xf32> into vector<12x32xf32>
+        vector.transfer_write %4, %arg2[%i, %j] {in_bounds = [true, true]} : vector<12x32xf32>, memref<24x64xf32>
+      }
+    }
+  }
+  return
+}
+
+// -----
+
 // fuse.matmul (64x784) x (784x128), as the pipeline produces it: the
 // contraction becomes 8 FMAs per step of the reduction loop.
 // The tiled fill and the accumulator reads go through subviews of the output;

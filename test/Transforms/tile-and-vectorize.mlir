@@ -816,8 +816,8 @@ func.func @strided_slice_read(%arg0: tensor<32xf32>) -> tensor<16xf32> {
 
 // A 3x3 convolution with an even output and whole registers of channels and
 // filters, as Winograd's F(2x2, 3x3): the filter's transform U[16, c, f]
-// once, then per image the input tiles' transform V[16, tiles, c] (16 tiles,
-// padded to 17 per position), 16 products M[p] = V[p] U[p] in 12 + 4 row
+// once, then per image the input tiles' transform V[tiles, 17, c] (16
+// positions padded to 17), 16 products M[:, p] = V[:, p] U[p] in 12 + 4 row
 // bands, and the output transform into the image's slice, which the bias
 // add and ReLU finish before it is inserted.
 #map = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
@@ -834,7 +834,7 @@ func.func @strided_slice_read(%arg0: tensor<32xf32>) -> tensor<16xf32> {
 // CHECK: arith.subf {{.*}} : vector<16xf32>
 // CHECK: vector.transfer_write {{.*}} : vector<16xf32>, tensor<16x17x16xf32>
 // CHECK: %[[M:.*]] = scf.for %[[P:.*]] = %{{.*}} to %c16
-// CHECK-DAG: tensor.extract_slice %[[V]][%[[P]], 0, 0] [1, 16, 16] [1, 1, 1] : tensor<16x17x16xf32> to tensor<16x16xf32>
+// CHECK-DAG: tensor.extract_slice %[[V]][0, %[[P]], 0] [16, 1, 16] [1, 1, 1] : tensor<16x17x16xf32> to tensor<16x16xf32>
 // CHECK-DAG: tensor.extract_slice %[[U]][%[[P]], 0, 0] [1, 16, 32] [1, 1, 1] : tensor<16x16x32xf32> to tensor<16x32xf32>
 // CHECK: vector.contract {{.*}} : vector<12x1xf32>, vector<1x32xf32> into vector<12x32xf32>
 // CHECK: vector.contract {{.*}} : vector<4x1xf32>, vector<1x32xf32> into vector<4x32xf32>
