@@ -211,8 +211,12 @@ def FuseTileAndVectorize
       V[tiles, 16, c], 16 matmuls (tiled as above) give M[tiles, 16, f],
       and the output transform writes the image's 2x2 output tiles, which
       the element-wise consumer then finishes while they are in L2: 2.25x
-      fewer multiply-adds than the direct form. `winograd=false` keeps the
-      direct form for these too;
+      fewer multiply-adds than the direct form. Their filter gradients
+      (even output gradients) are its transpose: per image, X's 4x4 tiles
+      become V and dY's 2x2 tiles D[tiles, 16, f], 16 matmuls accumulate
+      P[p] += V[:, p]^T D[:, p] over the images (with the bias gradient
+      beside it in the same image loop), and dW = G^T P G.
+      `winograd=false` keeps the direct form for all of these;
     - other conv2d (ConvolutionTiling.cpp): loops over output tiles of 8 columns
       x 2 vectors of filters (narrower rows take several images per tile;
       a width that is not a whole number of 8-column tiles gets a second

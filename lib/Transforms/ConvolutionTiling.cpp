@@ -33,12 +33,54 @@ using namespace mlir;
 
 namespace {
 
-/// The strides and dilations of a filter gradient's contraction (see
-/// tileFilterGradient), or nothing if `op` is not one.
-struct FilterGradientForm {
-  int64_t strides[2], dilations[2];
-};
-std::optional<FilterGradientForm> matchFilterGradient(linalg::GenericOp op) {
+/// The bias gradient beside the filter gradient `op`: a generic in op's
+/// block that sums op's output gradient over images, rows and columns into
+/// [f]. The image loop that computes both goes where the later of the two
+/// is, so the earlier one's users must all follow it. Or null.
+linalg::GenericOp matchBiasGradient(linalg::GenericOp op) {
+  using utils::IteratorType;
+  Value grad = op.getDpsInputs()[1];
+  MLIRContext *context = op.getContext();
+  Block *block = op->getBlock();
+  for (Operation *user : grad.getUsers()) {
+    auto sum = dyn_cast<linalg::GenericOp>(user);
+    if (!sum || sum == op || sum->getBlock() != block ||
+        !sum.hasPureTensorSemantics() || sum.getNumDpsInputs() != 1 ||
+        sum.getNumDpsInits() != 1 || sum.getDpsInputs()[0] != grad ||
+        sum.getIteratorTypesArray() !=
+            SmallVector<IteratorType>{
+                IteratorType::reduction, IteratorType::reduction,
+                IteratorType::reduction, IteratorType::parallel})
+      continue;
+    SmallVector<AffineMap> maps = sum.getIndexingMapsArray();
+    if (!maps[0].isIdentity() ||
+        maps[1] !=
+            AffineMap::get(4, 0, {getAffineDimExpr(3, context)}, context))
+      continue;
+    Block *body = sum.getBlock();
+    auto add = dyn_cast<arith::AddFOp>(body->front());
+    if (!add || body->getOperations().size() != 2 ||
+        body->getTerminator()->getOperand(0) != add.getResult() ||
+        !llvm::is_contained(add->getOperands(), body->getArgument(0)) ||
+        !llvm::is_contained(add->getOperands(), body->getArgument(1)))
+      continue;
+    Operation *first = sum, *last = op;
+    if (op->isBeforeInBlock(sum))
+      std::swap(first, last);
+    if (llvm::any_of(first->getUsers(), [&](Operation *user) {
+          Operation *ancestor = block->findAncestorOpInBlock(*user);
+          return !ancestor || !last->isBeforeInBlock(ancestor);
+        }))
+      continue;
+    return sum;
+  }
+  return {};
+}
+
+} // namespace
+
+std::optional<fuse::FilterGradientForm>
+fuse::matchFilterGradient(linalg::GenericOp op) {
   using utils::IteratorType;
   if (!op.hasPureTensorSemantics() || op.hasDynamicShape() ||
       op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
@@ -85,60 +127,8 @@ std::optional<FilterGradientForm> matchFilterGradient(linalg::GenericOp op) {
   return form;
 }
 
-/// The bias gradient beside the filter gradient `op`: a generic in op's
-/// block that sums op's output gradient over images, rows and columns into
-/// [f]. The image loop that computes both goes where the later of the two
-/// is, so the earlier one's users must all follow it. Or null.
-linalg::GenericOp matchBiasGradient(linalg::GenericOp op) {
-  using utils::IteratorType;
-  Value grad = op.getDpsInputs()[1];
-  MLIRContext *context = op.getContext();
-  Block *block = op->getBlock();
-  for (Operation *user : grad.getUsers()) {
-    auto sum = dyn_cast<linalg::GenericOp>(user);
-    if (!sum || sum == op || sum->getBlock() != block ||
-        !sum.hasPureTensorSemantics() || sum.getNumDpsInputs() != 1 ||
-        sum.getNumDpsInits() != 1 || sum.getDpsInputs()[0] != grad ||
-        sum.getIteratorTypesArray() !=
-            SmallVector<IteratorType>{
-                IteratorType::reduction, IteratorType::reduction,
-                IteratorType::reduction, IteratorType::parallel})
-      continue;
-    SmallVector<AffineMap> maps = sum.getIndexingMapsArray();
-    if (!maps[0].isIdentity() ||
-        maps[1] !=
-            AffineMap::get(4, 0, {getAffineDimExpr(3, context)}, context))
-      continue;
-    Block *body = sum.getBlock();
-    auto add = dyn_cast<arith::AddFOp>(body->front());
-    if (!add || body->getOperations().size() != 2 ||
-        body->getTerminator()->getOperand(0) != add.getResult() ||
-        !llvm::is_contained(add->getOperands(), body->getArgument(0)) ||
-        !llvm::is_contained(add->getOperands(), body->getArgument(1)))
-      continue;
-    Operation *first = sum, *last = op;
-    if (op->isBeforeInBlock(sum))
-      std::swap(first, last);
-    if (llvm::any_of(first->getUsers(), [&](Operation *user) {
-          Operation *ancestor = block->findAncestorOpInBlock(*user);
-          return !ancestor || !last->isBeforeInBlock(ancestor);
-        }))
-      continue;
-    return sum;
-  }
-  return {};
-}
-
-/// The image loop of a filter gradient `op`, carrying `acc` (dW in the
-/// layout `body` works on, defined before `op`) and, if `op` has a bias
-/// gradient beside it (matchBiasGradient), db too: per image, `body`
-/// accumulates dW and a copy of the bias gradient's sum over the image
-/// accumulates db, while the image's output gradient is in L2 (unfused, the
-/// sum reads all of it from memory once more). Built at the rewriter's
-/// insertion point, or at the bias gradient if that follows `op`. Replaces
-/// the bias gradient; returns dW.
-Value buildImageLoop(RewriterBase &rewriter, linalg::GenericOp op, Value acc,
-                     fuse::TileLoopBody body) {
+Value fuse::buildImageLoop(RewriterBase &rewriter, linalg::GenericOp op,
+                           Value acc, TileLoopBody body) {
   Location loc = op.getLoc();
   Value grad = op.getDpsInputs()[1];
   auto gradType = cast<RankedTensorType>(grad.getType());
@@ -168,8 +158,6 @@ Value buildImageLoop(RewriterBase &rewriter, linalg::GenericOp op, Value acc,
   rewriter.replaceOp(bias, results[1]);
   return results[0];
 }
-
-} // namespace
 
 int64_t fuse::largestDivisorAtMost(int64_t n, int64_t cap) {
   for (int64_t d = std::min(n, cap); d > 1; --d)
@@ -311,7 +299,7 @@ LogicalResult fuse::tileConvolution(RewriterBase &rewriter,
 /// in registers.
 static LogicalResult
 tileSingleChannelFilterGradient(RewriterBase &rewriter, linalg::GenericOp op,
-                                const FilterGradientForm &form) {
+                                const fuse::FilterGradientForm &form) {
   auto type = cast<RankedTensorType>(op->getResult(0).getType());
   ArrayRef<int64_t> shape = type.getShape(); // kh, kw, 1, f
   ArrayRef<int64_t> gradShape =
@@ -330,7 +318,7 @@ tileSingleChannelFilterGradient(RewriterBase &rewriter, linalg::GenericOp op,
                   fuse::TileLoopBody body) {
     return fuse::buildTileLoop(b, loc, 0, upper, 1, init, body);
   };
-  Value result = buildImageLoop(
+  Value result = fuse::buildImageLoop(
       rewriter, op, acc, [&](OpBuilder &b, Value image, Value acc) {
         return loop(
             b, gradShape[1], acc, [&](OpBuilder &b, Value oh, Value acc) {

@@ -9,6 +9,8 @@
 #ifndef FUSE_LIB_TRANSFORMS_CONVOLUTIONTILING_H
 #define FUSE_LIB_TRANSFORMS_CONVOLUTIONTILING_H
 
+#include "TileLoops.h"
+
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/PatternMatch.h"
@@ -63,6 +65,29 @@ mlir::LogicalResult tileConvolution(mlir::RewriterBase &rewriter,
 mlir::LogicalResult tileFilterGradient(mlir::RewriterBase &rewriter,
                                        mlir::linalg::GenericOp op,
                                        unsigned vectorBits);
+
+/// The strides and dilations of a filter gradient's contraction, as
+/// FuseToLinalg builds it (see tileFilterGradient).
+struct FilterGradientForm {
+  int64_t strides[2], dilations[2];
+};
+
+/// The form of `op` if it is a filter gradient's contraction, or nothing.
+std::optional<FilterGradientForm>
+matchFilterGradient(mlir::linalg::GenericOp op);
+
+/// The image loop of a filter gradient `op`, carrying `acc` (dW in the
+/// layout `body` works on, defined before `op`) and, if `op` has a bias
+/// gradient beside it (the sum of op's output gradient over images, rows
+/// and columns, in op's block), db too: per image, `body` accumulates dW
+/// and a copy of the bias gradient's sum over the image accumulates db,
+/// while the image's output gradient is in L2 (unfused, the sum reads all
+/// of it from memory once more). Built at the rewriter's insertion point,
+/// or at the bias gradient if that follows `op`. Replaces the bias
+/// gradient; returns dW.
+mlir::Value buildImageLoop(mlir::RewriterBase &rewriter,
+                           mlir::linalg::GenericOp op, mlir::Value acc,
+                           TileLoopBody body);
 
 /// Whether the filter of `op` does not fit in half of L2 (a filter
 /// gradient's, whose "filter" is the output gradient): its tiles then keep

@@ -432,15 +432,25 @@ struct FuseTileAndVectorizePass
     for (tensor::PadOp pad : pads)
       decomposePad(rewriter, pad);
 
-    //    3x3 convolutions as Winograd's F(2x2, 3x3), whose products then
-    //    take the products' strategy.
+    //    3x3 convolutions and their filter gradients as Winograd's
+    //    F(2x2, 3x3), whose products then take the products' strategy.
+    //    (Only 7-loop generics are listed: a filter gradient's rewrite
+    //    erases the bias gradient beside it.)
     if (winograd) {
       SmallVector<linalg::Conv2DNhwcHwcfOp> convolutions;
-      func.walk(
-          [&](linalg::Conv2DNhwcHwcfOp conv) { convolutions.push_back(conv); });
+      SmallVector<linalg::GenericOp> generics;
+      func.walk([&](Operation *op) {
+        if (auto conv = dyn_cast<linalg::Conv2DNhwcHwcfOp>(op))
+          convolutions.push_back(conv);
+        else if (auto generic = dyn_cast<linalg::GenericOp>(op);
+                 generic && generic.getNumLoops() == 7)
+          generics.push_back(generic);
+      });
       DominanceInfo dominance(func);
       for (linalg::Conv2DNhwcHwcfOp conv : convolutions)
         (void)fuse::tileWinogradConvolution(rewriter, conv, bits, dominance);
+      for (linalg::GenericOp generic : generics)
+        (void)fuse::tileWinogradFilterGradient(rewriter, generic, bits);
     }
 
     //    Products: batch-1 dot products, cache blocking and packing,

@@ -17,10 +17,20 @@
 // channels. Per image, the transformed input and the products (tiles x 17
 // x 32 floats each, 313 KiB for a 24 x 24 output) stay in L2.
 //
+// A filter gradient dW = sum over images and pixels of X (shifted by the
+// tap) times dY is the same bilinear algorithm transposed (F(3x3, 2x2)):
+//
+//   dW = G^T [sum over tiles of (A dY A^T) .* (B^T X B)] G
+//
+// with dY's 2x2 tiles and X's 4x4 tiles, so per position p the sum over
+// tiles and channels is one matrix product V[:, p]^T D[:, p] of (c x tiles)
+// and (tiles x f), accumulated over the images.
+//
 //===----------------------------------------------------------------------===//
 
 #include "WinogradConvolution.h"
 
+#include "ConvolutionTiling.h"
 #include "TileLoops.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -37,6 +47,12 @@ namespace {
 
 constexpr int64_t kOutputTile = 2, kInputTile = 4, kTaps = 3;
 constexpr int64_t kPositions = kInputTile * kInputTile;
+// V, D and M are [tiles, positions, c or f]: a transform writes or reads
+// its tile's 16 vectors in one run of 2 KiB, not in 16 lines a position
+// (18 KiB at 144 tiles) apart. A product's rows are then a tile apart: 17
+// positions rather than 16, so that its 12 rows fall in distinct sets of L1
+// (2 KiB apart, they would share two).
+constexpr int64_t kPaddedPositions = kPositions + 1;
 
 /// The vector arithmetic, reads and writes of the transforms.
 struct VectorBuilder {
@@ -46,6 +62,7 @@ struct VectorBuilder {
 
   Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
   Value sub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
+  Value neg(Value x) { return arith::NegFOp::create(b, loc, x); }
   Value half(Value x) {
     Attribute attr = b.getFloatAttr(type.getElementType(), 0.5);
     Value c = arith::ConstantOp::create(
@@ -63,7 +80,8 @@ struct VectorBuilder {
   }
 };
 
-// The 1-D transforms: B^T d, G g and A^T m of one column.
+// The 1-D transforms of one column: B^T d, G g and A^T m; for a filter
+// gradient also A y (dY) and G^T m.
 SmallVector<Value> transformInput(VectorBuilder &v, ArrayRef<Value> d) {
   return {v.sub(d[0], d[2]), v.add(d[1], d[2]), v.sub(d[2], d[1]),
           v.sub(d[1], d[3])};
@@ -74,6 +92,14 @@ SmallVector<Value> transformFilter(VectorBuilder &v, ArrayRef<Value> g) {
 }
 SmallVector<Value> transformOutput(VectorBuilder &v, ArrayRef<Value> m) {
   return {v.add(v.add(m[0], m[1]), m[2]), v.sub(v.sub(m[1], m[2]), m[3])};
+}
+SmallVector<Value> transformGradient(VectorBuilder &v, ArrayRef<Value> y) {
+  return {y[0], v.add(y[0], y[1]), v.sub(y[0], y[1]), v.neg(y[1])};
+}
+SmallVector<Value> transformFilterGradient(VectorBuilder &v,
+                                           ArrayRef<Value> m) {
+  Value inner = v.half(v.add(m[1], m[2]));
+  return {v.add(m[0], inner), v.half(v.sub(m[1], m[2])), v.add(inner, m[3])};
 }
 
 using Transform1D = SmallVector<Value> (*)(VectorBuilder &, ArrayRef<Value>);
@@ -97,6 +123,54 @@ SmallVector<Value> transform2D(VectorBuilder &v, ArrayRef<Value> tile,
     result.append(transform(v, row));
   }
   return result;
+}
+
+Value constantIndex(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+Value applyExpr(OpBuilder &b, Location loc, AffineExpr expr,
+                ValueRange operands) {
+  return affine::makeComposedAffineApply(b, loc, expr,
+                                         getAsOpFoldResult(operands))
+      .getResult();
+}
+
+/// For each of the tileRows x tileColumns tiles of image `n` of `source`
+/// (NHWC; tile (i, j) is the `size` x `size` block at 2i, 2j) and each
+/// register of its channels (`depth` of them), the 2-D `transform` of the
+/// tile, written to dest[tile, position, channels].
+Value transformTiles(OpBuilder &b, Location loc, VectorType type, Value source,
+                     Value n, Value dest, int64_t tileRows, int64_t tileColumns,
+                     int64_t size, int64_t depth, Transform1D transform) {
+  AffineExpr d0, d1;
+  bindDims(b.getContext(), d0, d1);
+  auto loop = [&](OpBuilder &b, int64_t upper, int64_t step, Value init,
+                  fuse::TileLoopBody body) {
+    return fuse::buildTileLoop(b, loc, 0, upper, step, init, body);
+  };
+  return loop(b, tileRows, 1, dest, [&](OpBuilder &b, Value th, Value acc) {
+    return loop(b, tileColumns, 1, acc, [&](OpBuilder &b, Value tw, Value acc) {
+      return loop(
+          b, depth, type.getNumElements(), acc,
+          [&](OpBuilder &b, Value c, Value acc) {
+            VectorBuilder v{b, loc, type};
+            SmallVector<Value> tile;
+            for (int64_t i = 0; i < size; ++i) {
+              Value row = applyExpr(b, loc, d0 * kOutputTile + i, th);
+              for (int64_t j = 0; j < size; ++j)
+                tile.push_back(v.read(
+                    source,
+                    {n, row, applyExpr(b, loc, d0 * kOutputTile + j, tw), c}));
+            }
+            Value t = applyExpr(b, loc, d0 * tileColumns + d1, {th, tw});
+            for (auto [p, value] :
+                 llvm::enumerate(transform2D(v, tile, size, transform)))
+              acc = v.write(value, acc, {t, constantIndex(b, loc, p), c});
+            return acc;
+          });
+    });
+  });
 }
 
 bool allOnes(DenseIntElementsAttr attr) {
@@ -144,22 +218,14 @@ LogicalResult fuse::tileWinogradConvolution(RewriterBase &rewriter,
   int64_t tileRows = shape[1] / kOutputTile,
           tileColumns = shape[2] / kOutputTile;
   int64_t tiles = tileRows * tileColumns;
-  // V and M are [tiles, positions, c or f]: a transform writes or reads
-  // its tile's 16 vectors in one run of 2 KiB, not in 16 lines a position
-  // (18 KiB at 144 tiles) apart. A product's rows are then a tile apart: 17
-  // positions rather than 16, so that its 12 rows fall in distinct sets of
-  // L1 (2 KiB apart, they would share two).
-  constexpr int64_t kPaddedPositions = kPositions + 1;
   auto vectorType = VectorType::get({lanes}, elementType);
-  auto index = [&](OpBuilder &b, int64_t v) -> Value {
-    return arith::ConstantIndexOp::create(b, loc, v);
+  auto index = [&](OpBuilder &b, int64_t v) {
+    return constantIndex(b, loc, v);
   };
   AffineExpr d0, d1;
   bindDims(context, d0, d1);
   auto apply = [&](OpBuilder &b, AffineExpr expr, ValueRange operands) {
-    return affine::makeComposedAffineApply(b, loc, expr,
-                                           getAsOpFoldResult(operands))
-        .getResult();
+    return ::applyExpr(b, loc, expr, operands);
   };
   auto loop = [&](OpBuilder &b, int64_t upper, int64_t step, Value init,
                   TileLoopBody body) {
@@ -201,30 +267,9 @@ LogicalResult fuse::tileWinogradConvolution(RewriterBase &rewriter,
                    ValueRange carried) -> SmallVector<Value> {
     auto attr = [&](int64_t v) -> OpFoldResult { return b.getIndexAttr(v); };
     OpFoldResult zero = attr(0), one = attr(1);
-    Value transformed = loop(
-        b, tileRows, 1, carried[1], [&](OpBuilder &b, Value th, Value acc) {
-          return loop(
-              b, tileColumns, 1, acc, [&](OpBuilder &b, Value tw, Value acc) {
-                return loop(
-                    b, channels, lanes, acc,
-                    [&](OpBuilder &b, Value c, Value acc) {
-                      VectorBuilder v{b, loc, vectorType};
-                      SmallVector<Value> d;
-                      for (int64_t i = 0; i < kInputTile; ++i) {
-                        Value row = apply(b, d0 * kOutputTile + i, th);
-                        for (int64_t j = 0; j < kInputTile; ++j)
-                          d.push_back(v.read(
-                              input,
-                              {n, row, apply(b, d0 * kOutputTile + j, tw), c}));
-                      }
-                      Value tile = apply(b, d0 * tileColumns + d1, {th, tw});
-                      for (auto [p, value] : llvm::enumerate(
-                               transform2D(v, d, kInputTile, transformInput)))
-                        acc = v.write(value, acc, {tile, index(b, p), c});
-                      return acc;
-                    });
-              });
-        });
+    Value transformed =
+        transformTiles(b, loc, vectorType, input, n, carried[1], tileRows,
+                       tileColumns, kInputTile, channels, transformInput);
     Value products = loop(
         b, kPositions, 1, carried[2], [&](OpBuilder &b, Value p, Value acc) {
           // Position p of [tiles, positions, n] or of U[positions, c, f].
@@ -323,5 +368,128 @@ LogicalResult fuse::tileWinogradConvolution(RewriterBase &rewriter,
   }
   if (fill->use_empty())
     rewriter.eraseOp(fill);
+  return success();
+}
+
+LogicalResult fuse::tileWinogradFilterGradient(RewriterBase &rewriter,
+                                               linalg::GenericOp op,
+                                               unsigned vectorBits) {
+  std::optional<FilterGradientForm> form = matchFilterGradient(op);
+  if (!form || form->strides[0] != 1 || form->strides[1] != 1 ||
+      form->dilations[0] != 1 || form->dilations[1] != 1)
+    return failure();
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  auto elementType = dyn_cast<FloatType>(type.getElementType());
+  if (!elementType)
+    return failure();
+  Value x = op.getDpsInputs()[0], grad = op.getDpsInputs()[1];
+  ArrayRef<int64_t> shape = type.getShape(); // kh, kw, c, f
+  ArrayRef<int64_t> gradShape =
+      cast<RankedTensorType>(grad.getType()).getShape(); // n, oh, ow, f
+  int64_t lanes = vectorLanes(elementType, vectorBits);
+  int64_t channels = shape[2], filters = shape[3];
+  if (shape[0] != kTaps || shape[1] != kTaps || channels == 0 ||
+      channels % lanes != 0 || filters == 0 || filters % lanes != 0 ||
+      llvm::is_contained(gradShape, 0) || gradShape[1] % kOutputTile != 0 ||
+      gradShape[2] % kOutputTile != 0)
+    return failure();
+
+  Location loc = op.getLoc();
+  MLIRContext *context = op.getContext();
+  int64_t tileRows = gradShape[1] / kOutputTile,
+          tileColumns = gradShape[2] / kOutputTile;
+  int64_t tiles = tileRows * tileColumns;
+  auto vectorType = VectorType::get({lanes}, elementType);
+  auto allocate = [&](OpBuilder &b, ArrayRef<int64_t> shape) -> Value {
+    return bufferization::AllocTensorOp::create(
+        b, loc, RankedTensorType::get(shape, elementType), ValueRange{});
+  };
+  rewriter.setInsertionPoint(op);
+  // P[p, c, f], the sum over images and tiles of V[:, p]^T D[:, p].
+  Value zero = arith::ConstantOp::create(rewriter, loc, elementType,
+                                         rewriter.getFloatAttr(elementType, 0));
+  Value acc = linalg::FillOp::create(
+                  rewriter, loc, zero,
+                  allocate(rewriter, {kPositions, channels, filters}))
+                  ->getResult(0);
+  AffineExpr m, n, k;
+  bindDims(context, m, n, k);
+  ArrayAttr maps =
+      rewriter.getAffineMapArrayAttr({AffineMap::get(3, 0, {k, m}, context),
+                                      AffineMap::get(3, 0, {k, n}, context),
+                                      AffineMap::get(3, 0, {m, n}, context)});
+  Value products = buildImageLoop(
+      rewriter, op, acc, [&](OpBuilder &b, Value image, Value acc) {
+        Value v = transformTiles(
+            b, loc, vectorType, x, image,
+            allocate(b, {tiles, kPaddedPositions, channels}), tileRows,
+            tileColumns, kInputTile, channels, transformInput);
+        Value d = transformTiles(
+            b, loc, vectorType, grad, image,
+            allocate(b, {tiles, kPaddedPositions, filters}), tileRows,
+            tileColumns, kOutputTile, filters, transformGradient);
+        return buildTileLoop(
+            b, loc, 0, kPositions, 1, acc,
+            [&](OpBuilder &b, Value p, Value acc) {
+              auto attr = [&](int64_t v) -> OpFoldResult {
+                return b.getIndexAttr(v);
+              };
+              OpFoldResult zero = attr(0), one = attr(1);
+              auto tilesAt = [&](Value source, int64_t columns) {
+                return tensor::ExtractSliceOp::create(
+                    b, loc,
+                    RankedTensorType::get({tiles, columns}, elementType),
+                    source, {zero, p, zero}, {attr(tiles), one, attr(columns)},
+                    {one, one, one});
+              };
+              SmallVector<OpFoldResult> offsets = {p, zero, zero};
+              SmallVector<OpFoldResult> sizes = {one, attr(channels),
+                                                 attr(filters)};
+              SmallVector<OpFoldResult> unit(3, one);
+              Value sum = tensor::ExtractSliceOp::create(
+                  b, loc,
+                  RankedTensorType::get({channels, filters}, elementType), acc,
+                  offsets, sizes, unit);
+              Value product =
+                  linalg::MatmulOp::create(
+                      b, loc, TypeRange{sum.getType()},
+                      ValueRange{tilesAt(v, channels), tilesAt(d, filters)},
+                      sum,
+                      SmallVector<NamedAttribute>{
+                          b.getNamedAttr("indexing_maps", maps)})
+                      ->getResult(0);
+              return tensor::InsertSliceOp::create(b, loc, product, acc,
+                                                   offsets, sizes, unit)
+                  .getResult();
+            });
+      });
+
+  // dW = init + G^T P G, per channel and register of filters.
+  rewriter.setInsertionPointAfter(products.getDefiningOp());
+  Value result = buildTileLoop(
+      rewriter, loc, 0, channels, 1, op.getDpsInits()[0],
+      [&](OpBuilder &b, Value c, Value out) {
+        return buildTileLoop(
+            b, loc, 0, filters, lanes, out,
+            [&](OpBuilder &b, Value f, Value out) {
+              VectorBuilder v{b, loc, vectorType};
+              SmallVector<Value> sums;
+              for (int64_t p = 0; p < kPositions; ++p)
+                sums.push_back(
+                    v.read(products, {constantIndex(b, loc, p), c, f}));
+              SmallVector<Value> taps =
+                  transform2D(v, sums, kInputTile, transformFilterGradient);
+              for (int64_t i = 0; i < kTaps; ++i)
+                for (int64_t j = 0; j < kTaps; ++j) {
+                  SmallVector<Value> indices = {constantIndex(b, loc, i),
+                                                constantIndex(b, loc, j), c, f};
+                  out =
+                      v.write(v.add(v.read(out, indices), taps[i * kTaps + j]),
+                              out, indices);
+                }
+              return out;
+            });
+      });
+  rewriter.replaceOp(op, result);
   return success();
 }

@@ -31,6 +31,19 @@ mlir::LogicalResult tileWinogradConvolution(mlir::RewriterBase &rewriter,
                                             unsigned vectorBits,
                                             mlir::DominanceInfo &dominance);
 
+/// Rewrites a filter gradient's contraction (see tileFilterGradient) with
+/// a 3x3 filter, unit strides and dilations, an output gradient of even
+/// height and width, and whole registers of channels and filters, as the
+/// transpose of F(2x2, 3x3): per image, X's 4x4 tiles are transformed into
+/// V[tiles, 16, c] and dY's 2x2 tiles into D[tiles, 16, f], and 16
+/// linalg.matmul accumulate P[p] += V[:, p]^T D[:, p] (c x f) over the
+/// images; then dW = G^T P G. The image loop also carries the bias gradient
+/// beside it, if any (buildImageLoop). The products are left for the
+/// caller to tile. Fails, leaving `op` alone, on other ops.
+mlir::LogicalResult tileWinogradFilterGradient(mlir::RewriterBase &rewriter,
+                                               mlir::linalg::GenericOp op,
+                                               unsigned vectorBits);
+
 } // namespace fuse
 
 #endif // FUSE_LIB_TRANSFORMS_WINOGRADCONVOLUTION_H

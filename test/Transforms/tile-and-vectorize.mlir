@@ -599,18 +599,19 @@ func.func @conv_large_filter(%arg0: tensor<32x26x26x64xf32>, %arg1: tensor<24x24
 
 // -----
 
-// fuse.conv2d_filter_grad (X 2x10x10x16, dY 2x8x8x32, 3x3 filter): loops
-// over images, filter taps and tiles of 8 channels x 32 filters; each tile
-// accumulates, over the output rows and columns, an outer product of 8
-// channels of one X pixel (read in place, no transpose) and 32 filters of
-// one dY pixel.
+// fuse.conv2d_filter_grad (X 2x9x9x16, dY 2x7x7x32, 3x3 filter; an odd
+// output, so not Winograd): loops over images, filter taps and tiles of 8
+// channels x 32 filters; each tile accumulates, over the output rows and
+// columns, an outer product of 8 channels of one X pixel (read in place,
+// no transpose) and 32 filters of one dY pixel.
 #map = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d0 + d5, d1 + d6, d2)>
 #map1 = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d5, d6, d3)>
 #map2 = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>
 // CHECK-LABEL: func @filter_gradient
-// CHECK-SAME: (%[[X:[^:]*]]: tensor<2x10x10x16xf32>, %[[G:[^:]*]]: tensor<2x8x8x32xf32>)
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<2x9x9x16xf32>, %[[G:[^:]*]]: tensor<2x7x7x32xf32>)
 // CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
 // CHECK-DAG: %[[C3:.*]] = arith.constant 3 : index
+// CHECK-DAG: %[[C7:.*]] = arith.constant 7 : index
 // CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
 // CHECK-DAG: %[[C16:.*]] = arith.constant 16 : index
 // CHECK: scf.for %{{.*}} to %[[C2]]
@@ -618,14 +619,54 @@ func.func @conv_large_filter(%arg0: tensor<32x26x26x64xf32>, %arg1: tensor<24x24
 // CHECK: scf.for %{{.*}} to %[[C3]]
 // CHECK: scf.for %{{.*}} to %[[C16]] step %[[C8]]
 // CHECK: tensor.extract_slice {{.*}} [1, 1, 8, 32] [1, 1, 1, 1] : tensor<3x3x16x32xf32> to tensor<8x32xf32>
-// CHECK: scf.for %{{.*}} to %[[C8]]
-// CHECK: scf.for %{{.*}} to %[[C8]]
-// CHECK-DAG: vector.transfer_read %[[X]]{{.*}} : tensor<2x10x10x16xf32>, vector<8xf32>
-// CHECK-DAG: vector.transfer_read %[[G]]{{.*}} : tensor<2x8x8x32xf32>, vector<32xf32>
+// CHECK: scf.for %{{.*}} to %[[C7]]
+// CHECK: scf.for %{{.*}} to %[[C7]]
+// CHECK-DAG: vector.transfer_read %[[X]]{{.*}} : tensor<2x9x9x16xf32>, vector<8xf32>
+// CHECK-DAG: vector.transfer_read %[[G]]{{.*}} : tensor<2x7x7x32xf32>, vector<32xf32>
 // CHECK: vector.contract {{.*}} : vector<1x8xf32>, vector<1x32xf32> into vector<8x32xf32>
 // CHECK-NOT: linalg.transpose
 // CHECK: return
-func.func @filter_gradient(%arg0: tensor<2x10x10x16xf32>, %arg1: tensor<2x8x8x32xf32>) -> tensor<3x3x16x32xf32> {
+func.func @filter_gradient(%arg0: tensor<2x9x9x16xf32>, %arg1: tensor<2x7x7x32xf32>) -> tensor<3x3x16x32xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %0 = tensor.empty() : tensor<3x3x16x32xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<3x3x16x32xf32>) -> tensor<3x3x16x32xf32>
+  %2 = linalg.generic {indexing_maps = [#map, #map1, #map2], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%arg0, %arg1 : tensor<2x9x9x16xf32>, tensor<2x7x7x32xf32>) outs(%1 : tensor<3x3x16x32xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %3 = arith.mulf %in, %in_0 : f32
+    %4 = arith.addf %out, %3 : f32
+    linalg.yield %4 : f32
+  } -> tensor<3x3x16x32xf32>
+  return %2 : tensor<3x3x16x32xf32>
+}
+
+// -----
+
+// The same with an even output (X 2x10x10x16, dY 2x8x8x32): the transpose
+// of Winograd's F(2x2, 3x3). Per image, X's 4x4 tiles become V[16 tiles,
+// 17, 16 channels] and dY's 2x2 tiles D[16 tiles, 17, 32 filters]; 16
+// products accumulate P[p] += V[:, p]^T D[:, p] over the images (a
+// reduction over the tiles, the lhs read transposed; 12 + 4 channels);
+// then dW = G^T P G is added to dW's init.
+#map = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d0 + d5, d1 + d6, d2)>
+#map1 = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d5, d6, d3)>
+#map2 = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func @filter_gradient_winograd
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<2x10x10x16xf32>, %[[G:[^:]*]]: tensor<2x8x8x32xf32>)
+// CHECK: %[[P0:.*]] = scf.for {{.*}} -> (tensor<16x16x32xf32>)
+// CHECK: %[[P:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[P0]]) -> (tensor<16x16x32xf32>)
+// CHECK: vector.transfer_read %[[X]]
+// CHECK: vector.transfer_write {{.*}} : vector<16xf32>, tensor<16x17x16xf32>
+// CHECK: vector.transfer_read %[[G]]
+// CHECK: arith.negf {{.*}} : vector<16xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<16xf32>, tensor<16x17x32xf32>
+// CHECK: vector.contract {{.*}} : vector<1x12xf32>, vector<1x32xf32> into vector<12x32xf32>
+// CHECK: vector.contract {{.*}} : vector<1x4xf32>, vector<1x32xf32> into vector<4x32xf32>
+// CHECK: scf.for {{.*}} -> (tensor<3x3x16x32xf32>)
+// CHECK: vector.transfer_read %[[P]]
+// CHECK-COUNT-9: vector.transfer_write {{.*}} : vector<16xf32>, tensor<3x3x16x32xf32>
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func @filter_gradient_winograd(%arg0: tensor<2x10x10x16xf32>, %arg1: tensor<2x8x8x32xf32>) -> tensor<3x3x16x32xf32> {
   %cst = arith.constant 0.000000e+00 : f32
   %0 = tensor.empty() : tensor<3x3x16x32xf32>
   %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<3x3x16x32xf32>) -> tensor<3x3x16x32xf32>
