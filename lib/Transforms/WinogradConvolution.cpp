@@ -45,14 +45,48 @@ using namespace mlir;
 
 namespace {
 
-constexpr int64_t kOutputTile = 2, kInputTile = 4, kTaps = 3;
-constexpr int64_t kPositions = kInputTile * kInputTile;
-// V, D and M are [tiles, positions, c or f]: a transform writes or reads
-// its tile's 16 vectors in one run of 2 KiB, not in 16 lines a position
-// (18 KiB at 144 tiles) apart. A product's rows are then a tile apart: 17
-// positions rather than 16, so that its 12 rows fall in distinct sets of L1
-// (2 KiB apart, they would share two).
-constexpr int64_t kPaddedPositions = kPositions + 1;
+constexpr int64_t kTaps = 3;
+
+/// F(m x m, 3x3): a m x m output tile from an alpha x alpha input tile
+/// (alpha = m + 2), with alpha^2 multiplications per channel and filter.
+/// Its matrices, row-major: B^T (alpha x alpha), G (alpha x 3) and A^T
+/// (m x alpha), Lavin and Gray's.
+struct Scheme {
+  int64_t m;
+  ArrayRef<double> bt, g, at;
+
+  int64_t alpha() const { return m + kTaps - 1; }
+  int64_t positions() const { return alpha() * alpha(); }
+  // V, D and M are [tiles, positions, c or f]: a transform writes or reads
+  // its tile's vectors in one run, not one line a position (18 KiB at 144
+  // tiles) apart. A product's rows are then a tile apart: one position
+  // more, an odd number of lines at 32 floats, so that its 12 rows fall in
+  // distinct sets of L1 (2 KiB apart, they would share two).
+  int64_t paddedPositions() const { return positions() + 1; }
+};
+
+constexpr double kBT2[] = {1, 0, -1, 0, 0, 1, 1, 0, 0, -1, 1, 0, 0, 1, 0, -1};
+constexpr double kG2[] = {1, 0, 0, 0.5, 0.5, 0.5, 0.5, -0.5, 0.5, 0, 0, 1};
+constexpr double kAT2[] = {1, 1, 1, 0, 0, 1, -1, -1};
+constexpr double kBT4[] = {4, 0, -5, 0,  1, 0, 0, -4, -4, 1,  1, 0,
+                           0, 4, -4, -1, 1, 0, 0, -2, -1, 2,  1, 0,
+                           0, 2, -1, -2, 1, 0, 0, 4,  0,  -5, 0, 1};
+constexpr double kG4[] = {1.0 / 4,  0,        0,        -1.0 / 6,  -1.0 / 6,
+                          -1.0 / 6, -1.0 / 6, 1.0 / 6,  -1.0 / 6,  1.0 / 24,
+                          1.0 / 12, 1.0 / 6,  1.0 / 24, -1.0 / 12, 1.0 / 6,
+                          0,        0,        1};
+constexpr double kAT4[] = {1, 1, 1, 1, 1, 0, 0, 1, -1, 2, -2, 0,
+                           0, 1, 1, 4, 4, 0, 0, 1, -1, 8, -8, 1};
+
+/// F(4x4, 3x3) when 4 divides both output dims, else F(2x2, 3x3) when 2
+/// does: 4 and 2.25 times fewer multiplications than the direct form.
+std::optional<Scheme> chooseScheme(int64_t height, int64_t width) {
+  if (height % 4 == 0 && width % 4 == 0)
+    return Scheme{4, kBT4, kG4, kAT4};
+  if (height % 2 == 0 && width % 2 == 0)
+    return Scheme{2, kBT2, kG2, kAT2};
+  return std::nullopt;
+}
 
 /// The vector arithmetic, reads and writes of the transforms.
 struct VectorBuilder {
@@ -60,14 +94,10 @@ struct VectorBuilder {
   Location loc;
   VectorType type;
 
-  Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
-  Value sub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
-  Value neg(Value x) { return arith::NegFOp::create(b, loc, x); }
-  Value half(Value x) {
-    Attribute attr = b.getFloatAttr(type.getElementType(), 0.5);
-    Value c = arith::ConstantOp::create(
+  Value splat(double value) {
+    Attribute attr = b.getFloatAttr(type.getElementType(), value);
+    return arith::ConstantOp::create(
         b, loc, type, DenseElementsAttr::get(type, ArrayRef<Attribute>{attr}));
-    return arith::MulFOp::create(b, loc, x, c);
   }
   Value read(Value source, ValueRange indices) {
     return vector::TransferReadOp::create(b, loc, type, source, indices,
@@ -78,52 +108,61 @@ struct VectorBuilder {
                                            ArrayRef<bool>{true})
         ->getResult(0);
   }
+  Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
+
+  /// y = M x for the `rows` x `cols` row-major `matrix` (or M^T x for its
+  /// transpose, `matrix` being cols x rows): additions and subtractions for
+  /// the coefficients of +-1, FMAs for the others, none for zeros.
+  SmallVector<Value> multiply(ArrayRef<double> matrix, int64_t rows,
+                              int64_t cols, bool transposed,
+                              ArrayRef<Value> x) {
+    SmallVector<Value> y;
+    for (int64_t i = 0; i < rows; ++i) {
+      Value sum;
+      for (int64_t j = 0; j < cols; ++j) {
+        double c = transposed ? matrix[j * rows + i] : matrix[i * cols + j];
+        if (c == 0)
+          continue;
+        if (!sum)
+          sum = c == 1 ? x[j]
+                : c == -1
+                    ? arith::NegFOp::create(b, loc, x[j]).getResult()
+                    : arith::MulFOp::create(b, loc, splat(c), x[j]).getResult();
+        else if (c == 1)
+          sum = arith::AddFOp::create(b, loc, sum, x[j]);
+        else if (c == -1)
+          sum = arith::SubFOp::create(b, loc, sum, x[j]);
+        else
+          sum = vector::FMAOp::create(b, loc, splat(c), x[j], sum);
+      }
+      y.push_back(sum ? sum : splat(0));
+    }
+    return y;
+  }
+
+  /// T X T^T for the `rows` x `cols` matrix T (see multiply) and the square
+  /// `tile` X (cols x cols, row-major): T applied to each column, then to
+  /// each row of the result. Row-major, rows x rows.
+  SmallVector<Value> transform(ArrayRef<double> matrix, int64_t rows,
+                               int64_t cols, bool transposed,
+                               ArrayRef<Value> tile) {
+    SmallVector<SmallVector<Value>> columns;
+    for (int64_t j = 0; j < cols; ++j) {
+      SmallVector<Value> column;
+      for (int64_t i = 0; i < cols; ++i)
+        column.push_back(tile[i * cols + j]);
+      columns.push_back(multiply(matrix, rows, cols, transposed, column));
+    }
+    SmallVector<Value> result;
+    for (int64_t i = 0; i < rows; ++i) {
+      SmallVector<Value> row;
+      for (SmallVector<Value> &column : columns)
+        row.push_back(column[i]);
+      result.append(multiply(matrix, rows, cols, transposed, row));
+    }
+    return result;
+  }
 };
-
-// The 1-D transforms of one column: B^T d, G g and A^T m; for a filter
-// gradient also A y (dY) and G^T m.
-SmallVector<Value> transformInput(VectorBuilder &v, ArrayRef<Value> d) {
-  return {v.sub(d[0], d[2]), v.add(d[1], d[2]), v.sub(d[2], d[1]),
-          v.sub(d[1], d[3])};
-}
-SmallVector<Value> transformFilter(VectorBuilder &v, ArrayRef<Value> g) {
-  Value outer = v.add(g[0], g[2]);
-  return {g[0], v.half(v.add(outer, g[1])), v.half(v.sub(outer, g[1])), g[2]};
-}
-SmallVector<Value> transformOutput(VectorBuilder &v, ArrayRef<Value> m) {
-  return {v.add(v.add(m[0], m[1]), m[2]), v.sub(v.sub(m[1], m[2]), m[3])};
-}
-SmallVector<Value> transformGradient(VectorBuilder &v, ArrayRef<Value> y) {
-  return {y[0], v.add(y[0], y[1]), v.sub(y[0], y[1]), v.neg(y[1])};
-}
-SmallVector<Value> transformFilterGradient(VectorBuilder &v,
-                                           ArrayRef<Value> m) {
-  Value inner = v.half(v.add(m[1], m[2]));
-  return {v.add(m[0], inner), v.half(v.sub(m[1], m[2])), v.add(inner, m[3])};
-}
-
-using Transform1D = SmallVector<Value> (*)(VectorBuilder &, ArrayRef<Value>);
-
-/// T x T^T for a 1-D transform T: T applied to each column of the square
-/// `tile` (row-major), then to each row of the result. Row-major too.
-SmallVector<Value> transform2D(VectorBuilder &v, ArrayRef<Value> tile,
-                               int64_t size, Transform1D transform) {
-  SmallVector<SmallVector<Value>> columns;
-  for (int64_t j = 0; j < size; ++j) {
-    SmallVector<Value> column;
-    for (int64_t i = 0; i < size; ++i)
-      column.push_back(tile[i * size + j]);
-    columns.push_back(transform(v, column));
-  }
-  SmallVector<Value> result;
-  for (size_t i = 0, e = columns.front().size(); i < e; ++i) {
-    SmallVector<Value> row;
-    for (SmallVector<Value> &column : columns)
-      row.push_back(column[i]);
-    result.append(transform(v, row));
-  }
-  return result;
-}
 
 Value constantIndex(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
@@ -137,12 +176,14 @@ Value applyExpr(OpBuilder &b, Location loc, AffineExpr expr,
 }
 
 /// For each of the tileRows x tileColumns tiles of image `n` of `source`
-/// (NHWC; tile (i, j) is the `size` x `size` block at 2i, 2j) and each
-/// register of its channels (`depth` of them), the 2-D `transform` of the
-/// tile, written to dest[tile, position, channels].
+/// (NHWC; tile (i, j) is the `size` x `size` block at m i, m j) and each
+/// register of its channels (`depth` of them), the 2-D transform T X T^T
+/// of the tile (T: `rows` x `size`, see VectorBuilder::multiply), written
+/// to dest[tile, position, channels].
 Value transformTiles(OpBuilder &b, Location loc, VectorType type, Value source,
                      Value n, Value dest, int64_t tileRows, int64_t tileColumns,
-                     int64_t size, int64_t depth, Transform1D transform) {
+                     int64_t m, int64_t size, ArrayRef<double> matrix,
+                     int64_t rows, bool transposed, int64_t depth) {
   AffineExpr d0, d1;
   bindDims(b.getContext(), d0, d1);
   auto loop = [&](OpBuilder &b, int64_t upper, int64_t step, Value init,
@@ -157,15 +198,14 @@ Value transformTiles(OpBuilder &b, Location loc, VectorType type, Value source,
             VectorBuilder v{b, loc, type};
             SmallVector<Value> tile;
             for (int64_t i = 0; i < size; ++i) {
-              Value row = applyExpr(b, loc, d0 * kOutputTile + i, th);
+              Value row = applyExpr(b, loc, d0 * m + i, th);
               for (int64_t j = 0; j < size; ++j)
                 tile.push_back(v.read(
-                    source,
-                    {n, row, applyExpr(b, loc, d0 * kOutputTile + j, tw), c}));
+                    source, {n, row, applyExpr(b, loc, d0 * m + j, tw), c}));
             }
             Value t = applyExpr(b, loc, d0 * tileColumns + d1, {th, tw});
-            for (auto [p, value] :
-                 llvm::enumerate(transform2D(v, tile, size, transform)))
+            for (auto [p, value] : llvm::enumerate(
+                     v.transform(matrix, rows, size, transposed, tile)))
               acc = v.write(value, acc, {t, constantIndex(b, loc, p), c});
             return acc;
           });
@@ -202,9 +242,13 @@ LogicalResult fuse::tileWinogradConvolution(RewriterBase &rewriter,
   if (filterShape[0] != kTaps || filterShape[1] != kTaps ||
       !allOnes(op.getStrides()) || !allOnes(op.getDilations()) ||
       channels == 0 || channels % lanes != 0 || filters % lanes != 0 ||
-      llvm::is_contained(shape, 0) || shape[1] % kOutputTile != 0 ||
-      shape[2] % kOutputTile != 0)
+      llvm::is_contained(shape, 0))
     return failure();
+  std::optional<Scheme> scheme = chooseScheme(shape[1], shape[2]);
+  if (!scheme)
+    return failure();
+  const int64_t m = scheme->m, alpha = scheme->alpha(),
+                positions = scheme->positions();
   // The consumer, if it has one output: the image loop carries one tensor
   // of outputs.
   linalg::GenericOp epilogue;
@@ -215,8 +259,7 @@ LogicalResult fuse::tileWinogradConvolution(RewriterBase &rewriter,
   Location loc = op.getLoc();
   MLIRContext *context = op.getContext();
   rewriter.setInsertionPoint(fusedNestAnchor(op, epilogue, dominance));
-  int64_t tileRows = shape[1] / kOutputTile,
-          tileColumns = shape[2] / kOutputTile;
+  int64_t tileRows = shape[1] / m, tileColumns = shape[2] / m;
   int64_t tiles = tileRows * tileColumns;
   auto vectorType = VectorType::get({lanes}, elementType);
   auto index = [&](OpBuilder &b, int64_t v) {
@@ -239,7 +282,7 @@ LogicalResult fuse::tileWinogradConvolution(RewriterBase &rewriter,
     return bufferization::AllocTensorOp::create(
         rewriter, loc, RankedTensorType::get(shape, elementType), ValueRange{});
   };
-  Value u = allocate({kPositions, channels, filters});
+  Value u = allocate({positions, channels, filters});
   u = loop(rewriter, channels, 1, u, [&](OpBuilder &b, Value c, Value u) {
     return loop(b, filters, lanes, u, [&](OpBuilder &b, Value f, Value u) {
       VectorBuilder v{b, loc, vectorType};
@@ -248,7 +291,7 @@ LogicalResult fuse::tileWinogradConvolution(RewriterBase &rewriter,
         for (int64_t j = 0; j < kTaps; ++j)
           g.push_back(v.read(filter, {index(b, i), index(b, j), c, f}));
       for (auto [p, value] :
-           llvm::enumerate(transform2D(v, g, kTaps, transformFilter)))
+           llvm::enumerate(v.transform(scheme->g, alpha, kTaps, false, g)))
         u = v.write(value, u, {index(b, p), c, f});
       return u;
     });
@@ -257,9 +300,9 @@ LogicalResult fuse::tileWinogradConvolution(RewriterBase &rewriter,
   // Per image: V = B^T d B, M[p] = V[p] U[p], Y = A^T M A.
   Value out = epilogue ? epilogue.getDpsInits()[0] : allocate(shape);
   SmallVector<int64_t> imageShape = {1, shape[1], shape[2], shape[3]};
-  SmallVector<Value> inits = {out,
-                              allocate({tiles, kPaddedPositions, channels}),
-                              allocate({tiles, kPaddedPositions, filters})};
+  SmallVector<Value> inits = {
+      out, allocate({tiles, scheme->paddedPositions(), channels}),
+      allocate({tiles, scheme->paddedPositions(), filters})};
   if (epilogue)
     inits.push_back(allocate(imageShape));
   bool failedTile = false;
@@ -267,11 +310,11 @@ LogicalResult fuse::tileWinogradConvolution(RewriterBase &rewriter,
                    ValueRange carried) -> SmallVector<Value> {
     auto attr = [&](int64_t v) -> OpFoldResult { return b.getIndexAttr(v); };
     OpFoldResult zero = attr(0), one = attr(1);
-    Value transformed =
-        transformTiles(b, loc, vectorType, input, n, carried[1], tileRows,
-                       tileColumns, kInputTile, channels, transformInput);
+    Value transformed = transformTiles(b, loc, vectorType, input, n, carried[1],
+                                       tileRows, tileColumns, m, alpha,
+                                       scheme->bt, alpha, false, channels);
     Value products = loop(
-        b, kPositions, 1, carried[2], [&](OpBuilder &b, Value p, Value acc) {
+        b, positions, 1, carried[2], [&](OpBuilder &b, Value p, Value acc) {
           // Position p of [tiles, positions, n] or of U[positions, c, f].
           auto tilesAt = [&](Value source, int64_t columns) {
             return tensor::ExtractSliceOp::create(
@@ -313,18 +356,18 @@ LogicalResult fuse::tileWinogradConvolution(RewriterBase &rewriter,
                     [&](OpBuilder &b, Value f, Value acc) {
                       VectorBuilder v{b, loc, vectorType};
                       Value tile = apply(b, d0 * tileColumns + d1, {th, tw});
-                      SmallVector<Value> m;
-                      for (int64_t p = 0; p < kPositions; ++p)
-                        m.push_back(v.read(products, {tile, index(b, p), f}));
+                      SmallVector<Value> sums;
+                      for (int64_t p = 0; p < positions; ++p)
+                        sums.push_back(
+                            v.read(products, {tile, index(b, p), f}));
                       SmallVector<Value> values =
-                          transform2D(v, m, kInputTile, transformOutput);
-                      for (int64_t i = 0; i < kOutputTile; ++i) {
-                        Value row = apply(b, d0 * kOutputTile + i, th);
-                        for (int64_t j = 0; j < kOutputTile; ++j)
-                          acc =
-                              v.write(values[i * kOutputTile + j], acc,
-                                      {index(b, 0), row,
-                                       apply(b, d0 * kOutputTile + j, tw), f});
+                          v.transform(scheme->at, m, alpha, false, sums);
+                      for (int64_t i = 0; i < m; ++i) {
+                        Value row = apply(b, d0 * m + i, th);
+                        for (int64_t j = 0; j < m; ++j)
+                          acc = v.write(
+                              values[i * m + j], acc,
+                              {index(b, 0), row, apply(b, d0 * m + j, tw), f});
                       }
                       return acc;
                     });
@@ -390,14 +433,17 @@ LogicalResult fuse::tileWinogradFilterGradient(RewriterBase &rewriter,
   int64_t channels = shape[2], filters = shape[3];
   if (shape[0] != kTaps || shape[1] != kTaps || channels == 0 ||
       channels % lanes != 0 || filters == 0 || filters % lanes != 0 ||
-      llvm::is_contained(gradShape, 0) || gradShape[1] % kOutputTile != 0 ||
-      gradShape[2] % kOutputTile != 0)
+      llvm::is_contained(gradShape, 0))
     return failure();
+  std::optional<Scheme> scheme = chooseScheme(gradShape[1], gradShape[2]);
+  if (!scheme)
+    return failure();
+  const int64_t m = scheme->m, alpha = scheme->alpha(),
+                positions = scheme->positions();
 
   Location loc = op.getLoc();
   MLIRContext *context = op.getContext();
-  int64_t tileRows = gradShape[1] / kOutputTile,
-          tileColumns = gradShape[2] / kOutputTile;
+  int64_t tileRows = gradShape[1] / m, tileColumns = gradShape[2] / m;
   int64_t tiles = tileRows * tileColumns;
   auto vectorType = VectorType::get({lanes}, elementType);
   auto allocate = [&](OpBuilder &b, ArrayRef<int64_t> shape) -> Value {
@@ -408,28 +454,28 @@ LogicalResult fuse::tileWinogradFilterGradient(RewriterBase &rewriter,
   // P[p, c, f], the sum over images and tiles of V[:, p]^T D[:, p].
   Value zero = arith::ConstantOp::create(rewriter, loc, elementType,
                                          rewriter.getFloatAttr(elementType, 0));
-  Value acc = linalg::FillOp::create(
-                  rewriter, loc, zero,
-                  allocate(rewriter, {kPositions, channels, filters}))
-                  ->getResult(0);
-  AffineExpr m, n, k;
-  bindDims(context, m, n, k);
-  ArrayAttr maps =
-      rewriter.getAffineMapArrayAttr({AffineMap::get(3, 0, {k, m}, context),
-                                      AffineMap::get(3, 0, {k, n}, context),
-                                      AffineMap::get(3, 0, {m, n}, context)});
+  Value acc =
+      linalg::FillOp::create(rewriter, loc, zero,
+                             allocate(rewriter, {positions, channels, filters}))
+          ->getResult(0);
+  AffineExpr row, column, k;
+  bindDims(context, row, column, k);
+  ArrayAttr maps = rewriter.getAffineMapArrayAttr(
+      {AffineMap::get(3, 0, {k, row}, context),
+       AffineMap::get(3, 0, {k, column}, context),
+       AffineMap::get(3, 0, {row, column}, context)});
   Value products = buildImageLoop(
       rewriter, op, acc, [&](OpBuilder &b, Value image, Value acc) {
         Value v = transformTiles(
             b, loc, vectorType, x, image,
-            allocate(b, {tiles, kPaddedPositions, channels}), tileRows,
-            tileColumns, kInputTile, channels, transformInput);
+            allocate(b, {tiles, scheme->paddedPositions(), channels}), tileRows,
+            tileColumns, m, alpha, scheme->bt, alpha, false, channels);
         Value d = transformTiles(
             b, loc, vectorType, grad, image,
-            allocate(b, {tiles, kPaddedPositions, filters}), tileRows,
-            tileColumns, kOutputTile, filters, transformGradient);
+            allocate(b, {tiles, scheme->paddedPositions(), filters}), tileRows,
+            tileColumns, m, m, scheme->at, alpha, true, filters);
         return buildTileLoop(
-            b, loc, 0, kPositions, 1, acc,
+            b, loc, 0, positions, 1, acc,
             [&](OpBuilder &b, Value p, Value acc) {
               auto attr = [&](int64_t v) -> OpFoldResult {
                 return b.getIndexAttr(v);
@@ -474,11 +520,11 @@ LogicalResult fuse::tileWinogradFilterGradient(RewriterBase &rewriter,
             [&](OpBuilder &b, Value f, Value out) {
               VectorBuilder v{b, loc, vectorType};
               SmallVector<Value> sums;
-              for (int64_t p = 0; p < kPositions; ++p)
+              for (int64_t p = 0; p < positions; ++p)
                 sums.push_back(
                     v.read(products, {constantIndex(b, loc, p), c, f}));
               SmallVector<Value> taps =
-                  transform2D(v, sums, kInputTile, transformFilterGradient);
+                  v.transform(scheme->g, kTaps, alpha, true, sums);
               for (int64_t i = 0; i < kTaps; ++i)
                 for (int64_t j = 0; j < kTaps; ++j) {
                   SmallVector<Value> indices = {constantIndex(b, loc, i),

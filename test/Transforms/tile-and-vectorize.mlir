@@ -641,24 +641,25 @@ func.func @filter_gradient(%arg0: tensor<2x9x9x16xf32>, %arg1: tensor<2x7x7x32xf
 
 // -----
 
-// The same with an even output (X 2x10x10x16, dY 2x8x8x32): the transpose
-// of Winograd's F(2x2, 3x3). Per image, X's 4x4 tiles become V[16 tiles,
-// 17, 16 channels] and dY's 2x2 tiles D[16 tiles, 17, 32 filters]; 16
-// products accumulate P[p] += V[:, p]^T D[:, p] over the images (a
-// reduction over the tiles, the lhs read transposed; 12 + 4 channels);
-// then dW = G^T P G is added to dW's init.
+// The same with an output gradient of 8 x 8 (X 2x10x10x16, dY 2x8x8x32):
+// the transpose of Winograd's F(4x4, 3x3). Per image, X's 6x6 tiles become
+// V[4 tiles, 37, 16 channels] (36 positions padded to 37) and dY's 4x4
+// tiles D[4 tiles, 37, 32 filters]; 36 products accumulate
+// P[p] += V[:, p]^T D[:, p] over the images (a reduction over the tiles,
+// the lhs read transposed; 12 + 4 channels); then dW = G^T P G is added to
+// dW's init.
 #map = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d0 + d5, d1 + d6, d2)>
 #map1 = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d5, d6, d3)>
 #map2 = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>
 // CHECK-LABEL: func @filter_gradient_winograd
 // CHECK-SAME: (%[[X:[^:]*]]: tensor<2x10x10x16xf32>, %[[G:[^:]*]]: tensor<2x8x8x32xf32>)
-// CHECK: %[[P0:.*]] = scf.for {{.*}} -> (tensor<16x16x32xf32>)
-// CHECK: %[[P:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[P0]]) -> (tensor<16x16x32xf32>)
+// CHECK: %[[P0:.*]] = scf.for {{.*}} -> (tensor<36x16x32xf32>)
+// CHECK: %[[P:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[P0]]) -> (tensor<36x16x32xf32>)
 // CHECK: vector.transfer_read %[[X]]
-// CHECK: vector.transfer_write {{.*}} : vector<16xf32>, tensor<16x17x16xf32>
+// CHECK: vector.fma
+// CHECK: vector.transfer_write {{.*}} : vector<16xf32>, tensor<4x37x16xf32>
 // CHECK: vector.transfer_read %[[G]]
-// CHECK: arith.negf {{.*}} : vector<16xf32>
-// CHECK: vector.transfer_write {{.*}} : vector<16xf32>, tensor<16x17x32xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<16xf32>, tensor<4x37x32xf32>
 // CHECK: vector.contract {{.*}} : vector<1x12xf32>, vector<1x32xf32> into vector<12x32xf32>
 // CHECK: vector.contract {{.*}} : vector<1x4xf32>, vector<1x32xf32> into vector<4x32xf32>
 // CHECK: scf.for {{.*}} -> (tensor<3x3x16x32xf32>)
@@ -855,31 +856,32 @@ func.func @strided_slice_read(%arg0: tensor<32xf32>) -> tensor<16xf32> {
 
 // -----
 
-// A 3x3 convolution with an even output and whole registers of channels and
-// filters, as Winograd's F(2x2, 3x3): the filter's transform U[16, c, f]
-// once, then per image the input tiles' transform V[tiles, 17, c] (16
-// positions padded to 17), 16 products M[:, p] = V[:, p] U[p] in 12 + 4 row
-// bands, and the output transform into the image's slice, which the bias
-// add and ReLU finish before it is inserted.
+// A 3x3 convolution with an 8 x 8 output and whole registers of channels
+// and filters, as Winograd's F(4x4, 3x3): the filter's transform U[36, c,
+// f] once, then per image the 6x6 input tiles' transform V[4 tiles, 37, c]
+// (36 positions padded to 37; FMAs for B^T's coefficients 4 and 5), 36
+// products M[:, p] = V[:, p] U[p] of 4 rows, and the output transform into
+// the image's slice, which the bias add and ReLU finish before it is
+// inserted.
 #map = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 #map1 = affine_map<(d0, d1, d2, d3) -> (d3)>
 // CHECK-LABEL: func @conv_winograd
 // CHECK-SAME: (%[[X:[^:]*]]: tensor<2x10x10x16xf32>, %[[K:[^:]*]]: tensor<3x3x16x32xf32>
-// CHECK: %[[U0:.*]] = bufferization.alloc_tensor() : tensor<16x16x32xf32>
+// CHECK: %[[U0:.*]] = bufferization.alloc_tensor() : tensor<36x16x32xf32>
 // CHECK: %[[U:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[U0]])
 // CHECK: vector.transfer_read %[[K]]
-// CHECK: vector.transfer_write {{.*}} : vector<16xf32>, tensor<16x16x32xf32>
-// CHECK: scf.for {{.*}} -> (tensor<2x8x8x32xf32>, tensor<16x17x16xf32>, tensor<16x17x32xf32>, tensor<1x8x8x32xf32>)
+// CHECK: vector.transfer_write {{.*}} : vector<16xf32>, tensor<36x16x32xf32>
+// CHECK: scf.for {{.*}} -> (tensor<2x8x8x32xf32>, tensor<4x37x16xf32>, tensor<4x37x32xf32>, tensor<1x8x8x32xf32>)
 // CHECK: %[[V:.*]] = scf.for
 // CHECK: vector.transfer_read %[[X]]
-// CHECK: arith.subf {{.*}} : vector<16xf32>
-// CHECK: vector.transfer_write {{.*}} : vector<16xf32>, tensor<16x17x16xf32>
-// CHECK: %[[M:.*]] = scf.for %[[P:.*]] = %{{.*}} to %c16
-// CHECK-DAG: tensor.extract_slice %[[V]][0, %[[P]], 0] [16, 1, 16] [1, 1, 1] : tensor<16x17x16xf32> to tensor<16x16xf32>
-// CHECK-DAG: tensor.extract_slice %[[U]][%[[P]], 0, 0] [1, 16, 32] [1, 1, 1] : tensor<16x16x32xf32> to tensor<16x32xf32>
-// CHECK: vector.contract {{.*}} : vector<12x1xf32>, vector<1x32xf32> into vector<12x32xf32>
+// CHECK: vector.fma {{.*}} : vector<16xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<16xf32>, tensor<4x37x16xf32>
+// CHECK: %[[M:.*]] = scf.for %[[P:.*]] = %{{.*}} to %c36
+// CHECK: tensor.extract_slice %{{.*}}[0, %[[P]], 0] [4, 1, 32] [1, 1, 1] : tensor<4x37x32xf32> to tensor<4x32xf32>
+// CHECK-DAG: vector.transfer_read %[[V]][%{{.*}}, %[[P]], %{{.*}}]{{.*}} : tensor<4x37x16xf32>, vector<4x1xf32>
+// CHECK-DAG: vector.transfer_read %[[U]][%[[P]], %{{.*}}, %{{.*}}]{{.*}} : tensor<36x16x32xf32>, vector<32xf32>
 // CHECK: vector.contract {{.*}} : vector<4x1xf32>, vector<1x32xf32> into vector<4x32xf32>
-// CHECK: vector.transfer_read %[[M]]{{.*}} : tensor<16x17x32xf32>, vector<16xf32>
+// CHECK: vector.transfer_read %[[M]]{{.*}} : tensor<4x37x32xf32>, vector<16xf32>
 // CHECK: vector.transfer_write {{.*}} : vector<16xf32>, tensor<1x8x8x32xf32>
 // CHECK: arith.maximumf {{.*}} : vector<32xf32>
 // CHECK: tensor.insert_slice {{.*}} [1, 8, 8, 32] [1, 1, 1, 1] : tensor<1x8x8x32xf32> into tensor<2x8x8x32xf32>
@@ -897,6 +899,32 @@ func.func @conv_winograd(%x: tensor<2x10x10x16xf32>, %k: tensor<3x3x16x32xf32>, 
     linalg.yield %5 : f32
   } -> tensor<2x8x8x32xf32>
   return %3 : tensor<2x8x8x32xf32>
+}
+
+// -----
+
+// A 6 x 6 output, even but not a multiple of 4: F(2x2, 3x3), 9 tiles of 4x4
+// inputs whose transform is additions and subtractions only, V[9, 17, c]
+// and 16 products of 9 rows.
+// CHECK-LABEL: func @conv_winograd_2x2
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<2x8x8x16xf32>
+// CHECK: bufferization.alloc_tensor() : tensor<16x16x32xf32>
+// CHECK: scf.for {{.*}} -> (tensor<2x6x6x32xf32>, tensor<9x17x16xf32>, tensor<9x17x32xf32>)
+// CHECK: vector.transfer_read %[[X]]
+// CHECK-NOT: vector.fma
+// CHECK: vector.transfer_write {{.*}} : vector<16xf32>, tensor<9x17x16xf32>
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c16
+// CHECK: vector.contract {{.*}} : vector<9x1xf32>, vector<1x32xf32> into vector<9x32xf32>
+// CHECK: vector.transfer_read {{.*}} : tensor<9x17x32xf32>, vector<16xf32>
+// CHECK: tensor.insert_slice {{.*}} [1, 6, 6, 32] [1, 1, 1, 1] : tensor<1x6x6x32xf32> into tensor<2x6x6x32xf32>
+// CHECK-NOT: linalg.
+// CHECK: return
+func.func @conv_winograd_2x2(%x: tensor<2x8x8x16xf32>, %k: tensor<3x3x16x32xf32>) -> tensor<2x6x6x32xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %0 = tensor.empty() : tensor<2x6x6x32xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<2x6x6x32xf32>) -> tensor<2x6x6x32xf32>
+  %2 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %k : tensor<2x8x8x16xf32>, tensor<3x3x16x32xf32>) outs(%1 : tensor<2x6x6x32xf32>) -> tensor<2x6x6x32xf32>
+  return %2 : tensor<2x6x6x32xf32>
 }
 
 // -----
