@@ -206,16 +206,18 @@ def FuseTileAndVectorize
       fused);
     - conv2d with a 3x3 filter, unit strides and dilations, an even output
       and whole registers of channels and filters (WinogradConvolution.cpp):
-      Winograd's F(2x2, 3x3). The filter is transformed once; per image,
-      each 4x4 input tile is transformed with vector additions into
-      V[tiles, 16, c], 16 matmuls (tiled as above) give M[tiles, 16, f],
-      and the output transform writes the image's 2x2 output tiles, which
-      the element-wise consumer then finishes while they are in L2: 2.25x
-      fewer multiply-adds than the direct form. Their filter gradients
-      (even output gradients) are its transpose: per image, X's 4x4 tiles
-      become V and dY's 2x2 tiles D[tiles, 16, f], 16 matmuls accumulate
-      P[p] += V[:, p]^T D[:, p] over the images (with the bias gradient
-      beside it in the same image loop), and dW = G^T P G.
+      Winograd's F(4x4, 3x3) when 4 divides the output's height and width,
+      else F(2x2, 3x3). The filter is transformed once; per image, each
+      (m+2)x(m+2) input tile is transformed with vector arithmetic into
+      V[tiles, positions, c], one matmul per position (tiled as above)
+      gives M[tiles, positions, f], and the output transform writes the
+      image's m x m output tiles, which the element-wise consumer then
+      finishes while they are in L2: 4x (F(4x4)) or 2.25x (F(2x2)) fewer
+      multiply-adds than the direct form. Their filter gradients (even
+      output gradients) are the transpose: per image, X's tiles become V
+      and dY's m x m tiles D[tiles, positions, f], one matmul per position
+      accumulates P[p] += V[:, p]^T D[:, p] over the images (with the bias
+      gradient beside it in the same image loop), and dW = G^T P G.
       `winograd=false` keeps the direct form for all of these;
     - other conv2d (ConvolutionTiling.cpp): loops over output tiles of 8 columns
       x 2 vectors of filters (narrower rows take several images per tile;
@@ -252,8 +254,8 @@ def FuseTileAndVectorize
     Option<"vectorBits", "vector-bits", "unsigned", /*default=*/"0",
            "Vector register width in bits (0: the host's)">,
     Option<"winograd", "winograd", "bool", /*default=*/"true",
-           "Compute the 3x3 convolutions that allow it with Winograd's "
-           "F(2x2, 3x3)">
+           "Compute the 3x3 convolutions (and filter gradients) that "
+           "allow it with Winograd's F(4x4, 3x3) or F(2x2, 3x3)">
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect", "::mlir::bufferization::BufferizationDialect",

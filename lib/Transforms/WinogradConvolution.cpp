@@ -1,30 +1,38 @@
-//===- WinogradConvolution.cpp - Winograd F(2x2, 3x3) convolutions --------===//
+//===- WinogradConvolution.cpp - Winograd convolutions --------------------===//
 //
-// Lavin and Gray's F(2x2, 3x3): a 2x2 output tile of a 3x3 correlation with
-// filter g, from its 4x4 input tile d, is
+// Lavin and Gray's F(m x m, 3x3): an m x m output tile of a 3x3 correlation
+// with filter g, from its alpha x alpha input tile d (alpha = m + 2), is
 //
 //   Y = A^T [(G g G^T) .* (B^T d B)] A
+//
+// with constant matrices B^T (alpha x alpha), G (alpha x 3) and A^T
+// (m x alpha); for F(2x2, 3x3)
 //
 //   B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]
 //   G   = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1]
 //   A^T = [1 1 1 0; 0 1 -1 -1]
 //
-// Summed over the input channels, the element-wise product of the 16
-// transformed positions becomes 16 matrix products of (tiles x c) and
-// (c x f): 16 multiply-adds per tile, channel and filter instead of 36.
-// The transforms are additions (the filter's also halvings) on vectors
-// along the channels or filters, about a tenth of the products' work at 32
-// channels. Per image, the transformed input and the products (tiles x 17
-// x 32 floats each, 313 KiB for a 24 x 24 output) stay in L2.
+// Summed over the input channels, the element-wise product of the alpha^2
+// transformed positions becomes alpha^2 matrix products of (tiles x c) and
+// (c x f): 16 multiply-adds per 2x2 tile, channel and filter instead of 36,
+// or 36 per 4x4 tile instead of 144. The transforms are vector arithmetic
+// along the channels or filters (additions for the coefficients +-1, FMAs
+// for the others). Per image, the transformed input and the products
+// (tiles x (alpha^2 + 1) x 32 floats each, 313 KiB for F(2x2) of a 24 x 24
+// output, 171 KiB for F(4x4)) stay in L2.
+//
+// F(4x4, 3x3) multiplies less, but its coefficients (up to 8, and 1/6,
+// 1/24) round more; it is used where 4 divides the output, F(2x2, 3x3)
+// where only 2 does.
 //
 // A filter gradient dW = sum over images and pixels of X (shifted by the
-// tap) times dY is the same bilinear algorithm transposed (F(3x3, 2x2)):
+// tap) times dY is the same bilinear algorithm transposed (F(3x3, m x m)):
 //
 //   dW = G^T [sum over tiles of (A dY A^T) .* (B^T X B)] G
 //
-// with dY's 2x2 tiles and X's 4x4 tiles, so per position p the sum over
-// tiles and channels is one matrix product V[:, p]^T D[:, p] of (c x tiles)
-// and (tiles x f), accumulated over the images.
+// with dY's m x m tiles and X's alpha x alpha tiles, so per position p the
+// sum over tiles and channels is one matrix product V[:, p]^T D[:, p] of
+// (c x tiles) and (tiles x f), accumulated over the images.
 //
 //===----------------------------------------------------------------------===//
 

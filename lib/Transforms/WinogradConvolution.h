@@ -1,8 +1,8 @@
-//===- WinogradConvolution.h - Winograd F(2x2, 3x3) convolutions -*- C++
-//-*-===//
+//===- WinogradConvolution.h - Winograd convolutions ------------*- C++ -*-===//
 //
-// Part of fuse-tile-and-vectorize: 3x3 convolutions with unit strides as
-// Winograd's minimal filtering algorithm F(2x2, 3x3), one image at a time.
+// Part of fuse-tile-and-vectorize: 3x3 convolutions with unit strides, and
+// their filter gradients, as Winograd's minimal filtering algorithms
+// F(4x4, 3x3) and F(2x2, 3x3), one image at a time.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,14 +18,16 @@ namespace fuse {
 /// Rewrites `op`, a convolution with a 3x3 filter, unit strides and
 /// dilations, an even number of output rows and columns, whole registers of
 /// input channels and of filters, and a zero fill as its accumulator, as
-/// Winograd's F(2x2, 3x3): 16 products of (tiles x channels) and (channels
-/// x filters) instead of 36 multiplications per 2x2 output tile. The
-/// filter is transformed once; then per image, its 4x4 input tiles are
-/// transformed into V[tiles, 16, c] (vectors along c), 16 linalg.matmul
-/// give M[tiles, 16, f], and the output transform writes each image's
-/// outputs, which `op`'s element-wise consumer (if it is its only user)
-/// finishes while they are in L2. The products are left for the caller to
-/// tile. Fails, leaving `op` alone, on other convolutions.
+/// Winograd's F(m x m, 3x3): m = 4 when 4 divides the output's height and
+/// width (36 multiplications per 4x4 output tile, channel and filter
+/// instead of 144), else m = 2 (16 instead of 36). The filter is
+/// transformed once; then per image, its (m+2)^2 input tiles are
+/// transformed into V[tiles, positions, c] (vectors along c), one
+/// linalg.matmul per position gives M[tiles, positions, f], and the output
+/// transform writes each image's outputs, which `op`'s element-wise
+/// consumer (if it is its only user) finishes while they are in L2. The
+/// products are left for the caller to tile. Fails, leaving `op` alone, on
+/// other convolutions.
 mlir::LogicalResult tileWinogradConvolution(mlir::RewriterBase &rewriter,
                                             mlir::linalg::Conv2DNhwcHwcfOp op,
                                             unsigned vectorBits,
@@ -34,10 +36,11 @@ mlir::LogicalResult tileWinogradConvolution(mlir::RewriterBase &rewriter,
 /// Rewrites a filter gradient's contraction (see tileFilterGradient) with
 /// a 3x3 filter, unit strides and dilations, an output gradient of even
 /// height and width, and whole registers of channels and filters, as the
-/// transpose of F(2x2, 3x3): per image, X's 4x4 tiles are transformed into
-/// V[tiles, 16, c] and dY's 2x2 tiles into D[tiles, 16, f], and 16
-/// linalg.matmul accumulate P[p] += V[:, p]^T D[:, p] (c x f) over the
-/// images; then dW = G^T P G. The image loop also carries the bias gradient
+/// transpose of F(m x m, 3x3) (m as above, from dY's height and width): per
+/// image, X's (m+2)^2 tiles are transformed into V[tiles, positions, c] and
+/// dY's m x m tiles into D[tiles, positions, f], and one linalg.matmul per
+/// position accumulates P[p] += V[:, p]^T D[:, p] (c x f) over the images;
+/// then dW = G^T P G. The image loop also carries the bias gradient
 /// beside it, if any (buildImageLoop). The products are left for the
 /// caller to tile. Fails, leaving `op` alone, on other ops.
 mlir::LogicalResult tileWinogradFilterGradient(mlir::RewriterBase &rewriter,
