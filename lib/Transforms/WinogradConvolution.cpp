@@ -96,6 +96,32 @@ std::optional<Scheme> chooseScheme(int64_t height, int64_t width) {
   return std::nullopt;
 }
 
+/// A block of a convolution's output computed with one scheme.
+struct OutputBlock {
+  int64_t row, column, height, width;
+  Scheme scheme;
+};
+
+/// The blocks of an even height x width output: F(4x4) on the largest
+/// block whose sides 4 divides, F(2x2) on the strips of 2 left below and
+/// to its right (26 x 26: 24 x 24, 24 x 2 and 2 x 26; 4x fewer
+/// multiplications on 85% of it).
+SmallVector<OutputBlock> chooseBlocks(int64_t height, int64_t width) {
+  std::optional<Scheme> whole = chooseScheme(height, width);
+  if (!whole)
+    return {};
+  int64_t mainHeight = height / 4 * 4, mainWidth = width / 4 * 4;
+  if (whole->m == 4 || mainHeight == 0 || mainWidth == 0)
+    return {{0, 0, height, width, *whole}};
+  SmallVector<OutputBlock> blocks = {
+      {0, 0, mainHeight, mainWidth, *chooseScheme(mainHeight, mainWidth)}};
+  if (mainWidth < width)
+    blocks.push_back({0, mainWidth, mainHeight, width - mainWidth, *whole});
+  if (mainHeight < height)
+    blocks.push_back({mainHeight, 0, height - mainHeight, width, *whole});
+  return blocks;
+}
+
 /// The vector arithmetic, reads and writes of the transforms.
 struct VectorBuilder {
   OpBuilder &b;
@@ -184,14 +210,16 @@ Value applyExpr(OpBuilder &b, Location loc, AffineExpr expr,
 }
 
 /// For each of the tileRows x tileColumns tiles of image `n` of `source`
-/// (NHWC; tile (i, j) is the `size` x `size` block at m i, m j) and each
+/// (NHWC; tile (i, j) is the `size` x `size` block at rowOrigin + m i,
+/// columnOrigin + m j) and each
 /// register of its channels (`depth` of them), the 2-D transform T X T^T
 /// of the tile (T: `rows` x `size`, see VectorBuilder::multiply), written
 /// to dest[tile, position, channels].
 Value transformTiles(OpBuilder &b, Location loc, VectorType type, Value source,
                      Value n, Value dest, int64_t tileRows, int64_t tileColumns,
                      int64_t m, int64_t size, ArrayRef<double> matrix,
-                     int64_t rows, bool transposed, int64_t depth) {
+                     int64_t rows, bool transposed, int64_t depth,
+                     int64_t rowOrigin = 0, int64_t columnOrigin = 0) {
   AffineExpr d0, d1;
   bindDims(b.getContext(), d0, d1);
   auto loop = [&](OpBuilder &b, int64_t upper, int64_t step, Value init,
@@ -206,10 +234,12 @@ Value transformTiles(OpBuilder &b, Location loc, VectorType type, Value source,
             VectorBuilder v{b, loc, type};
             SmallVector<Value> tile;
             for (int64_t i = 0; i < size; ++i) {
-              Value row = applyExpr(b, loc, d0 * m + i, th);
+              Value row = applyExpr(b, loc, d0 * m + rowOrigin + i, th);
               for (int64_t j = 0; j < size; ++j)
                 tile.push_back(v.read(
-                    source, {n, row, applyExpr(b, loc, d0 * m + j, tw), c}));
+                    source,
+                    {n, row, applyExpr(b, loc, d0 * m + columnOrigin + j, tw),
+                     c}));
             }
             Value t = applyExpr(b, loc, d0 * tileColumns + d1, {th, tw});
             for (auto [p, value] : llvm::enumerate(
@@ -252,11 +282,9 @@ LogicalResult fuse::tileWinogradConvolution(RewriterBase &rewriter,
       channels == 0 || channels % lanes != 0 || filters % lanes != 0 ||
       llvm::is_contained(shape, 0))
     return failure();
-  std::optional<Scheme> scheme = chooseScheme(shape[1], shape[2]);
-  if (!scheme)
+  SmallVector<OutputBlock> blocks = chooseBlocks(shape[1], shape[2]);
+  if (blocks.empty())
     return failure();
-  const int64_t m = scheme->m, alpha = scheme->alpha(),
-                positions = scheme->positions();
   // The consumer, if it has one output: the image loop carries one tensor
   // of outputs.
   linalg::GenericOp epilogue;
@@ -267,8 +295,6 @@ LogicalResult fuse::tileWinogradConvolution(RewriterBase &rewriter,
   Location loc = op.getLoc();
   MLIRContext *context = op.getContext();
   rewriter.setInsertionPoint(fusedNestAnchor(op, epilogue, dominance));
-  int64_t tileRows = shape[1] / m, tileColumns = shape[2] / m;
-  int64_t tiles = tileRows * tileColumns;
   auto vectorType = VectorType::get({lanes}, elementType);
   auto index = [&](OpBuilder &b, int64_t v) {
     return constantIndex(b, loc, v);
@@ -282,47 +308,58 @@ LogicalResult fuse::tileWinogradConvolution(RewriterBase &rewriter,
                   TileLoopBody body) {
     return buildTileLoop(b, loc, 0, upper, step, init, body);
   };
-
-  // U[p, c, f] = (G g G^T)[p] for each channel and filter.
   // Allocations, not tensor.empty: CSE would merge empties of one type
   // (V and M at as many channels as filters), and so would their buffers.
-  auto allocate = [&](ArrayRef<int64_t> shape) -> Value {
+  auto allocate = [&](OpBuilder &b, ArrayRef<int64_t> shape) -> Value {
     return bufferization::AllocTensorOp::create(
-        rewriter, loc, RankedTensorType::get(shape, elementType), ValueRange{});
+        b, loc, RankedTensorType::get(shape, elementType), ValueRange{});
   };
-  Value u = allocate({positions, channels, filters});
-  u = loop(rewriter, channels, 1, u, [&](OpBuilder &b, Value c, Value u) {
-    return loop(b, filters, lanes, u, [&](OpBuilder &b, Value f, Value u) {
-      VectorBuilder v{b, loc, vectorType};
-      SmallVector<Value> g;
-      for (int64_t i = 0; i < kTaps; ++i)
-        for (int64_t j = 0; j < kTaps; ++j)
-          g.push_back(v.read(filter, {index(b, i), index(b, j), c, f}));
-      for (auto [p, value] :
-           llvm::enumerate(v.transform(scheme->g, alpha, kTaps, false, g)))
-        u = v.write(value, u, {index(b, p), c, f});
-      return u;
-    });
-  });
 
-  // Per image: V = B^T d B, M[p] = V[p] U[p], Y = A^T M A.
-  Value out = epilogue ? epilogue.getDpsInits()[0] : allocate(shape);
-  SmallVector<int64_t> imageShape = {1, shape[1], shape[2], shape[3]};
-  SmallVector<Value> inits = {
-      out, allocate({tiles, scheme->paddedPositions(), channels}),
-      allocate({tiles, scheme->paddedPositions(), filters})};
-  if (epilogue)
-    inits.push_back(allocate(imageShape));
-  bool failedTile = false;
-  auto image = [&](OpBuilder &b, Value n,
-                   ValueRange carried) -> SmallVector<Value> {
+  // U[p, c, f] = (G g G^T)[p] for each channel and filter, per scheme.
+  llvm::SmallDenseMap<int64_t, Value> transformedFilters;
+  for (const OutputBlock &block : blocks) {
+    const Scheme &scheme = block.scheme;
+    if (transformedFilters.count(scheme.m))
+      continue;
+    Value u = allocate(rewriter, {scheme.positions(), channels, filters});
+    transformedFilters[scheme.m] =
+        loop(rewriter, channels, 1, u, [&](OpBuilder &b, Value c, Value u) {
+          return loop(
+              b, filters, lanes, u, [&](OpBuilder &b, Value f, Value u) {
+                VectorBuilder v{b, loc, vectorType};
+                SmallVector<Value> g;
+                for (int64_t i = 0; i < kTaps; ++i)
+                  for (int64_t j = 0; j < kTaps; ++j)
+                    g.push_back(
+                        v.read(filter, {index(b, i), index(b, j), c, f}));
+                for (auto [p, value] : llvm::enumerate(v.transform(
+                         scheme.g, scheme.alpha(), kTaps, false, g)))
+                  u = v.write(value, u, {index(b, p), c, f});
+                return u;
+              });
+        });
+  }
+
+  // One block of image n into `dest` (the image's outputs): V = B^T d B,
+  // M[:, p] = V[:, p] U[p], Y = A^T M A.
+  auto convolveBlock = [&](OpBuilder &b, Value n, const OutputBlock &block,
+                           Value dest) -> Value {
+    const Scheme &scheme = block.scheme;
+    const int64_t m = scheme.m, alpha = scheme.alpha();
+    int64_t tileRows = block.height / m, tileColumns = block.width / m;
+    int64_t tiles = tileRows * tileColumns;
     auto attr = [&](int64_t v) -> OpFoldResult { return b.getIndexAttr(v); };
     OpFoldResult zero = attr(0), one = attr(1);
-    Value transformed = transformTiles(b, loc, vectorType, input, n, carried[1],
-                                       tileRows, tileColumns, m, alpha,
-                                       scheme->bt, alpha, false, channels);
+    Value transformed =
+        transformTiles(b, loc, vectorType, input, n,
+                       allocate(b, {tiles, scheme.paddedPositions(), channels}),
+                       tileRows, tileColumns, m, alpha, scheme.bt, alpha, false,
+                       channels, block.row, block.column);
+    Value u = transformedFilters[m];
     Value products = loop(
-        b, positions, 1, carried[2], [&](OpBuilder &b, Value p, Value acc) {
+        b, scheme.positions(), 1,
+        allocate(b, {tiles, scheme.paddedPositions(), filters}),
+        [&](OpBuilder &b, Value p, Value acc) {
           // Position p of [tiles, positions, n] or of U[positions, c, f].
           auto tilesAt = [&](Value source, int64_t columns) {
             return tensor::ExtractSliceOp::create(
@@ -347,41 +384,53 @@ LogicalResult fuse::tileWinogradConvolution(RewriterBase &rewriter,
                      {attr(tiles), one, attr(filters)}, {one, one, one})
               .getResult();
         });
+    return loop(b, tileRows, 1, dest, [&](OpBuilder &b, Value th, Value acc) {
+      return loop(
+          b, tileColumns, 1, acc, [&](OpBuilder &b, Value tw, Value acc) {
+            return loop(
+                b, filters, lanes, acc, [&](OpBuilder &b, Value f, Value acc) {
+                  VectorBuilder v{b, loc, vectorType};
+                  Value tile = apply(b, d0 * tileColumns + d1, {th, tw});
+                  SmallVector<Value> sums;
+                  for (int64_t p = 0; p < scheme.positions(); ++p)
+                    sums.push_back(v.read(products, {tile, index(b, p), f}));
+                  SmallVector<Value> values =
+                      v.transform(scheme.at, m, alpha, false, sums);
+                  for (int64_t i = 0; i < m; ++i) {
+                    Value row = apply(b, d0 * m + block.row + i, th);
+                    for (int64_t j = 0; j < m; ++j)
+                      acc =
+                          v.write(values[i * m + j], acc,
+                                  {index(b, 0), row,
+                                   apply(b, d0 * m + block.column + j, tw), f});
+                  }
+                  return acc;
+                });
+          });
+    });
+  };
+
+  // Per image: each block into the image's outputs, then the consumer.
+  Value out = epilogue ? epilogue.getDpsInits()[0] : allocate(rewriter, shape);
+  SmallVector<int64_t> imageShape = {1, shape[1], shape[2], shape[3]};
+  SmallVector<Value> inits = {out};
+  if (epilogue)
+    inits.push_back(allocate(rewriter, imageShape));
+  bool failedTile = false;
+  auto image = [&](OpBuilder &b, Value n,
+                   ValueRange carried) -> SmallVector<Value> {
+    OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
     SmallVector<OpFoldResult> offsets = {n, zero, zero, zero};
     SmallVector<OpFoldResult> sizes =
         getAsIndexOpFoldResult(context, imageShape);
     SmallVector<OpFoldResult> unit(4, one);
-    Value dest = epilogue ? carried[3]
-                          : tensor::ExtractSliceOp::create(b, loc, carried[0],
-                                                           offsets, sizes, unit)
-                                .getResult();
-    Value y =
-        loop(b, tileRows, 1, dest, [&](OpBuilder &b, Value th, Value acc) {
-          return loop(
-              b, tileColumns, 1, acc, [&](OpBuilder &b, Value tw, Value acc) {
-                return loop(
-                    b, filters, lanes, acc,
-                    [&](OpBuilder &b, Value f, Value acc) {
-                      VectorBuilder v{b, loc, vectorType};
-                      Value tile = apply(b, d0 * tileColumns + d1, {th, tw});
-                      SmallVector<Value> sums;
-                      for (int64_t p = 0; p < positions; ++p)
-                        sums.push_back(
-                            v.read(products, {tile, index(b, p), f}));
-                      SmallVector<Value> values =
-                          v.transform(scheme->at, m, alpha, false, sums);
-                      for (int64_t i = 0; i < m; ++i) {
-                        Value row = apply(b, d0 * m + i, th);
-                        for (int64_t j = 0; j < m; ++j)
-                          acc = v.write(
-                              values[i * m + j], acc,
-                              {index(b, 0), row, apply(b, d0 * m + j, tw), f});
-                      }
-                      return acc;
-                    });
-              });
-        });
-    SmallVector<Value> next = {Value(), transformed, products};
+    Value y = epilogue ? carried[1]
+                       : tensor::ExtractSliceOp::create(b, loc, carried[0],
+                                                        offsets, sizes, unit)
+                             .getResult();
+    for (const OutputBlock &block : blocks)
+      y = convolveBlock(b, n, block, y);
+    SmallVector<Value> next = {Value()};
     if (epilogue) {
       // The consumer's tile reads the image's outputs in L2 and writes the
       // carried outputs' slice.
@@ -408,7 +457,8 @@ LogicalResult fuse::tileWinogradConvolution(RewriterBase &rewriter,
       buildTileLoop(rewriter, loc, 0, shape[0], 1, inits, image);
   if (failedTile) {
     rewriter.eraseOp(results.front().getDefiningOp());
-    rewriter.eraseOp(u.getDefiningOp());
+    for (auto [m, u] : transformedFilters)
+      rewriter.eraseOp(u.getDefiningOp());
     return failure();
   }
   if (epilogue) {

@@ -871,7 +871,8 @@ func.func @strided_slice_read(%arg0: tensor<32xf32>) -> tensor<16xf32> {
 // CHECK: %[[U:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[U0]])
 // CHECK: vector.transfer_read %[[K]]
 // CHECK: vector.transfer_write {{.*}} : vector<16xf32>, tensor<36x16x32xf32>
-// CHECK: scf.for {{.*}} -> (tensor<2x8x8x32xf32>, tensor<4x37x16xf32>, tensor<4x37x32xf32>, tensor<1x8x8x32xf32>)
+// CHECK: scf.for {{.*}} -> (tensor<2x8x8x32xf32>, tensor<1x8x8x32xf32>)
+// CHECK: bufferization.alloc_tensor() : tensor<4x37x16xf32>
 // CHECK: %[[V:.*]] = scf.for
 // CHECK: vector.transfer_read %[[X]]
 // CHECK: vector.fma {{.*}} : vector<16xf32>
@@ -903,28 +904,54 @@ func.func @conv_winograd(%x: tensor<2x10x10x16xf32>, %k: tensor<3x3x16x32xf32>, 
 
 // -----
 
-// A 6 x 6 output, even but not a multiple of 4: F(2x2, 3x3), 9 tiles of 4x4
-// inputs whose transform is additions and subtractions only, V[9, 17, c]
-// and 16 products of 9 rows.
-// CHECK-LABEL: func @conv_winograd_2x2
+// A 6 x 6 output, even but not a multiple of 4: F(4x4, 3x3) on its 4 x 4
+// block (one tile, 36 positions), F(2x2, 3x3) on the 4 x 2 strip to its
+// right (2 tiles) and the 2 x 6 strip below (3 tiles), each with its own
+// V and M, all written into the image's outputs before they are inserted.
+// CHECK-LABEL: func @conv_winograd_blocks
 // CHECK-SAME: (%[[X:[^:]*]]: tensor<2x8x8x16xf32>
-// CHECK: bufferization.alloc_tensor() : tensor<16x16x32xf32>
-// CHECK: scf.for {{.*}} -> (tensor<2x6x6x32xf32>, tensor<9x17x16xf32>, tensor<9x17x32xf32>)
-// CHECK: vector.transfer_read %[[X]]
-// CHECK-NOT: vector.fma
-// CHECK: vector.transfer_write {{.*}} : vector<16xf32>, tensor<9x17x16xf32>
-// CHECK: scf.for %{{.*}} = %{{.*}} to %c16
-// CHECK: vector.contract {{.*}} : vector<9x1xf32>, vector<1x32xf32> into vector<9x32xf32>
-// CHECK: vector.transfer_read {{.*}} : tensor<9x17x32xf32>, vector<16xf32>
+// CHECK-DAG: bufferization.alloc_tensor() : tensor<36x16x32xf32>
+// CHECK-DAG: bufferization.alloc_tensor() : tensor<16x16x32xf32>
+// CHECK: scf.for {{.*}} -> (tensor<2x6x6x32xf32>)
+// CHECK: bufferization.alloc_tensor() : tensor<1x37x16xf32>
+// CHECK: vector.fma
+// CHECK: bufferization.alloc_tensor() : tensor<2x17x16xf32>
+// CHECK: vector.contract {{.*}} : vector<2x1xf32>, vector<1x32xf32> into vector<2x32xf32>
+// CHECK: bufferization.alloc_tensor() : tensor<3x17x16xf32>
+// CHECK: vector.contract {{.*}} : vector<3x1xf32>, vector<1x32xf32> into vector<3x32xf32>
 // CHECK: tensor.insert_slice {{.*}} [1, 6, 6, 32] [1, 1, 1, 1] : tensor<1x6x6x32xf32> into tensor<2x6x6x32xf32>
 // CHECK-NOT: linalg.
 // CHECK: return
-func.func @conv_winograd_2x2(%x: tensor<2x8x8x16xf32>, %k: tensor<3x3x16x32xf32>) -> tensor<2x6x6x32xf32> {
+func.func @conv_winograd_blocks(%x: tensor<2x8x8x16xf32>, %k: tensor<3x3x16x32xf32>) -> tensor<2x6x6x32xf32> {
   %cst = arith.constant 0.000000e+00 : f32
   %0 = tensor.empty() : tensor<2x6x6x32xf32>
   %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<2x6x6x32xf32>) -> tensor<2x6x6x32xf32>
   %2 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %k : tensor<2x8x8x16xf32>, tensor<3x3x16x32xf32>) outs(%1 : tensor<2x6x6x32xf32>) -> tensor<2x6x6x32xf32>
   return %2 : tensor<2x6x6x32xf32>
+}
+
+// -----
+
+// A 2 x 6 output has no block of 4 x 4: F(2x2, 3x3) throughout, 3 tiles of
+// 4x4 inputs whose transform is additions and subtractions only.
+// CHECK-LABEL: func @conv_winograd_2x2
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<2x4x8x16xf32>
+// CHECK: bufferization.alloc_tensor() : tensor<16x16x32xf32>
+// CHECK-NOT: tensor<36x
+// CHECK: scf.for {{.*}} -> (tensor<2x2x6x32xf32>)
+// CHECK: vector.transfer_read %[[X]]
+// CHECK-NOT: vector.fma
+// CHECK: vector.transfer_write {{.*}} : vector<16xf32>, tensor<3x17x16xf32>
+// CHECK: vector.contract {{.*}} : vector<3x1xf32>, vector<1x32xf32> into vector<3x32xf32>
+// CHECK: vector.transfer_read {{.*}} : tensor<3x17x32xf32>, vector<16xf32>
+// CHECK-NOT: linalg.
+// CHECK: return
+func.func @conv_winograd_2x2(%x: tensor<2x4x8x16xf32>, %k: tensor<3x3x16x32xf32>) -> tensor<2x2x6x32xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %0 = tensor.empty() : tensor<2x2x6x32xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<2x2x6x32xf32>) -> tensor<2x2x6x32xf32>
+  %2 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %k : tensor<2x4x8x16xf32>, tensor<3x3x16x32xf32>) outs(%1 : tensor<2x2x6x32xf32>) -> tensor<2x2x6x32xf32>
+  return %2 : tensor<2x2x6x32xf32>
 }
 
 // -----
