@@ -432,25 +432,31 @@ struct FuseTileAndVectorizePass
     for (tensor::PadOp pad : pads)
       decomposePad(rewriter, pad);
 
-    //    3x3 convolutions and their filter gradients as Winograd's
-    //    F(2x2, 3x3), whose products then take the products' strategy.
-    //    (Only 7-loop generics are listed: a filter gradient's rewrite
-    //    erases the bias gradient beside it.)
+    //    Convolutions and filter gradients. (Only the 7-loop generics are
+    //    listed: a filter gradient's rewrite erases the 4-loop bias
+    //    gradient beside it.)
+    SmallVector<linalg::Conv2DNhwcHwcfOp> convolutions;
+    SmallVector<linalg::GenericOp> generics;
+    func.walk([&](Operation *op) {
+      if (auto conv = dyn_cast<linalg::Conv2DNhwcHwcfOp>(op))
+        convolutions.push_back(conv);
+      else if (auto generic = dyn_cast<linalg::GenericOp>(op);
+               generic && generic.getNumLoops() == 7)
+        generics.push_back(generic);
+    });
+
+    //    3x3 ones as Winograd's F(4x4, 3x3) or F(2x2, 3x3), whose
+    //    products then take the products' strategy.
     if (winograd) {
-      SmallVector<linalg::Conv2DNhwcHwcfOp> convolutions;
-      SmallVector<linalg::GenericOp> generics;
-      func.walk([&](Operation *op) {
-        if (auto conv = dyn_cast<linalg::Conv2DNhwcHwcfOp>(op))
-          convolutions.push_back(conv);
-        else if (auto generic = dyn_cast<linalg::GenericOp>(op);
-                 generic && generic.getNumLoops() == 7)
-          generics.push_back(generic);
-      });
       DominanceInfo dominance(func);
-      for (linalg::Conv2DNhwcHwcfOp conv : convolutions)
-        (void)fuse::tileWinogradConvolution(rewriter, conv, bits, dominance);
-      for (linalg::GenericOp generic : generics)
-        (void)fuse::tileWinogradFilterGradient(rewriter, generic, bits);
+      llvm::erase_if(convolutions, [&](linalg::Conv2DNhwcHwcfOp conv) {
+        return succeeded(
+            fuse::tileWinogradConvolution(rewriter, conv, bits, dominance));
+      });
+      llvm::erase_if(generics, [&](linalg::GenericOp generic) {
+        return succeeded(
+            fuse::tileWinogradFilterGradient(rewriter, generic, bits));
+      });
     }
 
     //    Products: batch-1 dot products, cache blocking and packing,
@@ -483,21 +489,11 @@ struct FuseTileAndVectorizePass
         contractions.append(parts->begin(), parts->end());
     }
 
-    //    Convolutions become loops over register tiles, with their fills
-    //    and element-wise consumers fused (the others, with a filter too
-    //    large for L2, are split into whole tiles), and filter gradients
-    //    loops of products over images and filter taps (with the bias
-    //    gradient beside them). Only the 7-loop generics are listed: a
-    //    filter gradient's rewrite erases the 4-loop bias gradient.
-    SmallVector<linalg::Conv2DNhwcHwcfOp> convolutions;
-    SmallVector<linalg::GenericOp> generics;
-    func.walk([&](Operation *op) {
-      if (auto conv = dyn_cast<linalg::Conv2DNhwcHwcfOp>(op))
-        convolutions.push_back(conv);
-      else if (auto generic = dyn_cast<linalg::GenericOp>(op);
-               generic && generic.getNumLoops() == 7)
-        generics.push_back(generic);
-    });
+    //    The other convolutions become loops over register tiles, with
+    //    their fills and element-wise consumers fused (the others, with a
+    //    filter too large for L2, are split into whole tiles), and filter
+    //    gradients loops of products over images and filter taps (with the
+    //    bias gradient beside them).
     for (linalg::GenericOp generic : generics)
       (void)fuse::tileFilterGradient(rewriter, generic, bits);
     DominanceInfo dominance(func);
