@@ -206,15 +206,17 @@ def FuseTileAndVectorize
       fused);
     - conv2d with a 3x3 filter, unit strides and dilations, an even output
       and whole registers of channels and filters (WinogradConvolution.cpp):
-      Winograd's F(4x4, 3x3) when 4 divides the output's height and width,
-      else F(2x2, 3x3). The filter is transformed once; per image, each
+      Winograd's F(4x4, 3x3) on the output's largest block whose sides 4
+      divides, F(2x2, 3x3) on the strips of 2 left below and to its right.
+      The filter is transformed once; per image, each
       (m+2)x(m+2) input tile is transformed with vector arithmetic into
       V[tiles, positions, c], one matmul per position (tiled as above)
       gives M[tiles, positions, f], and the output transform writes the
       image's m x m output tiles, which the element-wise consumer then
       finishes while they are in L2: 4x (F(4x4)) or 2.25x (F(2x2)) fewer
       multiply-adds than the direct form. Their filter gradients (even
-      output gradients) are the transpose: per image, X's tiles become V
+      output gradients; F(4x4) when 4 divides them, else F(2x2), no
+      blocks) are the transpose: per image, X's tiles become V
       and dY's m x m tiles D[tiles, positions, f], one matmul per position
       accumulates P[p] += V[:, p]^T D[:, p] over the images (with the bias
       gradient beside it in the same image loop), and dW = G^T P G.

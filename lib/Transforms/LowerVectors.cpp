@@ -62,7 +62,9 @@ struct FuseLowerVectorsPass
     linalg::hoistRedundantVectorTransfers(func);
     // A register tile's fused fill writes zeros that the hoisted read of
     // its accumulators reads right back, and that its final write
-    // overwrites: the read becomes the zeros, and the write goes.
+    // overwrites: the read becomes the zeros, and the write goes. (The
+    // forwarding sees through views but not through aliasing arguments:
+    // the pipeline's buffers never alias, see fuse-workspace.)
     {
       IRRewriter rewriter(context);
       vector::transferOpflowOpt(rewriter, func);

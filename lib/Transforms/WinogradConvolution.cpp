@@ -18,12 +18,14 @@
 // or 36 per 4x4 tile instead of 144. The transforms are vector arithmetic
 // along the channels or filters (additions for the coefficients +-1, FMAs
 // for the others). Per image, the transformed input and the products
-// (tiles x (alpha^2 + 1) x 32 floats each, 313 KiB for F(2x2) of a 24 x 24
-// output, 171 KiB for F(4x4)) stay in L2.
+// (tiles x (alpha^2 + 1) x 32 floats each, 306 KiB for F(2x2) of a 24 x 24
+// output, 166.5 KiB for F(4x4)) stay in L2.
 //
 // F(4x4, 3x3) multiplies less, but its coefficients (up to 8, and 1/6,
-// 1/24) round more; it is used where 4 divides the output, F(2x2, 3x3)
-// where only 2 does.
+// 1/24) round more. A convolution's even output takes F(4x4) on its
+// largest block whose sides 4 divides and F(2x2) on the strips of 2 left;
+// a filter gradient takes F(4x4) when 4 divides its output gradient's
+// height and width, else F(2x2) throughout.
 //
 // A filter gradient dW = sum over images and pixels of X (shifted by the
 // tap) times dY is the same bilinear algorithm transposed (F(3x3, m x m)):
@@ -44,6 +46,7 @@
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Matchers.h"
@@ -269,9 +272,11 @@ LogicalResult fuse::tileWinogradConvolution(RewriterBase &rewriter,
     return failure();
   auto type = cast<RankedTensorType>(op->getResult(0).getType());
   auto elementType = dyn_cast<FloatType>(type.getElementType());
-  if (!elementType)
-    return failure();
   Value input = op.getDpsInputs()[0], filter = op.getDpsInputs()[1];
+  // One vector type reads and writes every operand.
+  if (!elementType || getElementTypeOrSelf(input.getType()) != elementType ||
+      getElementTypeOrSelf(filter.getType()) != elementType)
+    return failure();
   ArrayRef<int64_t> shape = type.getShape(); // n, oh, ow, f
   ArrayRef<int64_t> filterShape =
       cast<RankedTensorType>(filter.getType()).getShape(); // kh, kw, c, f
@@ -456,9 +461,22 @@ LogicalResult fuse::tileWinogradConvolution(RewriterBase &rewriter,
   SmallVector<Value> results =
       buildTileLoop(rewriter, loc, 0, shape[0], 1, inits, image);
   if (failedTile) {
-    rewriter.eraseOp(results.front().getDefiningOp());
+    // The loops and the allocations made for them go (constants are left
+    // to canonicalization; the consumer's output is not ours).
+    SmallVector<Operation *> loops = {results.front().getDefiningOp()};
     for (auto [m, u] : transformedFilters)
-      rewriter.eraseOp(u.getDefiningOp());
+      loops.push_back(u.getDefiningOp());
+    SmallVector<Operation *> allocations;
+    for (Operation *loop : loops)
+      for (Value init : cast<scf::ForOp>(loop).getInitArgs())
+        if (auto allocation =
+                init.getDefiningOp<bufferization::AllocTensorOp>())
+          allocations.push_back(allocation);
+    for (Operation *loop : loops)
+      rewriter.eraseOp(loop);
+    for (Operation *allocation : allocations)
+      if (allocation->use_empty())
+        rewriter.eraseOp(allocation);
     return failure();
   }
   if (epilogue) {
@@ -481,9 +499,10 @@ LogicalResult fuse::tileWinogradFilterGradient(RewriterBase &rewriter,
     return failure();
   auto type = cast<RankedTensorType>(op->getResult(0).getType());
   auto elementType = dyn_cast<FloatType>(type.getElementType());
-  if (!elementType)
-    return failure();
   Value x = op.getDpsInputs()[0], grad = op.getDpsInputs()[1];
+  if (!elementType || getElementTypeOrSelf(x.getType()) != elementType ||
+      getElementTypeOrSelf(grad.getType()) != elementType)
+    return failure();
   ArrayRef<int64_t> shape = type.getShape(); // kh, kw, c, f
   ArrayRef<int64_t> gradShape =
       cast<RankedTensorType>(grad.getType()).getShape(); // n, oh, ow, f

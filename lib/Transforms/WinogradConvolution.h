@@ -18,9 +18,10 @@ namespace fuse {
 /// Rewrites `op`, a convolution with a 3x3 filter, unit strides and
 /// dilations, an even number of output rows and columns, whole registers of
 /// input channels and of filters, and a zero fill as its accumulator, as
-/// Winograd's F(m x m, 3x3): m = 4 when 4 divides the output's height and
-/// width (36 multiplications per 4x4 output tile, channel and filter
-/// instead of 144), else m = 2 (16 instead of 36). The filter is
+/// Winograd's F(m x m, 3x3): m = 4 (36 multiplications per 4x4 output
+/// tile, channel and filter instead of 144) on the output's largest block
+/// whose sides 4 divides, m = 2 (16 instead of 36) on the strips of 2 left
+/// below and to its right. The filter is
 /// transformed once; then per image, its (m+2)^2 input tiles are
 /// transformed into V[tiles, positions, c] (vectors along c), one
 /// linalg.matmul per position gives M[tiles, positions, f], and the output
@@ -36,7 +37,8 @@ mlir::LogicalResult tileWinogradConvolution(mlir::RewriterBase &rewriter,
 /// Rewrites a filter gradient's contraction (see tileFilterGradient) with
 /// a 3x3 filter, unit strides and dilations, an output gradient of even
 /// height and width, and whole registers of channels and filters, as the
-/// transpose of F(m x m, 3x3) (m as above, from dY's height and width): per
+/// transpose of F(m x m, 3x3) (m = 4 when 4 divides dY's height and width,
+/// else 2; no blocks): per
 /// image, X's (m+2)^2 tiles are transformed into V[tiles, positions, c] and
 /// dY's m x m tiles into D[tiles, positions, f], and one linalg.matmul per
 /// position accumulates P[p] += V[:, p]^T D[:, p] (c x f) over the images;
