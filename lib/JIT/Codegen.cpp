@@ -2,7 +2,6 @@
 
 #include "fuse/Codegen.h"
 
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ADT/StringMap.h"
@@ -11,6 +10,7 @@
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
+#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/SmallVectorMemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
@@ -97,10 +97,24 @@ Error fuse::addPackedWrapper(Module &module, StringRef function,
 Error fuse::optimizeModule(Module &module, TargetMachine &machine) {
   module.setDataLayout(machine.createDataLayout());
   module.setTargetTriple(machine.getTargetTriple());
-  // The transformer is a function_ref-friendly std::function: keep it alive.
-  std::function<Error(Module *)> transform = mlir::makeOptimizingTransformer(
-      /*optLevel=*/3, /*sizeLevel=*/0, &machine);
-  return transform(&module);
+  // O3 without LLVM's loop unrolling: the micro-kernels' loops are unrolled
+  // already (fuse-lower-vectors), and its cost analysis of the large
+  // straight-line bodies of Winograd transforms took two thirds of O3.
+  PipelineTuningOptions tuning;
+  tuning.LoopUnrolling = false;
+  PassBuilder builder(&machine, tuning);
+  LoopAnalysisManager loops;
+  FunctionAnalysisManager functions;
+  CGSCCAnalysisManager sccs;
+  ModuleAnalysisManager modules;
+  builder.registerModuleAnalyses(modules);
+  builder.registerCGSCCAnalyses(sccs);
+  builder.registerFunctionAnalyses(functions);
+  builder.registerLoopAnalyses(loops);
+  builder.crossRegisterProxies(loops, functions, sccs, modules);
+  builder.buildPerModuleDefaultPipeline(OptimizationLevel::O3)
+      .run(module, modules);
+  return Error::success();
 }
 
 Expected<std::unique_ptr<MemoryBuffer>>
