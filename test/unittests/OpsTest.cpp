@@ -1601,12 +1601,14 @@ TEST(OpsConv2D, BiasGradientBesideFilterGradient) {
 }
 
 // Filter gradients of 3x3 filters with whole registers of channels and
-// filters and an even output gradient are the transpose of F(2x2, 3x3)
+// filters and an even output gradient are the transpose of Winograd's
+// F(4x4, 3x3) when 4 divides the output gradient, else of F(2x2, 3x3)
 // (WinogradConvolution.cpp), accumulated over the images, with the bias
 // gradient in the same image loop: 16 channels x 32 filters over 3 images
-// of 12 x 26 (6 x 13 tiles, products whose reduction is the 78 tiles), and
-// the seed CNN's 32 x 32 layer. Its sums of transformed values round
-// differently from a direct sum: the tolerance is 4 times a direct sum's.
+// of 12 x 26 (F(2x2): 6 x 13 tiles, products whose reduction is the 78
+// tiles), and the seed CNN's 32 x 32 layer (F(4x4) on 24 x 24). Their sums
+// of transformed values round differently from a direct sum: the tolerance
+// is 4 times a direct sum's.
 TEST(OpsConv2D, WinogradFilterGradient) {
   checkFilterAndBiasGradients(3, 14, 28, 16, 32, 770, /*slack=*/4);
   checkFilterAndBiasGradients(2, 26, 26, 32, 32, 780, /*slack=*/4);
@@ -1777,13 +1779,15 @@ TEST(OpsConv2D, FusedBiasReluAtCodegenSizes) {
 }
 
 // 3x3 convolutions with an even output and whole registers of channels and
-// filters are computed as Winograd's F(2x2, 3x3) (WinogradConvolution.cpp),
-// the consumer applied per image: the forward pass with and without a
-// consumer, and an input gradient (a convolution of the zero-padded output
-// gradient), with 16, 32 and 48 channels, output rows of 13 tiles (whose
-// products take row bands) and 12 tiles. In the 10 x 10 case the filter's
-// transform, the input's and the products all have one type (16 tiles,
-// channels and filters), and must still get three buffers. Its sums of
+// filters are computed as Winograd's F(4x4, 3x3) on the output's largest
+// block whose sides 4 divides and F(2x2, 3x3) on the strips left
+// (WinogradConvolution.cpp), the consumer applied per image: the forward
+// pass with and without a consumer, and an input gradient (a convolution of
+// the zero-padded output gradient), with 16, 32 and 48 channels. Outputs:
+// 12 x 26 (a 12 x 24 block and a strip to its right), 24 x 24 and 8 x 8
+// (one block), 26 x 26 (a block and strips to its right and below). In the
+// 8 x 8 case the input's transform and the products have one type (as many
+// channels as filters) and must still get two buffers. Their sums of
 // transformed values round differently from a direct sum: the tolerance is
 // 4 times a direct sum's.
 TEST(OpsConv2D, Winograd) {
