@@ -220,6 +220,7 @@ def FuseTileAndVectorize
       and dY's m x m tiles D[tiles, positions, f], one matmul per position
       accumulates P[p] += V[:, p]^T D[:, p] over the images (with the bias
       gradient beside it in the same image loop), and dW = G^T P G.
+      Images whose transformed tiles would not fit in L2 stay direct.
       `winograd=false` keeps the direct form for all of these;
     - other conv2d (ConvolutionTiling.cpp): loops over output tiles of 8 columns
       x 2 vectors of filters (narrower rows take several images per tile;

@@ -74,6 +74,19 @@ struct Scheme {
   // more, an odd number of lines at 32 floats, so that its 12 rows fall in
   // distinct sets of L1 (2 KiB apart, they would share two).
   int64_t paddedPositions() const { return positions() + 1; }
+
+  /// Whether an image's V and M (or V and D) fit in L2 when its
+  /// height x width block has `depth` channels and filters together.
+  /// Larger images would stream them from memory (and the workspace would
+  /// hold tens of MiB of them); those stay direct until their tiles are
+  /// blocked by rows.
+  bool fitsInL2(int64_t height, int64_t width, int64_t depth,
+                int64_t elementBytes) const {
+    constexpr int64_t kL2Bytes = 1024 * 1024;
+    return height / m * (width / m) * paddedPositions() * depth *
+               elementBytes <=
+           kL2Bytes;
+  }
 };
 
 constexpr double kBT2[] = {1, 0, -1, 0, 0, 1, 1, 0, 0, -1, 1, 0, 0, 1, 0, -1};
@@ -288,7 +301,11 @@ LogicalResult fuse::tileWinogradConvolution(RewriterBase &rewriter,
       llvm::is_contained(shape, 0))
     return failure();
   SmallVector<OutputBlock> blocks = chooseBlocks(shape[1], shape[2]);
-  if (blocks.empty())
+  int64_t elementBytes = elementType.getWidth() / 8;
+  if (blocks.empty() || llvm::any_of(blocks, [&](const OutputBlock &block) {
+        return !block.scheme.fitsInL2(block.height, block.width,
+                                      channels + filters, elementBytes);
+      }))
     return failure();
   // The consumer, if it has one output: the image loop carries one tensor
   // of outputs.
@@ -513,7 +530,9 @@ LogicalResult fuse::tileWinogradFilterGradient(RewriterBase &rewriter,
       llvm::is_contained(gradShape, 0))
     return failure();
   std::optional<Scheme> scheme = chooseScheme(gradShape[1], gradShape[2]);
-  if (!scheme)
+  if (!scheme ||
+      !scheme->fitsInL2(gradShape[1], gradShape[2], channels + filters,
+                        elementType.getWidth() / 8))
     return failure();
   const int64_t m = scheme->m, alpha = scheme->alpha(),
                 positions = scheme->positions();

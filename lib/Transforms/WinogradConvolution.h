@@ -26,7 +26,8 @@ namespace fuse {
 /// transformed into V[tiles, positions, c] (vectors along c), one
 /// linalg.matmul per position gives M[tiles, positions, f], and the output
 /// transform writes each image's outputs, which `op`'s element-wise
-/// consumer (if it is its only user) finishes while they are in L2. The
+/// consumer (if it is its only user) finishes while they are in L2 (an
+/// image whose V and M would not fit there fails). The
 /// products are left for the caller to tile. Fails, leaving `op` alone, on
 /// other convolutions.
 mlir::LogicalResult tileWinogradConvolution(mlir::RewriterBase &rewriter,
@@ -42,9 +43,10 @@ mlir::LogicalResult tileWinogradConvolution(mlir::RewriterBase &rewriter,
 /// image, X's (m+2)^2 tiles are transformed into V[tiles, positions, c] and
 /// dY's m x m tiles into D[tiles, positions, f], and one linalg.matmul per
 /// position accumulates P[p] += V[:, p]^T D[:, p] (c x f) over the images;
-/// then dW = G^T P G. The image loop also carries the bias gradient
-/// beside it, if any (buildImageLoop). The products are left for the
-/// caller to tile. Fails, leaving `op` alone, on other ops.
+/// then dW = G^T P G (an image whose V and D would not fit in L2 fails). The
+/// image loop also carries the bias gradient beside it, if any
+/// (buildImageLoop). The products are left for the caller to tile. Fails,
+/// leaving `op` alone, on other ops.
 mlir::LogicalResult tileWinogradFilterGradient(mlir::RewriterBase &rewriter,
                                                mlir::linalg::GenericOp op,
                                                unsigned vectorBits);

@@ -956,6 +956,23 @@ func.func @conv_winograd_2x2(%x: tensor<2x4x8x16xf32>, %k: tensor<3x3x16x32xf32>
 
 // -----
 
+// A 56 x 56 output: an image's V and M for F(4x4) (196 tiles x 37 x (16 + 32)
+// floats, 1.4 MiB) would not fit in L2, so it stays direct.
+// CHECK-LABEL: func @conv_winograd_large
+// CHECK-NOT: alloc_tensor
+// CHECK: vector.contract {{.*}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
+// CHECK-NOT: linalg.conv
+// CHECK: return
+func.func @conv_winograd_large(%x: tensor<1x58x58x16xf32>, %k: tensor<3x3x16x32xf32>) -> tensor<1x56x56x32xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %0 = tensor.empty() : tensor<1x56x56x32xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<1x56x56x32xf32>) -> tensor<1x56x56x32xf32>
+  %2 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %k : tensor<1x58x58x16xf32>, tensor<3x3x16x32xf32>) outs(%1 : tensor<1x56x56x32xf32>) -> tensor<1x56x56x32xf32>
+  return %2 : tensor<1x56x56x32xf32>
+}
+
+// -----
+
 // winograd=false keeps the direct form: loops over tiles of 8 columns.
 // NOWINO-LABEL: func @conv_winograd_off
 // NOWINO-NOT: alloc_tensor
