@@ -21,15 +21,14 @@ namespace fuse {
 /// Winograd's F(m x m, 3x3): m = 4 (36 multiplications per 4x4 output
 /// tile, channel and filter instead of 144) on the output's largest block
 /// whose sides 4 divides, m = 2 (16 instead of 36) on the strips of 2 left
-/// below and to its right. The filter is
-/// transformed once; then per image, its (m+2)^2 input tiles are
-/// transformed into V[tiles, positions, c] (vectors along c), one
-/// linalg.matmul per position gives M[tiles, positions, f], and the output
-/// transform writes each image's outputs, which `op`'s element-wise
-/// consumer (if it is its only user) finishes while they are in L2 (an
-/// image whose V and M would not fit there fails). The
-/// products are left for the caller to tile. Fails, leaving `op` alone, on
-/// other convolutions.
+/// below and to its right. The filter is transformed once; then per image,
+/// its (m+2)^2 input tiles are transformed into V[tiles, positions, c]
+/// (vectors along c), one linalg.matmul per position gives M[tiles,
+/// positions, f], and the output transform writes each image's outputs,
+/// which `op`'s element-wise consumer (if it is its only user) finishes
+/// while they are in L2. The products are left for the caller to tile.
+/// Fails, leaving `op` alone, on other convolutions and on images whose V
+/// and M would not fit in L2.
 mlir::LogicalResult tileWinogradConvolution(mlir::RewriterBase &rewriter,
                                             mlir::linalg::Conv2DNhwcHwcfOp op,
                                             unsigned vectorBits,
@@ -39,14 +38,13 @@ mlir::LogicalResult tileWinogradConvolution(mlir::RewriterBase &rewriter,
 /// a 3x3 filter, unit strides and dilations, an output gradient of even
 /// height and width, and whole registers of channels and filters, as the
 /// transpose of F(m x m, 3x3) (m = 4 when 4 divides dY's height and width,
-/// else 2; no blocks): per
-/// image, X's (m+2)^2 tiles are transformed into V[tiles, positions, c] and
-/// dY's m x m tiles into D[tiles, positions, f], and one linalg.matmul per
-/// position accumulates P[p] += V[:, p]^T D[:, p] (c x f) over the images;
-/// then dW = G^T P G (an image whose V and D would not fit in L2 fails). The
-/// image loop also carries the bias gradient beside it, if any
-/// (buildImageLoop). The products are left for the caller to tile. Fails,
-/// leaving `op` alone, on other ops.
+/// else 2; no blocks): per image, X's (m+2)^2 tiles are transformed into
+/// V[tiles, positions, c] and dY's m x m tiles into D[tiles, positions, f],
+/// and one linalg.matmul per position accumulates P[p] += V[:, p]^T D[:, p]
+/// (c x f) over the images; then dW = G^T P G. The image loop also carries
+/// the bias gradient beside it, if any (buildImageLoop). The products are
+/// left for the caller to tile. Fails, leaving `op` alone, on other ops and
+/// on images whose V and D would not fit in L2.
 mlir::LogicalResult tileWinogradFilterGradient(mlir::RewriterBase &rewriter,
                                                mlir::linalg::GenericOp op,
                                                unsigned vectorBits);
