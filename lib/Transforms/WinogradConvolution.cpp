@@ -267,6 +267,24 @@ Value transformTiles(OpBuilder &b, Location loc, VectorType type, Value source,
   });
 }
 
+/// The float type that `result` and every one of `operands` have (one
+/// vector type reads and writes them all), or null.
+FloatType sharedFloatType(Value result, ValueRange operands) {
+  auto type = dyn_cast<FloatType>(getElementTypeOrSelf(result.getType()));
+  if (!type || llvm::any_of(operands, [&](Value operand) {
+        return getElementTypeOrSelf(operand.getType()) != type;
+      }))
+    return {};
+  return type;
+}
+
+/// Whether a filter of `shape` (kh, kw, c, f) is 3x3 with whole registers of
+/// `lanes` channels and filters.
+bool isWinogradFilter(ArrayRef<int64_t> shape, int64_t lanes) {
+  return shape[0] == kTaps && shape[1] == kTaps && shape[2] != 0 &&
+         shape[2] % lanes == 0 && shape[3] != 0 && shape[3] % lanes == 0;
+}
+
 bool allOnes(DenseIntElementsAttr attr) {
   return llvm::all_of(attr.getValues<int64_t>(),
                       [](int64_t v) { return v == 1; });
@@ -283,22 +301,18 @@ LogicalResult fuse::tileWinogradConvolution(RewriterBase &rewriter,
   auto fill = op.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
   if (!fill || !matchPattern(fill.value(), m_AnyZeroFloat()))
     return failure();
-  auto type = cast<RankedTensorType>(op->getResult(0).getType());
-  auto elementType = dyn_cast<FloatType>(type.getElementType());
   Value input = op.getDpsInputs()[0], filter = op.getDpsInputs()[1];
-  // One vector type reads and writes every operand.
-  if (!elementType || getElementTypeOrSelf(input.getType()) != elementType ||
-      getElementTypeOrSelf(filter.getType()) != elementType)
+  FloatType elementType = sharedFloatType(op->getResult(0), op.getDpsInputs());
+  if (!elementType)
     return failure();
-  ArrayRef<int64_t> shape = type.getShape(); // n, oh, ow, f
+  ArrayRef<int64_t> shape =
+      cast<RankedTensorType>(op->getResult(0).getType()).getShape();
   ArrayRef<int64_t> filterShape =
       cast<RankedTensorType>(filter.getType()).getShape(); // kh, kw, c, f
   int64_t lanes = vectorLanes(elementType, vectorBits);
   int64_t channels = filterShape[2], filters = filterShape[3];
-  if (filterShape[0] != kTaps || filterShape[1] != kTaps ||
-      !allOnes(op.getStrides()) || !allOnes(op.getDilations()) ||
-      channels == 0 || channels % lanes != 0 || filters % lanes != 0 ||
-      llvm::is_contained(shape, 0))
+  if (!isWinogradFilter(filterShape, lanes) || !allOnes(op.getStrides()) ||
+      !allOnes(op.getDilations()) || llvm::is_contained(shape, 0))
     return failure();
   SmallVector<OutputBlock> blocks = chooseBlocks(shape[1], shape[2]);
   int64_t elementBytes = elementType.getWidth() / 8;
@@ -514,20 +528,17 @@ LogicalResult fuse::tileWinogradFilterGradient(RewriterBase &rewriter,
   if (!form || form->strides[0] != 1 || form->strides[1] != 1 ||
       form->dilations[0] != 1 || form->dilations[1] != 1)
     return failure();
-  auto type = cast<RankedTensorType>(op->getResult(0).getType());
-  auto elementType = dyn_cast<FloatType>(type.getElementType());
   Value x = op.getDpsInputs()[0], grad = op.getDpsInputs()[1];
-  if (!elementType || getElementTypeOrSelf(x.getType()) != elementType ||
-      getElementTypeOrSelf(grad.getType()) != elementType)
+  FloatType elementType = sharedFloatType(op->getResult(0), op.getDpsInputs());
+  if (!elementType)
     return failure();
-  ArrayRef<int64_t> shape = type.getShape(); // kh, kw, c, f
+  ArrayRef<int64_t> shape =
+      cast<RankedTensorType>(op->getResult(0).getType()).getShape(); // dW
   ArrayRef<int64_t> gradShape =
       cast<RankedTensorType>(grad.getType()).getShape(); // n, oh, ow, f
   int64_t lanes = vectorLanes(elementType, vectorBits);
   int64_t channels = shape[2], filters = shape[3];
-  if (shape[0] != kTaps || shape[1] != kTaps || channels == 0 ||
-      channels % lanes != 0 || filters == 0 || filters % lanes != 0 ||
-      llvm::is_contained(gradShape, 0))
+  if (!isWinogradFilter(shape, lanes) || llvm::is_contained(gradShape, 0))
     return failure();
   std::optional<Scheme> scheme = chooseScheme(gradShape[1], gradShape[2]);
   if (!scheme ||
