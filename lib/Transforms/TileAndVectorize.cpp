@@ -426,12 +426,6 @@ struct FuseTileAndVectorizePass
       }
     }
 
-    //    Pads become a fill and a copy.
-    SmallVector<tensor::PadOp> pads;
-    func.walk([&](tensor::PadOp pad) { pads.push_back(pad); });
-    for (tensor::PadOp pad : pads)
-      decomposePad(rewriter, pad);
-
     //    Convolutions and filter gradients. (Only the 7-loop generics are
     //    listed: a filter gradient's rewrite erases the 4-loop bias
     //    gradient beside it.)
@@ -447,12 +441,23 @@ struct FuseTileAndVectorizePass
 
     //    3x3 ones as Winograd's F(4x4, 3x3) or F(2x2, 3x3), whose
     //    products then take the products' strategy.
+    //    (Before the pads are decomposed: a padded input is padded image by
+    //    image.)
     if (winograd) {
       DominanceInfo dominance(func);
       llvm::erase_if(convolutions, [&](linalg::Conv2DNhwcHwcfOp conv) {
         return succeeded(
             fuse::tileWinogradConvolution(rewriter, conv, bits, dominance));
       });
+    }
+
+    //    Pads become a fill and a copy.
+    SmallVector<tensor::PadOp> pads;
+    func.walk([&](tensor::PadOp pad) { pads.push_back(pad); });
+    for (tensor::PadOp pad : pads)
+      decomposePad(rewriter, pad);
+
+    if (winograd) {
       llvm::erase_if(generics, [&](linalg::GenericOp generic) {
         return succeeded(
             fuse::tileWinogradFilterGradient(rewriter, generic, bits));

@@ -285,6 +285,23 @@ bool isWinogradFilter(ArrayRef<int64_t> shape, int64_t lanes) {
          shape[2] % lanes == 0 && shape[3] != 0 && shape[3] % lanes == 0;
 }
 
+/// A pad of `input`'s rows and columns only, with a constant, and static
+/// shapes: the image loop then pads one image at a time into a buffer that
+/// stays in L2, rather than reading a padded copy of the whole batch (an
+/// input gradient's: 6 MiB filled, then written, for the seed CNN).
+tensor::PadOp matchImagePadding(Value input) {
+  auto pad = input.getDefiningOp<tensor::PadOp>();
+  if (!pad || !pad.getConstantPaddingValue() ||
+      !pad.getResultType().hasStaticShape() ||
+      !pad.getSourceType().hasStaticShape())
+    return {};
+  ArrayRef<int64_t> low = pad.getStaticLow(), high = pad.getStaticHigh();
+  if (ShapedType::isDynamicShape(low) || ShapedType::isDynamicShape(high) ||
+      low[0] != 0 || high[0] != 0 || low[3] != 0 || high[3] != 0)
+    return {};
+  return pad;
+}
+
 bool allOnes(DenseIntElementsAttr attr) {
   return llvm::all_of(attr.getValues<int64_t>(),
                       [](int64_t v) { return v == 1; });
@@ -378,8 +395,8 @@ LogicalResult fuse::tileWinogradConvolution(RewriterBase &rewriter,
 
   // One block of image n into `dest` (the image's outputs): V = B^T d B,
   // M[:, p] = V[:, p] U[p], Y = A^T M A.
-  auto convolveBlock = [&](OpBuilder &b, Value n, const OutputBlock &block,
-                           Value dest) -> Value {
+  auto convolveBlock = [&](OpBuilder &b, Value image, Value n,
+                           const OutputBlock &block, Value dest) -> Value {
     const Scheme &scheme = block.scheme;
     const int64_t m = scheme.m, alpha = scheme.alpha();
     int64_t tileRows = block.height / m, tileColumns = block.width / m;
@@ -387,7 +404,7 @@ LogicalResult fuse::tileWinogradConvolution(RewriterBase &rewriter,
     auto attr = [&](int64_t v) -> OpFoldResult { return b.getIndexAttr(v); };
     OpFoldResult zero = attr(0), one = attr(1);
     Value transformed =
-        transformTiles(b, loc, vectorType, input, n,
+        transformTiles(b, loc, vectorType, image, n,
                        allocate(b, {tiles, scheme.paddedPositions(), channels}),
                        tileRows, tileColumns, m, alpha, scheme.bt, alpha, false,
                        channels, block.row, block.column);
@@ -452,6 +469,16 @@ LogicalResult fuse::tileWinogradConvolution(RewriterBase &rewriter,
   SmallVector<Value> inits = {out};
   if (epilogue)
     inits.push_back(allocate(rewriter, imageShape));
+  // The padded image, carried so that its border is filled once.
+  tensor::PadOp padding = matchImagePadding(input);
+  if (padding) {
+    ArrayRef<int64_t> padded = padding.getResultType().getShape();
+    inits.push_back(
+        linalg::FillOp::create(
+            rewriter, loc, padding.getConstantPaddingValue(),
+            allocate(rewriter, {1, padded[1], padded[2], padded[3]}))
+            ->getResult(0));
+  }
   bool failedTile = false;
   auto image = [&](OpBuilder &b, Value n,
                    ValueRange carried) -> SmallVector<Value> {
@@ -464,8 +491,26 @@ LogicalResult fuse::tileWinogradConvolution(RewriterBase &rewriter,
                        : tensor::ExtractSliceOp::create(b, loc, carried[0],
                                                         offsets, sizes, unit)
                              .getResult();
+    // Image n of the input, or of its padding's source copied into the
+    // carried image's interior.
+    Value source = input, imageIndex = n;
+    if (padding) {
+      ArrayRef<int64_t> unpadded = padding.getSourceType().getShape();
+      SmallVector<OpFoldResult> sourceSizes = getAsIndexOpFoldResult(
+          context, {1, unpadded[1], unpadded[2], unpadded[3]});
+      SmallVector<OpFoldResult> interiorOffsets = padding.getMixedLowPad();
+      Value slice = tensor::ExtractSliceOp::create(b, loc, padding.getSource(),
+                                                   offsets, sourceSizes, unit);
+      Value interior = tensor::ExtractSliceOp::create(
+          b, loc, carried.back(), interiorOffsets, sourceSizes, unit);
+      Value copied =
+          linalg::CopyOp::create(b, loc, slice, interior)->getResult(0);
+      source = tensor::InsertSliceOp::create(
+          b, loc, copied, carried.back(), interiorOffsets, sourceSizes, unit);
+      imageIndex = constantIndex(b, loc, 0);
+    }
     for (const OutputBlock &block : blocks)
-      y = convolveBlock(b, n, block, y);
+      y = convolveBlock(b, source, imageIndex, block, y);
     SmallVector<Value> next = {Value()};
     if (epilogue) {
       // The consumer's tile reads the image's outputs in L2 and writes the
@@ -487,6 +532,8 @@ LogicalResult fuse::tileWinogradConvolution(RewriterBase &rewriter,
     }
     next[0] = tensor::InsertSliceOp::create(b, loc, y, carried[0], offsets,
                                             sizes, unit);
+    if (padding)
+      next.push_back(source);
     return next;
   };
   SmallVector<Value> results =
@@ -497,17 +544,23 @@ LogicalResult fuse::tileWinogradConvolution(RewriterBase &rewriter,
     SmallVector<Operation *> loops = {results.front().getDefiningOp()};
     for (auto [m, u] : transformedFilters)
       loops.push_back(u.getDefiningOp());
-    SmallVector<Operation *> allocations;
+    // Each init is an allocation, or a fill of one (the padded image).
+    SmallVector<Operation *> inits;
     for (Operation *loop : loops)
-      for (Value init : cast<scf::ForOp>(loop).getInitArgs())
+      for (Value init : cast<scf::ForOp>(loop).getInitArgs()) {
+        if (auto filled = init.getDefiningOp<linalg::FillOp>()) {
+          inits.push_back(filled);
+          init = filled.getDpsInits()[0];
+        }
         if (auto allocation =
                 init.getDefiningOp<bufferization::AllocTensorOp>())
-          allocations.push_back(allocation);
+          inits.push_back(allocation);
+      }
     for (Operation *loop : loops)
       rewriter.eraseOp(loop);
-    for (Operation *allocation : allocations)
-      if (allocation->use_empty())
-        rewriter.eraseOp(allocation);
+    for (Operation *init : inits)
+      if (init->use_empty())
+        rewriter.eraseOp(init);
     return failure();
   }
   if (epilogue) {
@@ -518,6 +571,8 @@ LogicalResult fuse::tileWinogradConvolution(RewriterBase &rewriter,
   }
   if (fill->use_empty())
     rewriter.eraseOp(fill);
+  if (padding && padding->use_empty())
+    rewriter.eraseOp(padding);
   return success();
 }
 

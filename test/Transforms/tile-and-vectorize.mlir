@@ -956,6 +956,37 @@ func.func @conv_winograd_2x2(%x: tensor<2x4x8x16xf32>, %k: tensor<3x3x16x32xf32>
 
 // -----
 
+// A padded input (an input gradient's) is padded image by image: the border
+// of one carried image is filled once, and each image is copied into its
+// interior, where the transform reads it. The batch is never padded.
+// CHECK-LABEL: func @conv_winograd_padded
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<2x4x4x16xf32>
+// CHECK-NOT: tensor.pad
+// CHECK: %[[IMAGE:.*]] = bufferization.alloc_tensor() : tensor<1x8x8x16xf32>
+// CHECK: %[[BORDER:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[IMAGE]])
+// CHECK: scf.for %[[N:.*]] = {{.*}} iter_args(%{{.*}} = %{{.*}}, %[[PADDED:.*]] = %[[BORDER]])
+// CHECK: %[[INTERIOR:.*]] = tensor.extract_slice %[[PADDED]][0, 2, 2, 0] [1, 4, 4, 16]
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[INTERIOR]])
+// CHECK: vector.transfer_read %[[X]][%[[N]],
+// CHECK: %[[COPIED:.*]] = tensor.insert_slice %{{.*}} into %[[PADDED]][0, 2, 2, 0] [1, 4, 4, 16]
+// CHECK: vector.transfer_read %[[COPIED]]
+// CHECK: scf.yield %{{.*}}, %[[COPIED]]
+// CHECK-NOT: tensor<2x8x8x16xf32>
+// CHECK: return
+func.func @conv_winograd_padded(%x: tensor<2x4x4x16xf32>, %k: tensor<3x3x16x32xf32>) -> tensor<2x6x6x32xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %p = tensor.pad %x low[0, 2, 2, 0] high[0, 2, 2, 0] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %cst : f32
+  } : tensor<2x4x4x16xf32> to tensor<2x8x8x16xf32>
+  %0 = tensor.empty() : tensor<2x6x6x32xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<2x6x6x32xf32>) -> tensor<2x6x6x32xf32>
+  %2 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%p, %k : tensor<2x8x8x16xf32>, tensor<3x3x16x32xf32>) outs(%1 : tensor<2x6x6x32xf32>) -> tensor<2x6x6x32xf32>
+  return %2 : tensor<2x6x6x32xf32>
+}
+
+// -----
+
 // A 56 x 56 output: an image's V and M for F(4x4) (196 tiles x 37 x (16 + 32)
 // floats, 1.4 MiB) would not fit in L2, so it stays direct.
 // CHECK-LABEL: func @conv_winograd_large
