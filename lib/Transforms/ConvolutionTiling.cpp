@@ -20,6 +20,7 @@
 
 #include "ConvolutionTiling.h"
 
+#include "ImageLoopFusion.h"
 #include "MatmulPacking.h"
 #include "TileLoops.h"
 
@@ -134,8 +135,11 @@ Value fuse::buildImageLoop(RewriterBase &rewriter, linalg::GenericOp op,
   auto gradType = cast<RankedTensorType>(grad.getType());
   int64_t images = gradType.getDimSize(0);
   linalg::GenericOp bias = matchBiasGradient(op);
-  if (!bias)
-    return fuse::buildTileLoop(rewriter, loc, 0, images, 1, acc, body);
+  if (!bias) {
+    Value result = fuse::buildTileLoop(rewriter, loc, 0, images, 1, acc, body);
+    fuse::markImageLoop(result.getDefiningOp<scf::ForOp>());
+    return result;
+  }
   if (op->isBeforeInBlock(bias))
     rewriter.setInsertionPoint(bias);
   SmallVector<Value> results = fuse::buildTileLoop(
@@ -155,6 +159,7 @@ Value fuse::buildImageLoop(RewriterBase &rewriter, linalg::GenericOp op,
         map.map(bias.getDpsInits()[0], outs[1]);
         return {dw, b.clone(*bias, map)->getResult(0)};
       });
+  fuse::markImageLoop(results[0].getDefiningOp<scf::ForOp>());
   rewriter.replaceOp(bias, results[1]);
   return results[0];
 }

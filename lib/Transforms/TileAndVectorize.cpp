@@ -9,6 +9,7 @@
 
 #include "ConvolutionTiling.h"
 #include "DotProductTiling.h"
+#include "ImageLoopFusion.h"
 #include "MatmulPacking.h"
 #include "MatmulTiling.h"
 #include "TileLoops.h"
@@ -505,6 +506,9 @@ struct FuseTileAndVectorizePass
     for (linalg::Conv2DNhwcHwcfOp conv : convolutions)
       if (failed(fuse::tileConvolution(rewriter, conv, bits, dominance)))
         splitConvolutionColumns(rewriter, conv);
+
+    //    Loops over images that pass images from one to the next become one.
+    fuse::fuseImageLoops(rewriter, func);
 
     // 1. Tile, and record the vector sizes of each tile: first the products
     //    with their fills (and their element-wise consumers), then the rest.

@@ -41,6 +41,7 @@
 #include "WinogradConvolution.h"
 
 #include "ConvolutionTiling.h"
+#include "ImageLoopFusion.h"
 #include "TileLoops.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -563,6 +564,7 @@ LogicalResult fuse::tileWinogradConvolution(RewriterBase &rewriter,
         rewriter.eraseOp(init);
     return failure();
   }
+  markImageLoop(results.front().getDefiningOp<scf::ForOp>());
   if (epilogue) {
     rewriter.replaceOp(epilogue, results.front());
     rewriter.eraseOp(op);

@@ -1017,3 +1017,56 @@ func.func @conv_winograd_off(%x: tensor<2x10x10x16xf32>, %k: tensor<3x3x16x32xf3
   %2 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %k : tensor<2x10x10x16xf32>, tensor<3x3x16x32xf32>) outs(%1 : tensor<2x8x8x32xf32>) -> tensor<2x8x8x32xf32>
   return %2 : tensor<2x8x8x32xf32>
 }
+
+// -----
+
+// The seed CNN's backward pass into its first convolution: the input
+// gradient (Winograd, padded image by image, the ReLU mask per image) and
+// the single-channel filter gradient with its bias gradient are two loops
+// over the images; they become one, the masked gradient passes image by
+// image in a buffer of one image, and the batch-sized tensor is gone.
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#bias = affine_map<(d0, d1, d2, d3) -> (d3)>
+#fg_x = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d0 + d5, d1 + d6, d2)>
+#fg_g = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d5, d6, d3)>
+#fg_w = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func @image_loops_fused
+// CHECK-NOT: tensor.empty() : tensor<2x10x10x16xf32>
+// CHECK: scf.for {{.*}} -> (tensor<1x10x10x16xf32>, tensor<1x12x12x16xf32>, tensor<9x16xf32>, tensor<16xf32>)
+// CHECK: bufferization.alloc_tensor() : tensor<1x10x10x16xf32>
+// CHECK: scf.yield {{.*}} : tensor<1x10x10x16xf32>, tensor<1x12x12x16xf32>, tensor<9x16xf32>, tensor<16xf32>
+// CHECK-NOT: scf.for
+// CHECK: return
+func.func @image_loops_fused(%dy: tensor<2x8x8x16xf32>, %k: tensor<3x3x16x16xf32>, %a1: tensor<2x10x10x16xf32>, %x: tensor<2x12x12x1xf32>) -> (tensor<16xf32>, tensor<3x3x1x16xf32>) {
+  %cst = arith.constant 0.000000e+00 : f32
+  %p = tensor.pad %dy low[0, 2, 2, 0] high[0, 2, 2, 0] {
+  ^bb0(%i: index, %j: index, %l: index, %m: index):
+    tensor.yield %cst : f32
+  } : tensor<2x8x8x16xf32> to tensor<2x12x12x16xf32>
+  %e = tensor.empty() : tensor<2x10x10x16xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<2x10x10x16xf32>) -> tensor<2x10x10x16xf32>
+  %dx = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%p, %k : tensor<2x12x12x16xf32>, tensor<3x3x16x16xf32>) outs(%f : tensor<2x10x10x16xf32>) -> tensor<2x10x10x16xf32>
+  %e2 = tensor.empty() : tensor<2x10x10x16xf32>
+  %dz = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%a1, %dx : tensor<2x10x10x16xf32>, tensor<2x10x10x16xf32>) outs(%e2 : tensor<2x10x10x16xf32>) {
+  ^bb0(%in: f32, %in_12: f32, %out: f32):
+    %81 = arith.cmpf ogt, %in, %cst : f32
+    %82 = arith.select %81, %in_12, %cst : f32
+    linalg.yield %82 : f32
+  } -> tensor<2x10x10x16xf32>
+  %be = tensor.empty() : tensor<16xf32>
+  %bf = linalg.fill ins(%cst : f32) outs(%be : tensor<16xf32>) -> tensor<16xf32>
+  %db = linalg.generic {indexing_maps = [#id, #bias], iterator_types = ["reduction", "reduction", "reduction", "parallel"]} ins(%dz : tensor<2x10x10x16xf32>) outs(%bf : tensor<16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %81 = arith.addf %out, %in : f32
+    linalg.yield %81 : f32
+  } -> tensor<16xf32>
+  %we = tensor.empty() : tensor<3x3x1x16xf32>
+  %wf = linalg.fill ins(%cst : f32) outs(%we : tensor<3x3x1x16xf32>) -> tensor<3x3x1x16xf32>
+  %dw = linalg.generic {indexing_maps = [#fg_x, #fg_g, #fg_w], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%x, %dz : tensor<2x12x12x1xf32>, tensor<2x10x10x16xf32>) outs(%wf : tensor<3x3x1x16xf32>) {
+  ^bb0(%in: f32, %in_12: f32, %out: f32):
+    %81 = arith.mulf %in, %in_12 : f32
+    %82 = arith.addf %out, %81 : f32
+    linalg.yield %82 : f32
+  } -> tensor<3x3x1x16xf32>
+  return %db, %dw : tensor<16xf32>, tensor<3x3x1x16xf32>
+}

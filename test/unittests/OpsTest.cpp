@@ -1797,6 +1797,84 @@ TEST(OpsConv2D, Winograd) {
   checkInputGradient(2, 26, 26, 16, 32, 740, /*slack=*/4);
 }
 
+// The seed CNN's backward pass from its second convolution into its first:
+// the input gradient (Winograd, a 24 x 24 block and strips) masked by the
+// ReLU, whose images the first convolution's filter gradient (1 channel)
+// and bias gradient then read. fuse-tile-and-vectorize fuses the two image
+// loops (ImageLoopFusion.cpp): the masked gradient passes image by image
+// and is never stored. Against naive sums; the Winograd gradient's error
+// (4 times a direct sum's) is carried into the sums that read it.
+TEST(OpsConv2D, InputGradientIntoFilterGradient) {
+  const int64_t n = 3, h = 26, w = 26, c = 16, fo = 32, oh = h - 2, ow = w - 2;
+  std::string at = tensorType({n, h, w, c}, "f32"),
+              mt = tensorType({n, h, w, c}, "i1"),
+              gt = tensorType({n, oh, ow, fo}, "f32"),
+              kt = tensorType({3, 3, c, fo}, "f32"),
+              xt = tensorType({n, h + 2, w + 2, 1}, "f32"),
+              k1t = tensorType({3, 3, 1, c}, "f32"),
+              bt = tensorType({c}, "f32");
+  Jit jit(
+      "func.func @chain(%g: " + gt + ", %k: " + kt + ", %a: " + at +
+      ", %x: " + xt + ", %k1: " + k1t + ", %zero: tensor<f32>) -> (" + k1t +
+      ", " + bt + ") {\n  %dx = fuse.conv2d_input_grad %g, %k, %a : (" + gt +
+      ", " + kt + ", " + at + ") -> " + at +
+      "\n  %m = fuse.compare gt, %a, %zero : (" + at + ", tensor<f32>) -> " +
+      mt + "\n  %dz = fuse.select %m, %dx, %zero : (" + mt + ", " + at +
+      ", tensor<f32>) -> " + at +
+      "\n  %dw = fuse.conv2d_filter_grad %x, %dz, %k1 : (" + xt + ", " + at +
+      ", " + k1t + ") -> " + k1t +
+      "\n  %db = fuse.reduce_sum %dz {axes = array<i64: 0, 1, 2>} : (" + at +
+      ") -> " + bt + "\n  return %dw, %db : " + k1t + ", " + bt + "\n}\n");
+  Tensor g = randomTensor({n, oh, ow, fo}, 790),
+         k = randomTensor({3, 3, c, fo}, 791),
+         a = randomTensor({n, h, w, c}, 792),
+         x = randomTensor({n, h + 2, w + 2, 1}, 793),
+         k1 = randomTensor({3, 3, 1, c}, 794);
+  Tensor zero = Tensor::zeros(DType::F32, {});
+  std::vector<Tensor> out = jit.call("chain", {g, k, a, x, k1, zero});
+  ASSERT_EQ(out.size(), 2u);
+  // dz and the bound on its error, then the sums over it.
+  Shape shape = {n, h, w, c};
+  std::vector<double> dz(product(shape)), dzTol(product(shape));
+  forEachIndex(shape, [&](llvm::ArrayRef<int64_t> i, int64_t linear) {
+    if (a.at<float>({i[0], i[1], i[2], i[3]}) <= 0)
+      return;
+    double sum = 0, absSum = 0;
+    for (int64_t p = 0; p < 3; ++p)
+      for (int64_t q = 0; q < 3; ++q) {
+        int64_t y = i[1] - p, z = i[2] - q;
+        if (y < 0 || y >= oh || z < 0 || z >= ow)
+          continue;
+        for (int64_t f = 0; f < fo; ++f) {
+          double t = double(g.at<float>({i[0], y, z, f})) *
+                     k.at<float>({p, q, i[3], f});
+          sum += t;
+          absSum += std::abs(t);
+        }
+      }
+    dz[linear] = sum;
+    dzTol[linear] = 4 * sumTol(9 * fo, absSum);
+  });
+  Shape dwShape = {3, 3, 1, c};
+  std::vector<double> dw(product(dwShape)), dwTol(product(dwShape));
+  std::vector<double> db(c), dbTol(c);
+  forEachIndex(shape, [&](llvm::ArrayRef<int64_t> i, int64_t linear) {
+    db[i[3]] += dz[linear];
+    dbTol[i[3]] +=
+        std::abs(dz[linear]) * (n * h * w + 2) * kEps + dzTol[linear];
+    for (int64_t p = 0; p < 3; ++p)
+      for (int64_t q = 0; q < 3; ++q) {
+        double xv = x.at<float>({i[0], i[1] + p, i[2] + q, 0});
+        dw[(p * 3 + q) * c + i[3]] += xv * dz[linear];
+        dwTol[(p * 3 + q) * c + i[3]] +=
+            std::abs(xv) *
+            (std::abs(dz[linear]) * (n * h * w + 2) * kEps + dzTol[linear]);
+      }
+  });
+  EXPECT_TRUE(allClose(out[0], dwShape, dw, dwTol));
+  EXPECT_TRUE(allClose(out[1], {c}, db, dbTol));
+}
+
 /// Max or average pooling; padding is skipped (avg divides by the number of
 /// input elements in the window).
 void poolRef(const Tensor &x, const Window &win, bool isMax,

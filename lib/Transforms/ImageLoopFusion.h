@@ -1,0 +1,38 @@
+//===- ImageLoopFusion.h - Fusing loops over a batch's images ---*- C++ -*-===//
+//
+// Part of fuse-tile-and-vectorize: a convolution's strategies build one loop
+// over the images of the batch (a Winograd convolution, a filter gradient
+// with its bias gradient). Where one such loop consumes another's result
+// image by image, the two become one loop, and the image passes from one
+// to the other in L2 instead of through a batch-sized tensor in memory.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSE_LIB_TRANSFORMS_IMAGELOOPFUSION_H
+#define FUSE_LIB_TRANSFORMS_IMAGELOOPFUSION_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace fuse {
+
+/// Marks an scf.for from 0 to the batch size, step 1, whose iteration n
+/// reads and writes image n of its batch-sized operands and results, and
+/// inserts image n of each batch-sized result as its last step.
+constexpr llvm::StringLiteral kImageLoopAttr = "fuse.image_loop";
+
+/// Marks `loop` as an image loop.
+void markImageLoop(mlir::scf::ForOp loop);
+
+/// Fuses each image loop of `func` that reads another's result only image by
+/// image (`extract_slice`s at its own image) into that producer loop's
+/// iteration: the consumer then reads the image the producer has just
+/// computed. A result that nothing else reads is no longer stored for the
+/// whole batch: its image is computed into a buffer of one image. Removes
+/// the image loops' marks.
+void fuseImageLoops(mlir::RewriterBase &rewriter, mlir::func::FuncOp func);
+
+} // namespace fuse
+
+#endif // FUSE_LIB_TRANSFORMS_IMAGELOOPFUSION_H
