@@ -221,6 +221,9 @@ def FuseTileAndVectorize
       accumulates P[p] += V[:, p]^T D[:, p] over the images (with the bias
       gradient beside it in the same image loop), and dW = G^T P G.
       Images whose transformed tiles would not fit in L2 stay direct.
+      A zero-padded input (an input gradient's) is padded image by image:
+      one image's buffer, its border filled once, takes each image in its
+      interior, instead of the whole batch being padded in memory.
       `winograd=false` keeps the direct form for all of these;
     - other conv2d (ConvolutionTiling.cpp): loops over output tiles of 8 columns
       x 2 vectors of filters (narrower rows take several images per tile;
@@ -242,6 +245,12 @@ def FuseTileAndVectorize
       accumulates all of dW. A bias gradient beside it (the sum of the
       same dY over images, rows and columns) is carried by the image loop
       and sums each image's dY while it is in cache;
+    - the loops over images built above (ImageLoopFusion.cpp): one that
+      reads another's result only image by image, at its own image, runs
+      in the other's iterations, on the image just computed; a result
+      nothing else reads then goes to a buffer of one image and is not
+      stored for the batch (the seed CNN's conv2 input gradient, ReLU mask
+      applied, feeds conv1's filter and bias gradients this way);
     - pools: tiles of (8 output columns x 2 vectors of channels) whose
       size-1 window dims are decomposed to 1-D ops, then vectorized;
     - tensor.pad: a fill of the padded tensor, into whose interior the
