@@ -247,10 +247,13 @@ def FuseTileAndVectorize
       and sums each image's dY while it is in cache;
     - the loops over images built above (ImageLoopFusion.cpp): one that
       reads another's result only image by image, at its own image, runs
-      in the other's iterations, on the image just computed; a result
+      in the other's iterations, on the image just computed, and so does
+      a linalg op that computes each image of its output from the same
+      image of its operands (a pool, an element-wise op); a result
       nothing else reads then goes to a buffer of one image and is not
       stored for the batch (the seed CNN's conv2 input gradient, ReLU mask
-      applied, feeds conv1's filter and bias gradients this way);
+      applied, feeds conv1's filter and bias gradients this way, and its
+      conv2 activation its max pool and dropout);
     - pools: tiles of (8 output columns x 2 vectors of channels) whose
       size-1 window dims are decomposed to 1-D ops, then vectorized;
     - tensor.pad: a fill of the padded tensor, into whose interior the

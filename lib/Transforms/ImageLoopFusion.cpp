@@ -2,11 +2,14 @@
 
 #include "ImageLoopFusion.h"
 
+#include "TileLoops.h"
+
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/TilingInterface.h"
 
 using namespace mlir;
 
@@ -84,6 +87,61 @@ bool canFuse(scf::ForOp producer, scf::ForOp consumer) {
   return consumes;
 }
 
+/// Whether `op` computes image n of its output from image n of each
+/// operand that has images: its first loop is parallel and indexes only the
+/// first dim of its output and of those operands.
+bool computesImageByImage(linalg::LinalgOp op) {
+  if (!op.hasPureTensorSemantics() || op.hasDynamicShape() ||
+      op->getNumResults() != 1 || op.getNumDpsInits() != 1 ||
+      op.getNumLoops() == 0 ||
+      op.getIteratorTypesArray()[0] != utils::IteratorType::parallel)
+    return false;
+  AffineExpr image = getAffineDimExpr(0, op.getContext());
+  for (OpOperand &operand : op->getOpOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    bool isInit = op.isDpsInit(&operand);
+    if (!isInit && !map.isFunctionOfDim(0))
+      continue;
+    if (map.getNumResults() == 0 || map.getResult(0) != image)
+      return false;
+    for (AffineExpr result : map.getResults().drop_front())
+      if (result.isFunctionOfDim(0))
+        return false;
+  }
+  return true;
+}
+
+/// Whether `consumer`, a linalg op after `producer` in its block, can compute
+/// each of its images in producer's iterations (see computesImageByImage):
+/// it reads images that producer stores, as operands, and nothing between
+/// the two or before reads them.
+bool canFuse(scf::ForOp producer, linalg::LinalgOp consumer) {
+  if (producer->getBlock() != consumer->getBlock() ||
+      !producer->isBeforeInBlock(consumer) || !computesImageByImage(consumer) ||
+      getConstantIntValue(producer.getLowerBound()) != 0 ||
+      getConstantIntValue(producer.getStep()) != 1 ||
+      getConstantIntValue(producer.getUpperBound()) !=
+          consumer.getStaticLoopRanges()[0])
+    return false;
+  bool consumes = false;
+  for (OpResult result : producer->getResults()) {
+    for (OpOperand &use : result.getUses()) {
+      Operation *user = use.getOwner();
+      if (user == consumer) {
+        if (!consumer.isDpsInput(&use) ||
+            !storedImage(producer, result.getResultNumber()))
+          return false;
+        consumes = true;
+        continue;
+      }
+      Operation *ancestor = consumer->getBlock()->findAncestorOpInBlock(*user);
+      if (!ancestor || !consumer->isBeforeInBlock(ancestor))
+        return false;
+    }
+  }
+  return consumes;
+}
+
 /// Whether every use of `iterArg` in its loop's body, but `store`, is a
 /// slice that only a linalg op's output takes, without reading it: then
 /// those outputs can go to a buffer of one image instead.
@@ -104,37 +162,53 @@ bool onlyWrittenThrough(BlockArgument iterArg, Operation *store) {
   return true;
 }
 
-/// Fuses `producer` into `consumer` (see canFuse): one loop at the
-/// consumer, whose iteration runs the producer's body and then the
-/// consumer's, reading the images the producer's body has just stored.
-scf::ForOp fuseLoops(RewriterBase &rewriter, scf::ForOp producer,
-                     scf::ForOp consumer) {
+/// The body that a consumer of `producer` adds to the fused iteration: from
+/// the image and the consumer's carried tensors, what it yields.
+using ConsumerBody = llvm::function_ref<FailureOr<SmallVector<Value>>(
+    OpBuilder &, Location, Value, ValueRange)>;
+
+/// One loop at `consumer` (a loop or an op after `producer`, taking
+/// `consumerInits`), whose iteration runs `producer`'s body and then
+/// `body`, which reads the images `producer`'s body has just stored through
+/// slices of its results. Replaces both, unless `body` fails.
+FailureOr<scf::ForOp> fuseInto(RewriterBase &rewriter, scf::ForOp producer,
+                               Operation *consumer, ValueRange consumerInits,
+                               ConsumerBody body) {
   unsigned count = producer.getNumRegionIterArgs();
   SmallVector<Value> inits(producer.getInitArgs());
-  llvm::append_range(inits, consumer.getInitArgs());
+  llvm::append_range(inits, consumerInits);
   SmallVector<Value> images(count);
+  bool failedBody = false;
   rewriter.setInsertionPoint(consumer);
   auto fused = scf::ForOp::create(
-      rewriter, consumer.getLoc(), consumer.getLowerBound(),
-      consumer.getUpperBound(), consumer.getStep(), inits,
+      rewriter, consumer->getLoc(), producer.getLowerBound(),
+      producer.getUpperBound(), producer.getStep(), inits,
       [&](OpBuilder &b, Location loc, Value iv, ValueRange carried) {
         IRMapping map;
+        map.map(producer.getInductionVar(), iv);
+        map.map(producer.getRegionIterArgs(), carried.take_front(count));
+        for (Operation &op : producer.getBody()->without_terminator())
+          b.clone(op, map);
         SmallVector<Value> yields;
-        for (auto [loop, args] :
-             {std::pair(producer, carried.take_front(count)),
-              std::pair(consumer, carried.drop_front(count))}) {
-          map.map(loop.getInductionVar(), iv);
-          map.map(loop.getRegionIterArgs(), args);
-          for (Operation &op : loop.getBody()->without_terminator())
-            b.clone(op, map);
-          for (Value v : loop.getBody()->getTerminator()->getOperands())
-            yields.push_back(map.lookupOrDefault(v));
-        }
+        for (Value v : producer.getBody()->getTerminator()->getOperands())
+          yields.push_back(map.lookupOrDefault(v));
         for (unsigned i = 0; i < count; ++i)
           if (Value image = storedImage(producer, i))
             images[i] = map.lookup(image);
+        FailureOr<SmallVector<Value>> consumed =
+            body(b, loc, iv, carried.drop_front(count));
+        if (failed(consumed)) {
+          failedBody = true;
+          yields.assign(carried.begin(), carried.end());
+        } else {
+          llvm::append_range(yields, *consumed);
+        }
         scf::YieldOp::create(b, loc, yields);
       });
+  if (failedBody) {
+    rewriter.eraseOp(fused);
+    return failure();
+  }
   fuse::markImageLoop(fused);
 
   // The consumer's reads of an image take it from the producer's body.
@@ -180,28 +254,116 @@ scf::ForOp fuseLoops(RewriterBase &rewriter, scf::ForOp producer,
   return fused;
 }
 
+/// Computes image n of `consumer` in iteration n of `producer` (see
+/// canFuse): its tile of one image, its output filled there if it was a
+/// fill.
+FailureOr<scf::ForOp> fuseOp(RewriterBase &rewriter, scf::ForOp producer,
+                             linalg::LinalgOp consumer) {
+  auto fill = consumer.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
+  Value init = fill ? fill.getDpsInits()[0] : consumer.getDpsInits()[0];
+  // Output that each image overwrites gets its own buffer: an empty tensor
+  // that another op's output shares (CSE merges them) would have to be
+  // copied for the two loop-carried values.
+  if (fill ||
+      !consumer.payloadUsesValueFromOperand(consumer.getDpsInitOperand(0))) {
+    rewriter.setInsertionPoint(consumer);
+    init = bufferization::AllocTensorOp::create(
+        rewriter, consumer.getLoc(), cast<RankedTensorType>(init.getType()),
+        ValueRange{});
+  }
+  FailureOr<scf::ForOp> fused = fuseInto(
+      rewriter, producer, consumer, init,
+      [&](OpBuilder &b, Location loc, Value iv,
+          ValueRange carried) -> FailureOr<SmallVector<Value>> {
+        SmallVector<OpFoldResult> offsets(consumer.getNumLoops(),
+                                          b.getIndexAttr(0));
+        SmallVector<OpFoldResult> sizes = getAsIndexOpFoldResult(
+            b.getContext(), consumer.getStaticLoopRanges());
+        offsets[0] = iv;
+        sizes[0] = b.getIndexAttr(1);
+        FailureOr<TilingResult> tiled =
+            cast<TilingInterface>(consumer.getOperation())
+                .getTiledImplementation(b, offsets, sizes);
+        if (failed(tiled) || tiled->tiledOps.size() != 1)
+          return failure();
+        auto tile = cast<linalg::LinalgOp>(tiled->tiledOps.front());
+        OpOperand &tileInit = tile.getDpsInitsMutable()[0];
+        auto slice = tileInit.get().getDefiningOp<tensor::ExtractSliceOp>();
+        if (!slice)
+          return failure();
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(tile);
+        Value dest = tensor::ExtractSliceOp::create(
+            b, loc, carried[0], slice.getMixedOffsets(), slice.getMixedSizes(),
+            slice.getMixedStrides());
+        if (fill)
+          dest =
+              linalg::FillOp::create(b, loc, fill.value(), dest)->getResult(0);
+        SmallVector<OpFoldResult> sliceOffsets = slice.getMixedOffsets(),
+                                  sliceSizes = slice.getMixedSizes(),
+                                  sliceStrides = slice.getMixedStrides();
+        fuse::replaceOperand(tileInit, dest);
+        b.setInsertionPointAfter(tile);
+        return SmallVector<Value>{tensor::InsertSliceOp::create(
+            b, loc, tile->getResult(0), carried[0], sliceOffsets, sliceSizes,
+            sliceStrides)};
+      });
+  if (succeeded(fused) && fill && fill->use_empty())
+    rewriter.eraseOp(fill);
+  return fused;
+}
+
+/// Fuses `producer` into `consumer`, another image loop (see canFuse).
+scf::ForOp fuseLoops(RewriterBase &rewriter, scf::ForOp producer,
+                     scf::ForOp consumer) {
+  return *fuseInto(
+      rewriter, producer, consumer, consumer.getInitArgs(),
+      [&](OpBuilder &b, Location loc, Value iv,
+          ValueRange carried) -> FailureOr<SmallVector<Value>> {
+        IRMapping map;
+        map.map(consumer.getInductionVar(), iv);
+        map.map(consumer.getRegionIterArgs(), carried);
+        for (Operation &op : consumer.getBody()->without_terminator())
+          b.clone(op, map);
+        SmallVector<Value> yields;
+        for (Value v : consumer.getBody()->getTerminator()->getOperands())
+          yields.push_back(map.lookupOrDefault(v));
+        return yields;
+      });
+}
+
+/// One fusion into or of an image loop of `func`, if there is one.
+bool fuseOnce(RewriterBase &rewriter, func::FuncOp func,
+              llvm::DenseSet<Operation *> &unfusable) {
+  SmallVector<scf::ForOp> loops;
+  func.walk([&](scf::ForOp loop) {
+    if (loop->hasAttr(fuse::kImageLoopAttr))
+      loops.push_back(loop);
+  });
+  for (scf::ForOp producer : loops) {
+    for (scf::ForOp consumer : loops) {
+      if (producer != consumer && canFuse(producer, consumer)) {
+        fuseLoops(rewriter, producer, consumer);
+        return true;
+      }
+    }
+    for (Operation *user : producer->getUsers()) {
+      auto op = dyn_cast<linalg::LinalgOp>(user);
+      if (!op || unfusable.contains(op) || !canFuse(producer, op))
+        continue;
+      if (succeeded(fuseOp(rewriter, producer, op)))
+        return true;
+      unfusable.insert(op);
+    }
+  }
+  return false;
+}
+
 } // namespace
 
 void fuse::fuseImageLoops(RewriterBase &rewriter, func::FuncOp func) {
-  bool changed = true;
-  while (changed) {
-    changed = false;
-    SmallVector<scf::ForOp> loops;
-    func.walk([&](scf::ForOp loop) {
-      if (loop->hasAttr(kImageLoopAttr))
-        loops.push_back(loop);
-    });
-    for (scf::ForOp consumer : loops) {
-      for (scf::ForOp producer : loops) {
-        if (producer == consumer || !canFuse(producer, consumer))
-          continue;
-        (void)fuseLoops(rewriter, producer, consumer);
-        changed = true;
-        break;
-      }
-      if (changed)
-        break;
-    }
+  llvm::DenseSet<Operation *> unfusable;
+  while (fuseOnce(rewriter, func, unfusable)) {
   }
   func.walk([](scf::ForOp loop) { loop->removeAttr(kImageLoopAttr); });
 }

@@ -2,9 +2,11 @@
 //
 // Part of fuse-tile-and-vectorize: a convolution's strategies build one loop
 // over the images of the batch (a Winograd convolution, a filter gradient
-// with its bias gradient). Where one such loop consumes another's result
-// image by image, the two become one loop, and the image passes from one
-// to the other in L2 instead of through a batch-sized tensor in memory.
+// with its bias gradient). Where one such loop, or a linalg op that
+// computes each image of its output from the same image of its operands (a
+// pool, an element-wise op), consumes another loop's result image by image,
+// the two become one loop, and the image passes from one to the other in L2
+// instead of through a batch-sized tensor in memory.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,8 +29,10 @@ void markImageLoop(mlir::scf::ForOp loop);
 
 /// Fuses each image loop of `func` that reads another's result only image by
 /// image (`extract_slice`s at its own image) into that producer loop's
-/// iteration: the consumer then reads the image the producer has just
-/// computed. A result that nothing else reads is no longer stored for the
+/// iteration, and computes each image of a linalg op that reads a loop's
+/// result image by image there too (its tile of one image, a fill of its
+/// output applied per image): the consumer then reads the image the
+/// producer has just computed. A result that nothing else reads is no longer stored for the
 /// whole batch: its image is computed into a buffer of one image. Removes
 /// the image loops' marks.
 void fuseImageLoops(mlir::RewriterBase &rewriter, mlir::func::FuncOp func);

@@ -1070,3 +1070,44 @@ func.func @image_loops_fused(%dy: tensor<2x8x8x16xf32>, %k: tensor<3x3x16x16xf32
   } -> tensor<3x3x1x16xf32>
   return %db, %dw : tensor<16xf32>, tensor<3x3x1x16xf32>
 }
+
+// -----
+
+// A 2x2 max pool of a Winograd convolution's activation runs in the
+// convolution's image loop, on the image just computed, its output filled
+// per image. Nothing else reads the activation, so no batch of it is kept:
+// each image goes to a buffer of one image.
+#pool_id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#pool_bias = affine_map<(d0, d1, d2, d3) -> (d3)>
+// CHECK-LABEL: func @image_loop_pool
+// CHECK-NOT: tensor<2x8x8x16xf32>
+// CHECK: %[[POOLED:.*]] = bufferization.alloc_tensor() : tensor<2x4x4x16xf32>
+// CHECK: scf.for %[[N:.*]] = {{.*}} iter_args({{.*}}, %[[ACC:.*]] = %[[POOLED]]) -> (tensor<1x8x8x16xf32>, tensor<2x4x4x16xf32>)
+// CHECK: %[[IMAGE:.*]] = bufferization.alloc_tensor() : tensor<1x8x8x16xf32>
+// CHECK: %[[ACTIVATION:.*]] = scf.for {{.*}} -> (tensor<1x8x8x16xf32>)
+// CHECK: %[[TILE:.*]] = tensor.extract_slice %[[ACC]][%[[N]], 0, 0, 0] [1, 4, 4, 16]
+// CHECK: vector.transfer_write %{{.*}} : vector<16xf32>, tensor<1x4x4x16xf32>
+// CHECK: vector.transfer_read %[[ACTIVATION]]
+// CHECK: arith.maximumf
+// CHECK: tensor.insert_slice %{{.*}} into %[[ACC]][%[[N]], 0, 0, 0] [1, 4, 4, 16]
+// CHECK-NOT: tensor<2x8x8x16xf32>
+// CHECK: return
+func.func @image_loop_pool(%x: tensor<2x10x10x16xf32>, %k: tensor<3x3x16x16xf32>, %b: tensor<16xf32>) -> tensor<2x4x4x16xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<2x8x8x16xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<2x8x8x16xf32>) -> tensor<2x8x8x16xf32>
+  %y = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%x, %k : tensor<2x10x10x16xf32>, tensor<3x3x16x16xf32>) outs(%f : tensor<2x8x8x16xf32>) -> tensor<2x8x8x16xf32>
+  %e2 = tensor.empty() : tensor<2x8x8x16xf32>
+  %a = linalg.generic {indexing_maps = [#pool_id, #pool_bias, #pool_id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%y, %b : tensor<2x8x8x16xf32>, tensor<16xf32>) outs(%e2 : tensor<2x8x8x16xf32>) {
+  ^bb0(%in: f32, %c: f32, %out: f32):
+    %s = arith.addf %in, %c : f32
+    %r = arith.maximumf %s, %cst : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8x16xf32>
+  %w = tensor.empty() : tensor<2x2xf32>
+  %pe = tensor.empty() : tensor<2x4x4x16xf32>
+  %pf = linalg.fill ins(%ninf : f32) outs(%pe : tensor<2x4x4x16xf32>) -> tensor<2x4x4x16xf32>
+  %p = linalg.pooling_nhwc_max {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>} ins(%a, %w : tensor<2x8x8x16xf32>, tensor<2x2xf32>) outs(%pf : tensor<2x4x4x16xf32>) -> tensor<2x4x4x16xf32>
+  return %p : tensor<2x4x4x16xf32>
+}

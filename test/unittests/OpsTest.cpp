@@ -1875,6 +1875,71 @@ TEST(OpsConv2D, InputGradientIntoFilterGradient) {
   EXPECT_TRUE(allClose(out[1], {c}, db, dbTol));
 }
 
+// The seed CNN's second layer: a Winograd convolution with bias and ReLU,
+// then a 2x2 max pool. fuse-tile-and-vectorize computes each image's pool
+// in the convolution's image loop (ImageLoopFusion.cpp), on the image it
+// has just computed; @both also returns the activation (as the seed CNN
+// keeps it for its backward pass), @pooled only the pool. Against naive
+// sums and maxima (the tolerance of the Winograd sums: 4 times a direct
+// sum's).
+TEST(OpsConv2D, WinogradThenMaxPool) {
+  const int64_t n = 3, h = 14, w = 14, c = 16, fo = 32, oh = h - 2, ow = w - 2;
+  std::string xt = tensorType({n, h, w, c}, "f32"),
+              kt = tensorType({3, 3, c, fo}, "f32"),
+              bt = tensorType({fo}, "f32"),
+              yt = tensorType({n, oh, ow, fo}, "f32"),
+              pt = tensorType({n, oh / 2, ow / 2, fo}, "f32");
+  std::string head = "(%x: " + xt + ", %k: " + kt + ", %b: " + bt + ")";
+  std::string body =
+      "  %y = fuse.conv2d %x, %k : (" + xt + ", " + kt + ") -> " + yt +
+      "\n  %s = fuse.add %y, %b : (" + yt + ", " + bt + ") -> " + yt +
+      "\n  %r = fuse.relu %s : " + yt +
+      "\n  %p = fuse.max_pool2d %r {window = array<i64: 2, 2>} : (" + yt +
+      ") -> " + pt + "\n";
+  Jit jit("func.func @both" + head + " -> (" + yt + ", " + pt + ") {\n" + body +
+          "  return %r, %p : " + yt + ", " + pt + "\n}\nfunc.func @pooled" +
+          head + " -> " + pt + " {\n" + body + "  return %p : " + pt + "\n}\n");
+  Tensor x = randomTensor({n, h, w, c}, 800),
+         k = randomTensor({3, 3, c, fo}, 801), b = randomTensor({fo}, 802);
+  Shape shape = {n, oh, ow, fo};
+  std::vector<double> relu(product(shape)), tol(product(shape));
+  forEachIndex(shape, [&](llvm::ArrayRef<int64_t> i, int64_t linear) {
+    double acc = b.at<float>({i[3]}), absSum = std::abs(acc);
+    for (int64_t p = 0; p < 3; ++p)
+      for (int64_t q = 0; q < 3; ++q)
+        for (int64_t ch = 0; ch < c; ++ch) {
+          double t = double(x.at<float>({i[0], i[1] + p, i[2] + q, ch})) *
+                     k.at<float>({p, q, ch, i[3]});
+          acc += t;
+          absSum += std::abs(t);
+        }
+    relu[linear] = std::max(0.0, acc);
+    tol[linear] = 4 * sumTol(9 * c + 1, absSum);
+  });
+  Shape pooledShape = {n, oh / 2, ow / 2, fo};
+  std::vector<double> pooled(product(pooledShape)),
+      pooledTol(product(pooledShape));
+  forEachIndex(pooledShape, [&](llvm::ArrayRef<int64_t> i, int64_t linear) {
+    double best = -INFINITY, bestTol = 0;
+    for (int64_t p = 0; p < 2; ++p)
+      for (int64_t q = 0; q < 2; ++q) {
+        int64_t at =
+            ((i[0] * oh + 2 * i[1] + p) * ow + 2 * i[2] + q) * fo + i[3];
+        best = std::max(best, relu[at]);
+        bestTol = std::max(bestTol, tol[at]);
+      }
+    pooled[linear] = best;
+    pooledTol[linear] = bestTol;
+  });
+  std::vector<Tensor> both = jit.call("both", {x, k, b});
+  ASSERT_EQ(both.size(), 2u);
+  EXPECT_TRUE(allClose(both[0], shape, relu, tol));
+  EXPECT_TRUE(allClose(both[1], pooledShape, pooled, pooledTol));
+  std::vector<Tensor> alone = jit.call("pooled", {x, k, b});
+  ASSERT_EQ(alone.size(), 1u);
+  EXPECT_TRUE(allClose(alone[0], pooledShape, pooled, pooledTol));
+}
+
 /// Max or average pooling; padding is skipped (avg divides by the number of
 /// input elements in the window).
 void poolRef(const Tensor &x, const Window &win, bool isMax,
