@@ -1111,3 +1111,31 @@ func.func @image_loop_pool(%x: tensor<2x10x10x16xf32>, %k: tensor<3x3x16x16xf32>
   %p = linalg.pooling_nhwc_max {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>} ins(%a, %w : tensor<2x8x8x16xf32>, tensor<2x2xf32>) outs(%pf : tensor<2x4x4x16xf32>) -> tensor<2x4x4x16xf32>
   return %p : tensor<2x4x4x16xf32>
 }
+
+// -----
+
+// A sum over the batch (its first loop a reduction) does not compute image
+// by image: it stays after the convolution's image loop, which stores the
+// batch.
+#nid = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#nsum = affine_map<(d0, d1, d2, d3) -> (d3)>
+// CHECK-LABEL: func @image_loop_batch_sum
+// CHECK: %[[Y:.*]] = scf.for {{.*}} -> (tensor<2x8x8x16xf32>)
+// CHECK: scf.yield {{.*}} : tensor<2x8x8x16xf32>
+// CHECK: scf.for {{.*}} -> (tensor<16xf32>)
+// CHECK: vector.transfer_read %[[Y]]
+// CHECK: return
+func.func @image_loop_batch_sum(%x: tensor<2x10x10x16xf32>, %k: tensor<3x3x16x16xf32>) -> tensor<16xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %e = tensor.empty() : tensor<2x8x8x16xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<2x8x8x16xf32>) -> tensor<2x8x8x16xf32>
+  %y = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%x, %k : tensor<2x10x10x16xf32>, tensor<3x3x16x16xf32>) outs(%f : tensor<2x8x8x16xf32>) -> tensor<2x8x8x16xf32>
+  %se = tensor.empty() : tensor<16xf32>
+  %sf = linalg.fill ins(%cst : f32) outs(%se : tensor<16xf32>) -> tensor<16xf32>
+  %s = linalg.generic {indexing_maps = [#nid, #nsum], iterator_types = ["reduction", "reduction", "reduction", "parallel"]} ins(%y : tensor<2x8x8x16xf32>) outs(%sf : tensor<16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %a = arith.addf %out, %in : f32
+    linalg.yield %a : f32
+  } -> tensor<16xf32>
+  return %s : tensor<16xf32>
+}
