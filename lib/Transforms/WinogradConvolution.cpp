@@ -17,7 +17,8 @@
 // (c x f): 16 multiply-adds per 2x2 tile, channel and filter instead of 36,
 // or 36 per 4x4 tile instead of 144. The transforms are vector arithmetic
 // along the channels or filters (additions for the coefficients +-1, FMAs
-// for the others). Per image, the transformed input and the products
+// for the others, with the sums and differences that rows or columns of
+// the matrices share computed once). Per image, the transformed input and the products
 // (tiles x (alpha^2 + 1) x 32 floats each, 306 KiB for F(2x2) of a 24 x 24
 // output, 166.5 KiB for F(4x4)) stay in L2.
 //
@@ -161,32 +162,104 @@ struct VectorBuilder {
   }
   Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
 
+  /// A coefficient times a vector.
+  struct Term {
+    double coefficient;
+    Value value;
+  };
+
+  /// The sum of `terms`: additions and subtractions for the coefficients of
+  /// +-1, FMAs for the others.
+  Value combine(ArrayRef<Term> terms) {
+    Value sum;
+    for (auto [c, x] : terms) {
+      if (!sum)
+        sum = c == 1 ? x
+              : c == -1
+                  ? arith::NegFOp::create(b, loc, x).getResult()
+                  : arith::MulFOp::create(b, loc, splat(c), x).getResult();
+      else if (c == 1)
+        sum = arith::AddFOp::create(b, loc, sum, x);
+      else if (c == -1)
+        sum = arith::SubFOp::create(b, loc, sum, x);
+      else
+        sum = vector::FMAOp::create(b, loc, splat(c), x, sum);
+    }
+    return sum ? sum : splat(0);
+  }
+
   /// y = M x for the `rows` x `cols` row-major `matrix` (or M^T x for its
-  /// transpose, `matrix` being cols x rows): additions and subtractions for
-  /// the coefficients of +-1, FMAs for the others, none for zeros.
+  /// transpose, `matrix` being cols x rows), none for zero coefficients,
+  /// sharing what Winograd's matrices let rows share:
+  /// - two columns whose coefficients match up to sign in every row (A^T's
+  ///   1 and 2, 3 and 4) enter as x_j + x_j' and x_j - x_j', once each;
+  /// - two rows whose terms match up to sign (B^T's 1 and 2, 3 and 4) are
+  ///   E + O and E - O, E the terms of equal sign, O the others.
   SmallVector<Value> multiply(ArrayRef<double> matrix, int64_t rows,
                               int64_t cols, bool transposed,
                               ArrayRef<Value> x) {
-    SmallVector<Value> y;
-    for (int64_t i = 0; i < rows; ++i) {
-      Value sum;
-      for (int64_t j = 0; j < cols; ++j) {
-        double c = transposed ? matrix[j * rows + i] : matrix[i * cols + j];
-        if (c == 0)
+    auto coefficient = [&](int64_t i, int64_t j) {
+      return transposed ? matrix[j * rows + i] : matrix[i * cols + j];
+    };
+    SmallVector<SmallVector<Term>> terms(rows);
+    SmallVector<bool> paired(cols, false);
+    for (int64_t j = 0; j < cols; ++j) {
+      for (int64_t k = j + 1; k < cols && !paired[j]; ++k) {
+        int64_t users = 0;
+        bool matches = !paired[k];
+        for (int64_t i = 0; i < rows && matches; ++i) {
+          matches = std::abs(coefficient(i, j)) == std::abs(coefficient(i, k));
+          users += coefficient(i, j) != 0;
+        }
+        if (!matches || users < 2)
           continue;
-        if (!sum)
-          sum = c == 1 ? x[j]
-                : c == -1
-                    ? arith::NegFOp::create(b, loc, x[j]).getResult()
-                    : arith::MulFOp::create(b, loc, splat(c), x[j]).getResult();
-        else if (c == 1)
-          sum = arith::AddFOp::create(b, loc, sum, x[j]);
-        else if (c == -1)
-          sum = arith::SubFOp::create(b, loc, sum, x[j]);
-        else
-          sum = vector::FMAOp::create(b, loc, splat(c), x[j], sum);
+        paired[j] = paired[k] = true;
+        Value sum, difference;
+        for (int64_t i = 0; i < rows; ++i) {
+          double c = coefficient(i, j);
+          if (c == 0)
+            continue;
+          Value &shared = coefficient(i, k) == c ? sum : difference;
+          if (!shared)
+            shared =
+                &shared == &sum
+                    ? arith::AddFOp::create(b, loc, x[j], x[k]).getResult()
+                    : arith::SubFOp::create(b, loc, x[j], x[k]).getResult();
+          terms[i].push_back({c, shared});
+        }
       }
-      y.push_back(sum ? sum : splat(0));
+    }
+    for (int64_t j = 0; j < cols; ++j)
+      for (int64_t i = 0; i < rows && !paired[j]; ++i)
+        if (coefficient(i, j) != 0)
+          terms[i].push_back({coefficient(i, j), x[j]});
+
+    SmallVector<Value> y(rows);
+    for (int64_t i = 0; i < rows; ++i) {
+      if (y[i])
+        continue;
+      for (int64_t k = i + 1; k < rows && !y[i]; ++k) {
+        if (y[k] || terms[k].size() != terms[i].size())
+          continue;
+        SmallVector<Term> equal, opposite;
+        for (const Term &t : terms[i]) {
+          const Term *match = llvm::find_if(terms[k], [&](const Term &u) {
+            return u.value == t.value &&
+                   std::abs(u.coefficient) == std::abs(t.coefficient);
+          });
+          if (match == terms[k].end())
+            break;
+          (match->coefficient == t.coefficient ? equal : opposite).push_back(t);
+        }
+        if (equal.size() + opposite.size() != terms[i].size() ||
+            equal.empty() || opposite.empty())
+          continue;
+        Value e = combine(equal), o = combine(opposite);
+        y[i] = arith::AddFOp::create(b, loc, e, o);
+        y[k] = arith::SubFOp::create(b, loc, e, o);
+      }
+      if (!y[i])
+        y[i] = combine(terms[i]);
     }
     return y;
   }
