@@ -18,9 +18,9 @@
 // or 36 per 4x4 tile instead of 144. The transforms are vector arithmetic
 // along the channels or filters (additions for the coefficients +-1, FMAs
 // for the others, with the sums and differences that rows or columns of
-// the matrices share computed once). Per image, the transformed input and the products
-// (tiles x (alpha^2 + 1) x 32 floats each, 306 KiB for F(2x2) of a 24 x 24
-// output, 166.5 KiB for F(4x4)) stay in L2.
+// the matrices share computed once). Per image, the transformed input and the
+// products (tiles x (alpha^2 + 1) x 32 floats each, 306 KiB for F(2x2) of a 24
+// x 24 output, 166.5 KiB for F(4x4)) stay in L2.
 //
 // F(4x4, 3x3) multiplies less, but its coefficients (up to 8, and 1/6,
 // 1/24) round more. A convolution's even output takes F(4x4) on its
@@ -169,10 +169,19 @@ struct VectorBuilder {
   };
 
   /// The sum of `terms`: additions and subtractions for the coefficients of
-  /// +-1, FMAs for the others.
+  /// +-1, FMAs for the others. It starts from a term of coefficient 1, or
+  /// else a product, so that the other products are FMAs into it.
   Value combine(ArrayRef<Term> terms) {
+    SmallVector<Term> ordered(terms);
+    auto first = llvm::find_if(
+        ordered, [](const Term &t) { return t.coefficient == 1; });
+    if (first == ordered.end())
+      first = llvm::find_if(
+          ordered, [](const Term &t) { return std::abs(t.coefficient) != 1; });
+    if (first != ordered.end())
+      std::rotate(ordered.begin(), first, first + 1);
     Value sum;
-    for (auto [c, x] : terms) {
+    for (auto [c, x] : ordered) {
       if (!sum)
         sum = c == 1 ? x
               : c == -1
