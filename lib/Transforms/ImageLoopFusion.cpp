@@ -56,24 +56,17 @@ bool sameConstant(Value a, Value b) {
   return value && value == getConstantIntValue(b);
 }
 
-/// Whether `consumer`, an image loop after `producer` in its block, can take
-/// `producer`'s iterations into its own: it reads producer's results only as
-/// images that producer stores, one at its own image, and nothing between
-/// the two or before reads them.
-bool canFuse(scf::ForOp producer, scf::ForOp consumer) {
-  if (producer->getBlock() != consumer->getBlock() ||
-      !producer->isBeforeInBlock(consumer) ||
-      !sameConstant(producer.getLowerBound(), consumer.getLowerBound()) ||
-      !sameConstant(producer.getUpperBound(), consumer.getUpperBound()) ||
-      !sameConstant(producer.getStep(), consumer.getStep()))
-    return false;
+/// Whether `consumer` (after `producer` in its block) reads `producer`'s
+/// results, each read one that `readsImage` accepts and of an image that
+/// `producer` stores, and nothing between the two or before reads them.
+bool readsStoredImages(scf::ForOp producer, Operation *consumer,
+                       llvm::function_ref<bool(OpOperand &)> readsImage) {
   bool consumes = false;
   for (OpResult result : producer->getResults()) {
     for (OpOperand &use : result.getUses()) {
       Operation *user = use.getOwner();
-      if (consumer->isProperAncestor(user)) {
-        auto slice = dyn_cast<tensor::ExtractSliceOp>(user);
-        if (!slice || !readsImage(slice, consumer.getInductionVar()) ||
+      if (user == consumer || consumer->isProperAncestor(user)) {
+        if (!readsImage(use) ||
             !storedImage(producer, result.getResultNumber()))
           return false;
         consumes = true;
@@ -85,6 +78,24 @@ bool canFuse(scf::ForOp producer, scf::ForOp consumer) {
     }
   }
   return consumes;
+}
+
+/// Whether `consumer`, an image loop after `producer` in its block, can take
+/// `producer`'s iterations into its own: it reads producer's results only as
+/// images that producer stores, one at its own image, and nothing between
+/// the two or before reads them.
+bool canFuse(scf::ForOp producer, scf::ForOp consumer) {
+  if (producer->getBlock() != consumer->getBlock() ||
+      !producer->isBeforeInBlock(consumer) ||
+      !sameConstant(producer.getLowerBound(), consumer.getLowerBound()) ||
+      !sameConstant(producer.getUpperBound(), consumer.getUpperBound()) ||
+      !sameConstant(producer.getStep(), consumer.getStep()))
+    return false;
+  Value iv = consumer.getInductionVar();
+  return readsStoredImages(producer, consumer, [&](OpOperand &use) {
+    auto slice = dyn_cast<tensor::ExtractSliceOp>(use.getOwner());
+    return slice && readsImage(slice, iv);
+  });
 }
 
 /// Whether `op` computes image n of its output from image n of each
@@ -123,23 +134,9 @@ bool canFuse(scf::ForOp producer, linalg::LinalgOp consumer) {
       getConstantIntValue(producer.getUpperBound()) !=
           consumer.getStaticLoopRanges()[0])
     return false;
-  bool consumes = false;
-  for (OpResult result : producer->getResults()) {
-    for (OpOperand &use : result.getUses()) {
-      Operation *user = use.getOwner();
-      if (user == consumer) {
-        if (!consumer.isDpsInput(&use) ||
-            !storedImage(producer, result.getResultNumber()))
-          return false;
-        consumes = true;
-        continue;
-      }
-      Operation *ancestor = consumer->getBlock()->findAncestorOpInBlock(*user);
-      if (!ancestor || !consumer->isBeforeInBlock(ancestor))
-        return false;
-    }
-  }
-  return consumes;
+  return readsStoredImages(producer, consumer, [&](OpOperand &use) {
+    return use.getOwner() == consumer && consumer.isDpsInput(&use);
+  });
 }
 
 /// Whether every use of `iterArg` in its loop's body, but `store`, is a

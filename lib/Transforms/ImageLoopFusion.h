@@ -32,9 +32,9 @@ void markImageLoop(mlir::scf::ForOp loop);
 /// iteration, and computes each image of a linalg op that reads a loop's
 /// result image by image there too (its tile of one image, a fill of its
 /// output applied per image): the consumer then reads the image the
-/// producer has just computed. A result that nothing else reads is no longer stored for the
-/// whole batch: its image is computed into a buffer of one image. Removes
-/// the image loops' marks.
+/// producer has just computed. A result that nothing else reads is no longer
+/// stored for the whole batch: its image is computed into a buffer of one
+/// image. Removes the image loops' marks.
 void fuseImageLoops(mlir::RewriterBase &rewriter, mlir::func::FuncOp func);
 
 } // namespace fuse
