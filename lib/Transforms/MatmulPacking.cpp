@@ -217,6 +217,13 @@ fuse::blockAndPackMatmul(RewriterBase &rewriter, linalg::MatmulOp op,
   rewriter.setInsertionPoint(op);
   Value lhs = op.getDpsInputs()[0], rhs = op.getDpsInputs()[1];
   Value acc = op.getDpsInits()[0];
+  // With one block of the reduction, each block of C is computed once: it
+  // is filled there, in registers, rather than all of C in memory first.
+  auto fill = acc.getDefiningOp<linalg::FillOp>();
+  if (fill && kc == form->k)
+    acc = fill.getDpsInits()[0];
+  else
+    fill = {};
   auto attr = [&](OpBuilder &b, int64_t v) -> OpFoldResult {
     return b.getIndexAttr(v);
   };
@@ -249,6 +256,8 @@ fuse::blockAndPackMatmul(RewriterBase &rewriter, linalg::MatmulOp op,
     SmallVector<OpFoldResult> unit(2, attr(b, 1));
     Value block =
         tensor::ExtractSliceOp::create(b, loc, acc, offsets, sizes, unit);
+    if (fill)
+      block = linalg::FillOp::create(b, loc, fill.value(), block)->getResult(0);
     SmallVector<NamedAttribute> attrs = {b.getNamedAttr(
         "indexing_maps",
         b.getAffineMapArrayAttr({lhsMap, map(k, n), map(m, n)}))};
@@ -303,5 +312,7 @@ fuse::blockAndPackMatmul(RewriterBase &rewriter, linalg::MatmulOp op,
         });
       });
   rewriter.replaceOp(op, result);
+  if (fill && fill->use_empty())
+    rewriter.eraseOp(fill);
   return edges;
 }

@@ -96,13 +96,17 @@ func.func @matmul_blocked(%arg0: tensor<240x784xf32>, %arg1: tensor<784x256xf32>
 // of 32 and an edge product of the last 8, and its 13 rows one panel of 12
 // and a row left over. The leftover row is multiplied, unpacked, with the
 // same packed panel of B (B is packed once); the 8 columns' edge is a
-// product on slices, tiled as usual after a whole transpose of its B.
+// product on slices, tiled as usual after a whole transpose of its B. The
+// 100 steps are one block of the reduction, so each 12x32 tile of C starts
+// from zeros in registers instead of C being zeroed in memory first.
 #mapA = affine_map<(d0, d1, d2) -> (d0, d2)>
 #mapB = affine_map<(d0, d1, d2) -> (d1, d2)>
 #mapC = affine_map<(d0, d1, d2) -> (d0, d1)>
 // CHECK-LABEL: func @matmul_transposed_rhs_edges
 // CHECK: tensor.empty() : tensor<1x100x32xf32>
 // CHECK: tensor.empty() : tensor<1x100x12xf32>
+// CHECK: vector.transfer_write %{{.*}} : vector<12x32xf32>, tensor<12x32xf32>
+// CHECK-NEXT: scf.for {{.*}} -> (tensor<12x32xf32>)
 // CHECK: vector.contract {{.*}} : vector<1x12xf32>, vector<1x32xf32> into vector<12x32xf32>
 // CHECK-NOT: tensor.empty() : tensor<1x100x32xf32>
 // CHECK: vector.contract {{.*}} : vector<1xf32>, vector<1x32xf32> into vector<32xf32>
