@@ -134,8 +134,13 @@ bool canFuse(scf::ForOp producer, linalg::LinalgOp consumer) {
       getConstantIntValue(producer.getUpperBound()) !=
           consumer.getStaticLoopRanges()[0])
     return false;
+  // The operand is indexed by the image in its first dim, not read whole.
+  AffineExpr image = getAffineDimExpr(0, consumer.getContext());
   return readsStoredImages(producer, consumer, [&](OpOperand &use) {
-    return use.getOwner() == consumer && consumer.isDpsInput(&use);
+    if (use.getOwner() != consumer || !consumer.isDpsInput(&use))
+      return false;
+    AffineMap map = consumer.getMatchingIndexingMap(&use);
+    return map.getNumResults() > 0 && map.getResult(0) == image;
   });
 }
 
@@ -191,7 +196,7 @@ FailureOr<scf::ForOp> fuseInto(RewriterBase &rewriter, scf::ForOp producer,
           yields.push_back(map.lookupOrDefault(v));
         for (unsigned i = 0; i < count; ++i)
           if (Value image = storedImage(producer, i))
-            images[i] = map.lookup(image);
+            images[i] = map.lookupOrDefault(image);
         FailureOr<SmallVector<Value>> consumed =
             body(b, loc, iv, carried.drop_front(count));
         if (failed(consumed)) {
@@ -234,7 +239,7 @@ FailureOr<scf::ForOp> fuseInto(RewriterBase &rewriter, scf::ForOp producer,
   for (unsigned i = 0; i < count; ++i) {
     BlockArgument iterArg = fused.getRegionIterArgs()[i];
     Operation *store = yield.getOperand(i).getDefiningOp();
-    if (!images[i] || !fused.getResult(i).use_empty() ||
+    if (!images[i] || !fused.getResult(i).use_empty() || !store->hasOneUse() ||
         !onlyWrittenThrough(iterArg, store))
       continue;
     rewriter.modifyOpInPlace(yield, [&] { yield->setOperand(i, iterArg); });

@@ -266,7 +266,7 @@ void splitConvolutionColumns(RewriterBase &rewriter,
 /// memref.copy, which runs element by element in MLIR's C runtime: 9 ms for
 /// the seed CNN's 5 MiB input gradient.)
 void decomposePad(RewriterBase &rewriter, tensor::PadOp pad) {
-  Value value = pad.getConstantPaddingValue();
+  Value value = fuse::paddingValue(pad);
   RankedTensorType type = pad.getResultType();
   auto sourceType = cast<RankedTensorType>(pad.getSource().getType());
   if (!value || !type.hasStaticShape() || !sourceType.hasStaticShape())

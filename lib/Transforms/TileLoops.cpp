@@ -41,6 +41,13 @@ Value fuse::buildTileLoop(OpBuilder &b, Location loc, int64_t lower,
       .front();
 }
 
+Value fuse::paddingValue(tensor::PadOp pad) {
+  Value value = pad.getConstantPaddingValue();
+  if (!value || pad.getRegion().isAncestor(value.getParentRegion()))
+    return {};
+  return value;
+}
+
 void fuse::replaceOperand(OpOperand &operand, Value value) {
   Operation *slice = operand.get().getDefiningOp();
   operand.set(value);

@@ -12,6 +12,7 @@
 #define FUSE_LIB_TRANSFORMS_TILELOOPS_H
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/Interfaces/TilingInterface.h"
@@ -47,6 +48,10 @@ llvm::SmallVector<mlir::Value> buildTileLoop(mlir::OpBuilder &b,
                                              int64_t upper, int64_t step,
                                              mlir::ValueRange inits,
                                              TileLoopBodyN body);
+
+/// The constant that `pad` pads with, if it is defined outside the pad's
+/// region (a fill of it can replace the pad), or null.
+mlir::Value paddingValue(mlir::tensor::PadOp pad);
 
 /// Sets `operand` of a tile that tiling made to `value`, and erases the
 /// slice it read before if nothing else reads it (a slice of a result left

@@ -251,14 +251,18 @@ struct VectorBuilder {
         if (y[k] || terms[k].size() != terms[i].size())
           continue;
         SmallVector<Term> equal, opposite;
+        SmallVector<bool> matched(terms[k].size(), false);
         for (const Term &t : terms[i]) {
-          const Term *match = llvm::find_if(terms[k], [&](const Term &u) {
-            return u.value == t.value &&
-                   std::abs(u.coefficient) == std::abs(t.coefficient);
-          });
-          if (match == terms[k].end())
+          size_t u = 0;
+          while (u < terms[k].size() &&
+                 (matched[u] || terms[k][u].value != t.value ||
+                  std::abs(terms[k][u].coefficient) != std::abs(t.coefficient)))
+            ++u;
+          if (u == terms[k].size())
             break;
-          (match->coefficient == t.coefficient ? equal : opposite).push_back(t);
+          matched[u] = true;
+          (terms[k][u].coefficient == t.coefficient ? equal : opposite)
+              .push_back(t);
         }
         if (equal.size() + opposite.size() != terms[i].size() ||
             equal.empty() || opposite.empty())
@@ -374,7 +378,7 @@ bool isWinogradFilter(ArrayRef<int64_t> shape, int64_t lanes) {
 /// input gradient's: 6 MiB filled, then written, for the seed CNN).
 tensor::PadOp matchImagePadding(Value input) {
   auto pad = input.getDefiningOp<tensor::PadOp>();
-  if (!pad || !pad.getConstantPaddingValue() ||
+  if (!pad || !pad->hasOneUse() || !fuse::paddingValue(pad) ||
       !pad.getResultType().hasStaticShape() ||
       !pad.getSourceType().hasStaticShape())
     return {};
@@ -558,7 +562,7 @@ LogicalResult fuse::tileWinogradConvolution(RewriterBase &rewriter,
     ArrayRef<int64_t> padded = padding.getResultType().getShape();
     inits.push_back(
         linalg::FillOp::create(
-            rewriter, loc, padding.getConstantPaddingValue(),
+            rewriter, loc, paddingValue(padding),
             allocate(rewriter, {1, padded[1], padded[2], padded[3]}))
             ->getResult(0));
   }

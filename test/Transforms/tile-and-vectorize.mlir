@@ -1143,3 +1143,29 @@ func.func @image_loop_batch_sum(%x: tensor<2x10x10x16xf32>, %k: tensor<3x3x16x16
   } -> tensor<16xf32>
   return %s : tensor<16xf32>
 }
+
+// -----
+
+// An op that reads the batch's first image for every image (the first dim
+// of an operand not indexed by the image) does not compute image by image:
+// it stays after the convolution's image loop and reads the stored batch.
+#first = affine_map<(d0, d1, d2, d3) -> (0, d1, d2, d3)>
+#all = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func @image_loop_first_image
+// CHECK: %[[Y:.*]] = scf.for {{.*}} -> (tensor<2x8x8x16xf32>)
+// CHECK: scf.yield {{.*}} : tensor<2x8x8x16xf32>
+// CHECK: vector.transfer_read %[[Y]][%c0,
+// CHECK: return
+func.func @image_loop_first_image(%x: tensor<2x10x10x16xf32>, %k: tensor<3x3x16x16xf32>) -> tensor<2x8x8x16xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %e = tensor.empty() : tensor<2x8x8x16xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<2x8x8x16xf32>) -> tensor<2x8x8x16xf32>
+  %y = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%x, %k : tensor<2x10x10x16xf32>, tensor<3x3x16x16xf32>) outs(%f : tensor<2x8x8x16xf32>) -> tensor<2x8x8x16xf32>
+  %e2 = tensor.empty() : tensor<2x8x8x16xf32>
+  %z = linalg.generic {indexing_maps = [#first, #all, #all], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%y, %y : tensor<2x8x8x16xf32>, tensor<2x8x8x16xf32>) outs(%e2 : tensor<2x8x8x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %s = arith.subf %b, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<2x8x8x16xf32>
+  return %z : tensor<2x8x8x16xf32>
+}
