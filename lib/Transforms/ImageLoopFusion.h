@@ -21,9 +21,8 @@ namespace fuse {
 
 /// Marks an scf.for from 0 to the batch size, step 1, on tensors only (no
 /// memory effects but allocations, so that its body can move), whose
-/// iteration n
-/// reads and writes image n of its batch-sized operands and results, and
-/// inserts image n of each batch-sized result as its last step.
+/// iteration n reads and writes image n of its batch-sized operands and
+/// results, and inserts image n of each batch-sized result as its last step.
 constexpr llvm::StringLiteral kImageLoopAttr = "fuse.image_loop";
 
 /// Marks `loop` as an image loop.
