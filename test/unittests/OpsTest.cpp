@@ -1658,6 +1658,34 @@ TEST(OpsConv2D, SingleChannelFilterGradient) {
 // the outermost loop; 3-wide output rows, so 4 images per tile), and output
 // widths that are not a whole number of 8-column tiles (a convolution split
 // in two, its edge 2 images per tile), against naive sums.
+/// The naive input gradient of a 3x3 filter `k` for the output gradient
+/// `g`, of `shape` (NHWC), and its tolerance: `slack` times a direct sum's.
+void inputGradientReference(const Tensor &g, const Tensor &k,
+                            llvm::ArrayRef<int64_t> shape, double slack,
+                            std::vector<double> &ref,
+                            std::vector<double> &tol) {
+  const int64_t oh = g.shape()[1], ow = g.shape()[2], fo = g.shape()[3];
+  ref.assign(product(shape), 0);
+  tol.assign(product(shape), 0);
+  forEachIndex(shape, [&](llvm::ArrayRef<int64_t> i, int64_t linear) {
+    double sum = 0, absSum = 0;
+    for (int64_t a = 0; a < 3; ++a)
+      for (int64_t b = 0; b < 3; ++b) {
+        int64_t y = i[1] - a, z = i[2] - b;
+        if (y < 0 || y >= oh || z < 0 || z >= ow)
+          continue;
+        for (int64_t f = 0; f < fo; ++f) {
+          double p = double(g.at<float>({i[0], y, z, f})) *
+                     k.at<float>({a, b, i[3], f});
+          sum += p;
+          absSum += std::abs(p);
+        }
+      }
+    ref[linear] = sum;
+    tol[linear] = slack * sumTol(9 * fo, absSum);
+  });
+}
+
 /// fuse.conv2d_input_grad of a 3x3 filter at the given sizes against the
 /// naive reference, with `slack` times the tolerance of a direct sum.
 void checkInputGradient(int64_t n, int64_t h, int64_t w, int64_t c, int64_t fo,
@@ -1676,24 +1704,8 @@ void checkInputGradient(int64_t n, int64_t h, int64_t w, int64_t c, int64_t fo,
   std::vector<Tensor> out = jit.call("input", {g, k, x});
   ASSERT_EQ(out.size(), 1u);
   Shape shape = {n, h, w, c};
-  std::vector<double> ref(product(shape)), tol(product(shape));
-  forEachIndex(shape, [&](llvm::ArrayRef<int64_t> i, int64_t linear) {
-    double sum = 0, absSum = 0;
-    for (int64_t a = 0; a < 3; ++a)
-      for (int64_t b = 0; b < 3; ++b) {
-        int64_t y = i[1] - a, z = i[2] - b;
-        if (y < 0 || y >= oh || z < 0 || z >= ow)
-          continue;
-        for (int64_t f = 0; f < fo; ++f) {
-          double p = double(g.at<float>({i[0], y, z, f})) *
-                     k.at<float>({a, b, i[3], f});
-          sum += p;
-          absSum += std::abs(p);
-        }
-      }
-    ref[linear] = sum;
-    tol[linear] = slack * sumTol(9 * fo, absSum);
-  });
+  std::vector<double> ref, tol;
+  inputGradientReference(g, k, shape, slack, ref, tol);
   EXPECT_TRUE(allClose(out[0], shape, ref, tol));
 }
 
@@ -1835,25 +1847,11 @@ TEST(OpsConv2D, InputGradientIntoFilterGradient) {
   ASSERT_EQ(out.size(), 2u);
   // dz and the bound on its error, then the sums over it.
   Shape shape = {n, h, w, c};
-  std::vector<double> dz(product(shape)), dzTol(product(shape));
+  std::vector<double> dz, dzTol;
+  inputGradientReference(g, k, shape, /*slack=*/4, dz, dzTol);
   forEachIndex(shape, [&](llvm::ArrayRef<int64_t> i, int64_t linear) {
     if (a.at<float>({i[0], i[1], i[2], i[3]}) <= 0)
-      return;
-    double sum = 0, absSum = 0;
-    for (int64_t p = 0; p < 3; ++p)
-      for (int64_t q = 0; q < 3; ++q) {
-        int64_t y = i[1] - p, z = i[2] - q;
-        if (y < 0 || y >= oh || z < 0 || z >= ow)
-          continue;
-        for (int64_t f = 0; f < fo; ++f) {
-          double t = double(g.at<float>({i[0], y, z, f})) *
-                     k.at<float>({p, q, i[3], f});
-          sum += t;
-          absSum += std::abs(t);
-        }
-      }
-    dz[linear] = sum;
-    dzTol[linear] = 4 * sumTol(9 * fo, absSum);
+      dz[linear] = dzTol[linear] = 0;
   });
   Shape dwShape = {3, 3, 1, c};
   std::vector<double> dw(product(dwShape)), dwTol(product(dwShape));
