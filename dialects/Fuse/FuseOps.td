@@ -305,6 +305,44 @@ def Fuse_MaxPool2DOp : Fuse_Pool2DOp<"max_pool2d", "max"> {
     `strides = [h, w]` (default: the window). Padding `[top, bottom, left,
     right]` contributes `-inf`.
   }];
+  let hasCanonicalizer = 1;
+}
+
+def Fuse_MaxPool2DIndicesOp
+    : Fuse_Op<"max_pool2d_indices", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Position of each max_pool2d window's maximum";
+  let description = [{
+    For each window of `max_pool2d` with the same attributes, the position
+    of its first maximum in row-major order within the window (`kh * w +
+    kw`, counting padding), as TensorFlow, XLA and PyTorch pick it: the
+    element that receives the window's gradient. The result has the pool's
+    shape, of `i8` for windows of up to 128 elements, else `i32`.
+
+    ```mlir
+    %i = fuse.max_pool2d_indices %x {window = array<i64: 2, 2>}
+        : (tensor<?x24x24x32xf32>) -> tensor<?x12x12x32xi8>
+    ```
+  }];
+  let arguments = (ins Fuse_FloatTensor:$input, DenseI64ArrayAttr:$window,
+      OptionalAttr<DenseI64ArrayAttr>:$strides,
+      DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0, 0, 0}">:$padding);
+  let results = (outs Fuse_IntTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let extraClassDeclaration = [{
+    /// The strides, defaulting to the window.
+    ::llvm::ArrayRef<int64_t> getEffectiveStrides() {
+      return getStrides() ? *getStrides() : getWindow();
+    }
+  }];
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *, std::optional<::mlir::Location> location,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      return ::fuse::detail::inferPoolIndicesType(
+          location, adaptor.getInput().getType(), adaptor.getWindow(),
+          adaptor.getStrides(), adaptor.getPadding(), types);
+    }
+  }];
 }
 
 def Fuse_AvgPool2DOp : Fuse_Pool2DOp<"avg_pool2d", "average"> {
@@ -532,15 +570,19 @@ def Fuse_Conv2DFilterGradOp : Fuse_WindowGradOp<"conv2d_filter_grad",
 def Fuse_MaxPool2DGradOp : Fuse_WindowGradOp<"max_pool2d_grad",
     "Gradient of max_pool2d with respect to its input", "input"> {
   let description = [{
-    For `output = max_pool2d(input)` and `grad` the gradient of `output`:
-    each input element equal to the maximum of a window it belongs to gets
-    that window's gradient (tied maxima each get it).
+    For `output = max_pool2d(input)`, `indices = max_pool2d_indices(input)`
+    with the same attributes and `grad` the gradient of `output`: each
+    window's gradient goes to the element `indices` names in it, and an
+    element of several windows gets their sum (only the type of `input` is
+    used). The forward pass keeps the small `indices` instead of `input`,
+    as PyTorch's `max_pool2d_with_indices` does.
   }];
-  let arguments = (ins Fuse_FloatTensor:$grad, Fuse_FloatTensor:$input,
-      Fuse_FloatTensor:$output, DenseI64ArrayAttr:$window,
+  let arguments = (ins Fuse_FloatTensor:$grad, Fuse_IntTensor:$indices,
+      Fuse_FloatTensor:$input, DenseI64ArrayAttr:$window,
       OptionalAttr<DenseI64ArrayAttr>:$strides,
       DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0, 0, 0}">:$padding);
   let results = (outs Fuse_FloatTensor:$result);
+  let hasVerifier = 1;
 }
 
 def Fuse_AvgPool2DGradOp : Fuse_WindowGradOp<"avg_pool2d_grad",

@@ -17,6 +17,10 @@ using namespace mlir;
 void fuse::buildDifferentiatePipeline(OpPassManager &pm) {
   pm.addPass(createFuseDeriveEval());
   pm.addPass(createFuseExpandTrainStep());
+  // The forward pass in canonical form first: its rewrites shape the
+  // backward pass (max_pool2d of a relu becomes relu of the pool, whose
+  // gradient then keeps no activation of the pool's input size).
+  pm.addPass(createCanonicalizerPass());
   pm.addPass(createFuseAutodiff());
   pm.addPass(createFuseWrapSteps());
 }

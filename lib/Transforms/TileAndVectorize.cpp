@@ -413,6 +413,9 @@ struct FuseTileAndVectorizePass
         if (auto user = dyn_cast<linalg::LinalgOp>(use.getOwner());
             user && user.isDpsInit(&use))
           inits.push_back(&use);
+      // (A fill that no linalg op takes as output, only slices, has none.)
+      if (inits.size() < 2)
+        continue;
       for (OpOperand *use : llvm::drop_begin(inits)) {
         rewriter.setInsertionPoint(use->getOwner());
         auto type = cast<RankedTensorType>(fill.getResult(0).getType());

@@ -586,6 +586,60 @@ func.func @vg(%x: tensor<2x4xf64>) -> (tensor<f64>, tensor<2x4xf64>) {
     EXPECT_DOUBLE_EQ(r[1].data<double>()[i], want[i]) << i;
 }
 
+/// max_pool2d sends each window's gradient to its first maximum (row-major
+/// in the window), as TensorFlow, XLA and PyTorch do; overlapping windows
+/// add theirs. A relu before the pool (which the pipeline moves after it)
+/// still masks windows whose maximum is not positive.
+TEST(Gradient, MaxPoolTies) {
+  std::string source = R"(
+func.func @relu_pool(%x: tensor<1x4x4x1xf64>, %w: tensor<1x2x2x1xf64>) -> tensor<f64> {
+  %r = fuse.relu %x : tensor<1x4x4x1xf64>
+  %p = fuse.max_pool2d %r {window = array<i64: 2, 2>} : (tensor<1x4x4x1xf64>) -> tensor<1x2x2x1xf64>
+  %s = fuse.mul %p, %w : (tensor<1x2x2x1xf64>, tensor<1x2x2x1xf64>) -> tensor<1x2x2x1xf64>
+  %l = fuse.reduce_sum %s {axes = array<i64: 0, 1, 2, 3>} : (tensor<1x2x2x1xf64>) -> tensor<f64>
+  return %l : tensor<f64>
+}
+func.func @overlapping(%x: tensor<1x3x3x1xf64>, %w: tensor<1x2x2x1xf64>) -> tensor<f64> {
+  %p = fuse.max_pool2d %x {window = array<i64: 2, 2>, strides = array<i64: 1, 1>} : (tensor<1x3x3x1xf64>) -> tensor<1x2x2x1xf64>
+  %s = fuse.mul %p, %w : (tensor<1x2x2x1xf64>, tensor<1x2x2x1xf64>) -> tensor<1x2x2x1xf64>
+  %l = fuse.reduce_sum %s {axes = array<i64: 0, 1, 2, 3>} : (tensor<1x2x2x1xf64>) -> tensor<f64>
+  return %l : tensor<f64>
+}
+func.func @vg1(%x: tensor<1x4x4x1xf64>, %w: tensor<1x2x2x1xf64>) -> (tensor<f64>, tensor<1x4x4x1xf64>) {
+  %r:2 = fuse.value_and_grad @relu_pool(%x, %w) {wrt = array<i64: 0>}
+      : (tensor<1x4x4x1xf64>, tensor<1x2x2x1xf64>) -> (tensor<f64>, tensor<1x4x4x1xf64>)
+  return %r#0, %r#1 : tensor<f64>, tensor<1x4x4x1xf64>
+}
+func.func @vg2(%x: tensor<1x3x3x1xf64>, %w: tensor<1x2x2x1xf64>) -> (tensor<f64>, tensor<1x3x3x1xf64>) {
+  %r:2 = fuse.value_and_grad @overlapping(%x, %w) {wrt = array<i64: 0>}
+      : (tensor<1x3x3x1xf64>, tensor<1x2x2x1xf64>) -> (tensor<f64>, tensor<1x3x3x1xf64>)
+  return %r#0, %r#1 : tensor<f64>, tensor<1x3x3x1xf64>
+}
+)";
+  std::unique_ptr<Engine> engine = makeEngine(source);
+  Tensor w = Tensor::fromValues<double>({1, 2, 2, 1}, {1, 2, 3, 4});
+  {
+    SCOPED_TRACE("relu_pool");
+    Tensor x = Tensor::fromValues<double>(
+        {1, 4, 4, 1}, {1, 3, 0, 0, 3, 2, 0, -1, 5, 5, -2, -3, 5, 5, -4, -2});
+    std::vector<Tensor> r = unwrap(unwrap(engine->lookup("vg1")).call({x, w}));
+    EXPECT_EQ(r[0].data<double>()[0], 3 * 1 + 5 * 3.0);
+    const double want[16] = {0, 1, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0};
+    for (int i = 0; i < 16; ++i)
+      EXPECT_EQ(r[1].data<double>()[i], want[i]) << i;
+  }
+  {
+    SCOPED_TRACE("overlapping");
+    Tensor x =
+        Tensor::fromValues<double>({1, 3, 3, 1}, {1, 2, 2, 2, 2, 0, 0, 2, 1});
+    std::vector<Tensor> r = unwrap(unwrap(engine->lookup("vg2")).call({x, w}));
+    EXPECT_EQ(r[0].data<double>()[0], 2.0 * (1 + 2 + 3 + 4));
+    const double want[9] = {0, 1 + 2, 0, 3, 4, 0, 0, 0, 0};
+    for (int i = 0; i < 9; ++i)
+      EXPECT_EQ(r[1].data<double>()[i], want[i]) << i;
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Softmax and losses
 //===----------------------------------------------------------------------===//

@@ -457,6 +457,11 @@ void SubOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
   patterns.add<SubOfNeg>(context);
 }
 
+void MaxPool2DOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                              MLIRContext *context) {
+  patterns.add<MaxPoolOfRelu>(context);
+}
+
 //===----------------------------------------------------------------------===//
 // Shape ops
 //===----------------------------------------------------------------------===//

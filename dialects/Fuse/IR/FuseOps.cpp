@@ -187,6 +187,39 @@ LogicalResult fuse::detail::inferPool2DResultType(
   return success();
 }
 
+LogicalResult fuse::detail::inferPoolIndicesType(
+    std::optional<Location> loc, Type input, ArrayRef<int64_t> window,
+    std::optional<ArrayRef<int64_t>> strides, ArrayRef<int64_t> padding,
+    SmallVectorImpl<Type> &types) {
+  if (failed(
+          inferPool2DResultType(loc, input, window, strides, padding, types)))
+    return failure();
+  auto pooled = cast<RankedTensorType>(types.back());
+  unsigned width = window[0] * window[1] <= 128 ? 8 : 32;
+  types.back() = pooled.clone(IntegerType::get(input.getContext(), width));
+  return success();
+}
+
+LogicalResult MaxPool2DGradOp::verify() {
+  SmallVector<Type> expected;
+  if (failed(detail::inferPoolIndicesType(getLoc(), getInput().getType(),
+                                          getWindow(), getStrides(),
+                                          getPadding(), expected)))
+    return failure();
+  RankedTensorType indices = getIndices().getType();
+  if (failed(verifyCompatibleShapes(TypeRange{indices}, expected)) ||
+      indices.getElementType() != getElementTypeOrSelf(expected[0]))
+    return emitOpError() << "indices of type " << indices
+                         << " do not match the input's pool, " << expected[0];
+  if (failed(verifyCompatibleShape(getGrad().getType().getShape(),
+                                   indices.getShape())))
+    return emitOpError() << "gradient shape "
+                         << shapeString(getGrad().getType().getShape())
+                         << " does not match the indices' "
+                         << shapeString(indices.getShape());
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // CompareOp, SelectOp
 //===----------------------------------------------------------------------===//

@@ -50,6 +50,13 @@ inferPool2DResultType(std::optional<mlir::Location> loc, mlir::Type input,
                       std::optional<llvm::ArrayRef<int64_t>> strides,
                       llvm::ArrayRef<int64_t> padding,
                       llvm::SmallVectorImpl<mlir::Type> &types);
+/// The pool's shape, of i8 for windows of at most 128 elements, else i32.
+mlir::LogicalResult
+inferPoolIndicesType(std::optional<mlir::Location> loc, mlir::Type input,
+                     llvm::ArrayRef<int64_t> window,
+                     std::optional<llvm::ArrayRef<int64_t>> strides,
+                     llvm::ArrayRef<int64_t> padding,
+                     llvm::SmallVectorImpl<mlir::Type> &types);
 } // namespace detail
 
 /// The largest constant, in elements, that folding may create. Splats are

@@ -468,15 +468,22 @@ LogicalResult Conv2DOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
   return success();
 }
 
+/// The forward pass keeps each window's argmax (as bytes for windows of up
+/// to 128 elements), not the input: the gradient then reads a quarter of a
+/// 2x2 pool's input size in bytes instead of the input itself.
 LogicalResult MaxPool2DOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
                                     SmallVectorImpl<Value> &grads) {
   Value g = resultGrads[0];
-  grads.push_back(g ? MaxPool2DGradOp::create(b, getLoc(), getInput().getType(),
-                                              g, getInput(), getResult(),
-                                              getWindowAttr(), getStridesAttr(),
-                                              getPaddingAttr())
-                          .getResult()
-                    : Value());
+  if (!g) {
+    grads.push_back(Value());
+    return success();
+  }
+  Location loc = getLoc();
+  Value indices = MaxPool2DIndicesOp::create(
+      b, loc, getInput(), getWindowAttr(), getStridesAttr(), getPaddingAttr());
+  grads.push_back(MaxPool2DGradOp::create(b, loc, getInput().getType(), g,
+                                          indices, getInput(), getWindowAttr(),
+                                          getStridesAttr(), getPaddingAttr()));
   return success();
 }
 

@@ -390,14 +390,12 @@ struct Conv2DFilterGradLowering : OpConversionPattern<Conv2DFilterGradOp> {
   }
 };
 
-/// dx[n,h,w,c] = sum over the windows reading (h, w) of their gradient,
-/// where x[n,h,w,c] is the window's maximum (max pooling), or divided by the
-/// window's element count (average pooling).
-template <typename OpTy, bool kMax>
-struct Pool2DGradLowering : OpConversionPattern<OpTy> {
-  using OpConversionPattern<OpTy>::OpConversionPattern;
+/// dx[n,h,w,c] = sum over the windows reading (h, w) of their gradient
+/// divided by the window's element count.
+struct AvgPool2DGradLowering : OpConversionPattern<AvgPool2DGradOp> {
+  using OpConversionPattern::OpConversionPattern;
   LogicalResult
-  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+  matchAndRewrite(AvgPool2DGradOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     RankedTensorType type = op.getType();
@@ -405,9 +403,6 @@ struct Pool2DGradLowering : OpConversionPattern<OpTy> {
     ArrayRef<int64_t> window = op.getWindow(), p = op.getPadding();
     SmallVector<int64_t> s(op.getStrides() ? *op.getStrides() : window);
     Value g = adaptor.getGrad();
-    Value pooled;
-    if constexpr (kMax)
-      pooled = adaptor.getOutput();
     // Loops: n, h, w, c; the (small, static) window is unrolled in the body.
     int64_t height = type.getDimSize(1), width = type.getDimSize(2);
     Value result = buildParallel(
@@ -426,35 +421,160 @@ struct Pool2DGradLowering : OpConversionPattern<OpTy> {
               SmallVector<Value> position = {m.index(0), oh, ow, m.index(3)};
               Value gv = tensor::ExtractOp::create(b, l, g, position);
               Value valid = m.all({vh, vw});
-              Value term;
-              if constexpr (kMax) {
-                Value max = tensor::ExtractOp::create(b, l, pooled, position);
-                Value isMax = arith::CmpFOp::create(
-                    b, l, arith::CmpFPredicate::OEQ, a[0], max);
-                term = m.pick(m.all({valid, isMax}), gv, zero);
-              } else {
-                // The window's element count inside the unpadded input.
-                auto covered = [&](Value o, int64_t stride, int64_t pad,
-                                   int64_t size, int64_t extent) {
-                  Value start = m.sub(m.mul(o, stride), m.c(pad));
-                  Value end = arith::MinSIOp::create(
-                      b, l, m.add(start, m.c(size)), m.c(extent));
-                  Value begin = arith::MaxSIOp::create(b, l, start, m.c(0));
-                  return m.sub(end, begin);
-                };
-                Value count = arith::MulIOp::create(
-                    b, l, covered(oh, s[0], p[0], window[0], height),
-                    covered(ow, s[1], p[2], window[1], width));
-                Value countF = arith::SIToFPOp::create(
-                    b, l, a[0].getType(),
-                    arith::IndexCastOp::create(b, l, b.getI64Type(), count));
-                term = m.pick(valid, arith::DivFOp::create(b, l, gv, countF),
-                              zero);
-              }
+              // The window's element count inside the unpadded input.
+              auto covered = [&](Value o, int64_t stride, int64_t pad,
+                                 int64_t size, int64_t extent) {
+                Value start = m.sub(m.mul(o, stride), m.c(pad));
+                Value end = arith::MinSIOp::create(
+                    b, l, m.add(start, m.c(size)), m.c(extent));
+                Value begin = arith::MaxSIOp::create(b, l, start, m.c(0));
+                return m.sub(end, begin);
+              };
+              Value count = arith::MulIOp::create(
+                  b, l, covered(oh, s[0], p[0], window[0], height),
+                  covered(ow, s[1], p[2], window[1], width));
+              Value countF = arith::SIToFPOp::create(
+                  b, l, a[0].getType(),
+                  arith::IndexCastOp::create(b, l, b.getI64Type(), count));
+              Value term =
+                  m.pick(valid, arith::DivFOp::create(b, l, gv, countF), zero);
               acc = arith::AddFOp::create(b, l, acc, term);
             }
           return acc;
         });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// indices[n,oh,ow,c]: the first k (row-major over the window) whose element
+/// is the window's maximum. One parallel generic over the output reading
+/// each window offset as a strided map of the padded input: it computes image
+/// by image, so it joins the loop that produces its input.
+struct MaxPool2DIndicesLowering : OpConversionPattern<MaxPool2DIndicesOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(MaxPool2DIndicesOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    auto inType = cast<RankedTensorType>(adaptor.getInput().getType());
+    Value input =
+        padSpatial(rewriter, loc, adaptor.getInput(), op.getPadding(),
+                   combinerIdentity(inType.getElementType(), Combiner::Max));
+    ArrayRef<int64_t> window = op.getWindow();
+    ArrayRef<int64_t> s = op.getEffectiveStrides();
+    MLIRContext *context = rewriter.getContext();
+    auto d = [&](unsigned i) { return getAffineDimExpr(i, context); };
+    // A linalg op takes its loop ranges from operand dims read by a bare
+    // loop index: with stride 1, offset 0 reads the input so, and then reads
+    // a slice of the output's extent.
+    auto paddedType = cast<RankedTensorType>(input.getType());
+    SmallVector<Value> inputs;
+    SmallVector<AffineMap> maps;
+    for (int64_t kh = 0; kh < window[0]; ++kh)
+      for (int64_t kw = 0; kw < window[1]; ++kw) {
+        SmallVector<int64_t> extent(paddedType.getShape());
+        if (s[0] == 1 && kh == 0)
+          extent[1] = type.getDimSize(1);
+        if (s[1] == 1 && kw == 0)
+          extent[2] = type.getDimSize(2);
+        Value read = input;
+        if (extent != paddedType.getShape())
+          read = tensor::ExtractSliceOp::create(
+              rewriter, loc, input,
+              getAsIndexOpFoldResult(context, {0, 0, 0, 0}),
+              getAsIndexOpFoldResult(context, extent),
+              getAsIndexOpFoldResult(context, {1, 1, 1, 1}));
+        inputs.push_back(read);
+        maps.push_back(AffineMap::get(
+            4, 0, {d(0), d(1) * s[0] + kh, d(2) * s[1] + kw, d(3)}, context));
+      }
+    Type indexType = type.getElementType();
+    Value result = buildParallel(
+        rewriter, loc, type, inputs, maps,
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          Value best = a[0];
+          Value index = scalarConstant(b, l, indexType, 0);
+          for (auto [k, value] : llvm::enumerate(a.drop_front())) {
+            // Strictly greater: the first maximum keeps its place.
+            Value greater = arith::CmpFOp::create(
+                b, l, arith::CmpFPredicate::OGT, value, best);
+            best = arith::SelectOp::create(b, l, greater, value, best);
+            index = arith::SelectOp::create(
+                b, l, greater, scalarConstant(b, l, indexType, k + 1), index);
+          }
+          return index;
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// dx: for each window offset k, the strided slice of (padded) dx that the
+/// offset covers takes g where indices == k. Windows that do not overlap
+/// write disjoint slices; overlapping ones add into them, and rows or
+/// columns no window covers stay zero.
+struct MaxPool2DGradLowering : OpConversionPattern<MaxPool2DGradOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(MaxPool2DGradOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    auto gType = cast<RankedTensorType>(adaptor.getGrad().getType());
+    if (!type.hasStaticShape() || !gType.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    ArrayRef<int64_t> window = op.getWindow(), p = op.getPadding();
+    SmallVector<int64_t> s(op.getStrides() ? *op.getStrides() : window);
+    SmallVector<int64_t> padded(type.getShape());
+    padded[1] += p[0] + p[1];
+    padded[2] += p[2] + p[3];
+    auto paddedType = RankedTensorType::get(padded, type.getElementType());
+    bool overlaps = s[0] < window[0] || s[1] < window[1];
+    bool coversAll = s[0] == window[0] && s[1] == window[1] &&
+                     gType.getDimSize(1) * s[0] == padded[1] &&
+                     gType.getDimSize(2) * s[1] == padded[2];
+    Value result = coversAll ? emptyTensor(rewriter, loc, paddedType)
+                             : zeros(rewriter, loc, paddedType);
+    MLIRContext *context = rewriter.getContext();
+    SmallVector<OpFoldResult> sizes =
+        getAsIndexOpFoldResult(context, gType.getShape());
+    SmallVector<OpFoldResult> strides =
+        getAsIndexOpFoldResult(context, {1, s[0], s[1], 1});
+    Type indexType = getElementTypeOrSelf(adaptor.getIndices().getType());
+    AffineMap identity = rewriter.getMultiDimIdentityMap(4);
+    SmallVector<utils::IteratorType> parallel(4, utils::IteratorType::parallel);
+    for (int64_t k = 0; k < window[0] * window[1]; ++k) {
+      SmallVector<OpFoldResult> offsets =
+          getAsIndexOpFoldResult(context, {0, k / window[1], k % window[1], 0});
+      Value slice = tensor::ExtractSliceOp::create(rewriter, loc, result,
+                                                   offsets, sizes, strides);
+      Value part =
+          linalg::GenericOp::create(
+              rewriter, loc, slice.getType(),
+              ValueRange{adaptor.getGrad(), adaptor.getIndices()}, slice,
+              SmallVector<AffineMap>(3, identity), parallel,
+              [&](OpBuilder &b, Location l, ValueRange a) {
+                Value hit =
+                    arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, a[1],
+                                          scalarConstant(b, l, indexType, k));
+                Value zero = scalarConstant(b, l, a[0].getType(), 0);
+                Value term = arith::SelectOp::create(b, l, hit, a[0], zero);
+                if (overlaps)
+                  term = arith::AddFOp::create(b, l, a[2], term);
+                linalg::YieldOp::create(b, l, term);
+              })
+              .getResult(0);
+      result = tensor::InsertSliceOp::create(rewriter, loc, part, result,
+                                             offsets, sizes, strides);
+    }
+    if (paddedType != type)
+      result = tensor::ExtractSliceOp::create(
+          rewriter, loc, type, result,
+          getAsIndexOpFoldResult(context, {0, p[0], p[2], 0}),
+          getAsIndexOpFoldResult(context, type.getShape()),
+          getAsIndexOpFoldResult(context, {1, 1, 1, 1}));
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -467,9 +587,8 @@ void populateContractionLoweringPatterns(RewritePatternSet &patterns) {
                MatmulLowering<BatchMatmulOp, linalg::BatchMatmulOp, 1>,
                Conv2DLowering, MaxPool2DLowering, AvgPool2DLowering,
                Conv2DInputGradLowering, Conv2DFilterGradLowering,
-               Pool2DGradLowering<MaxPool2DGradOp, true>,
-               Pool2DGradLowering<AvgPool2DGradOp, false>>(
-      patterns.getContext());
+               MaxPool2DIndicesLowering, MaxPool2DGradLowering,
+               AvgPool2DGradLowering>(patterns.getContext());
 }
 
 } // namespace fuse::lowering

@@ -472,6 +472,87 @@ func.func @max_pool2d(%x: tensor<1x4x4x2xf32>) -> (tensor<1x2x2x2xf32>, tensor<1
 
 // -----
 
+// A pool's argmax reads each window offset through a strided map; the first
+// maximum wins (strictly greater replaces it).
+// CHECK-DAG: #[[K0:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1 * 2, d2 * 2, d3)>
+// CHECK-DAG: #[[K3:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1 * 2 + 1, d2 * 2 + 1, d3)>
+// CHECK-LABEL: func @max_pool2d_indices
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<1x4x4x2xf32>)
+func.func @max_pool2d_indices(%x: tensor<1x4x4x2xf32>) -> tensor<1x2x2x2xi8> {
+  // CHECK: linalg.generic {indexing_maps = [#[[K0]], #{{.*}}, #{{.*}}, #[[K3]], #{{.*}}]
+  // CHECK-SAME: ins(%[[X]], %[[X]], %[[X]], %[[X]] : {{.*}}) outs(%{{.*}} : tensor<1x2x2x2xi8>)
+  // CHECK: ^bb0(%[[A0:.*]]: f32, %[[A1:.*]]: f32, %{{.*}}: f32, %[[A3:.*]]: f32, %{{.*}}: i8):
+  // CHECK: %[[G1:.*]] = arith.cmpf ogt, %[[A1]], %[[A0]] : f32
+  // CHECK: %[[M1:.*]] = arith.select %[[G1]], %[[A1]], %[[A0]] : f32
+  // CHECK: arith.cmpf ogt
+  // CHECK: %[[G3:.*]] = arith.cmpf ogt, %[[A3]], %{{.*}} : f32
+  // CHECK: %[[C3:.*]] = arith.constant 3 : i8
+  // CHECK: %[[I3:.*]] = arith.select %[[G3]], %[[C3]], %{{.*}} : i8
+  // CHECK: linalg.yield %[[I3]] : i8
+  %0 = fuse.max_pool2d_indices %x {window = array<i64: 2, 2>} : (tensor<1x4x4x2xf32>) -> tensor<1x2x2x2xi8>
+  return %0 : tensor<1x2x2x2xi8>
+}
+
+// -----
+
+// With stride 1, offset 0 reads the input by bare loop indices, which set
+// the loop ranges: it reads a slice of the output's extent.
+// CHECK-LABEL: func @max_pool2d_indices_stride_1
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<1x3x3x2xf32>)
+func.func @max_pool2d_indices_stride_1(%x: tensor<1x3x3x2xf32>) -> tensor<1x2x2x2xi8> {
+  // CHECK-DAG: %[[S00:.*]] = tensor.extract_slice %[[X]][0, 0, 0, 0] [1, 2, 2, 2] [1, 1, 1, 1]
+  // CHECK-DAG: %[[S01:.*]] = tensor.extract_slice %[[X]][0, 0, 0, 0] [1, 2, 3, 2] [1, 1, 1, 1]
+  // CHECK-DAG: %[[S10:.*]] = tensor.extract_slice %[[X]][0, 0, 0, 0] [1, 3, 2, 2] [1, 1, 1, 1]
+  // CHECK: linalg.generic
+  // CHECK-SAME: ins(%[[S00]], %[[S01]], %[[S10]], %[[X]] :
+  %0 = fuse.max_pool2d_indices %x {window = array<i64: 2, 2>, strides = array<i64: 1, 1>} : (tensor<1x3x3x2xf32>) -> tensor<1x2x2x2xi8>
+  return %0 : tensor<1x2x2x2xi8>
+}
+
+// -----
+
+// The gradient goes to the strided slice of each window offset where the
+// indices name it. Windows that tile the input exactly write every element
+// once, into an uninitialized tensor.
+// CHECK-LABEL: func @max_pool2d_grad
+// CHECK-SAME: (%[[G:[^:]*]]: tensor<1x2x2x2xf32>, %[[I:[^:]*]]: tensor<1x2x2x2xi8>
+func.func @max_pool2d_grad(%g: tensor<1x2x2x2xf32>, %i: tensor<1x2x2x2xi8>, %x: tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32> {
+  // CHECK: %[[E:.*]] = tensor.empty() : tensor<1x4x4x2xf32>
+  // CHECK-NOT: linalg.fill
+  // CHECK: %[[S0:.*]] = tensor.extract_slice %[[E]][0, 0, 0, 0] [1, 2, 2, 2] [1, 2, 2, 1]
+  // CHECK: %[[P0:.*]] = linalg.generic {{.*}} ins(%[[G]], %[[I]] : {{.*}}) outs(%[[S0]] : tensor<1x2x2x2xf32>)
+  // CHECK: arith.cmpi eq, %{{.*}}, %c0_i8 : i8
+  // CHECK: %[[R0:.*]] = tensor.insert_slice %[[P0]] into %[[E]][0, 0, 0, 0] [1, 2, 2, 2] [1, 2, 2, 1]
+  // CHECK: tensor.extract_slice %[[R0]][0, 0, 1, 0] [1, 2, 2, 2] [1, 2, 2, 1]
+  // CHECK: arith.cmpi eq, %{{.*}}, %c1_i8 : i8
+  // CHECK: tensor.extract_slice %{{.*}}[0, 1, 0, 0] [1, 2, 2, 2] [1, 2, 2, 1]
+  // CHECK: %[[R3:.*]] = tensor.insert_slice %{{.*}}[0, 1, 1, 0] [1, 2, 2, 2] [1, 2, 2, 1]
+  // CHECK: return %[[R3]]
+  %0 = fuse.max_pool2d_grad %g, %i, %x {window = array<i64: 2, 2>} : (tensor<1x2x2x2xf32>, tensor<1x2x2x2xi8>, tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32>
+  return %0 : tensor<1x4x4x2xf32>
+}
+
+// -----
+
+// Overlapping windows add into zeros; padding is cut off at the end.
+// CHECK-LABEL: func @max_pool2d_grad_overlapping
+func.func @max_pool2d_grad_overlapping(%g: tensor<1x4x4x2xf32>, %i: tensor<1x4x4x2xi8>, %x: tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32> {
+  // CHECK: %[[Z:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x6x6x2xf32>)
+  // CHECK: tensor.extract_slice %[[Z]][0, 0, 0, 0] [1, 4, 4, 2] [1, 1, 1, 1]
+  // CHECK: ^bb0(%[[GV:.*]]: f32, %[[IV:.*]]: i8, %[[OUT:.*]]: f32):
+  // CHECK: %[[HIT:.*]] = arith.cmpi eq, %[[IV]], %c0_i8 : i8
+  // CHECK: %[[T:.*]] = arith.select %[[HIT]], %[[GV]], %{{.*}} : f32
+  // CHECK: arith.addf %[[OUT]], %[[T]] : f32
+  // CHECK: arith.cmpi eq, %{{.*}}, %c8_i8 : i8
+  // CHECK: %[[ALL:.*]] = tensor.insert_slice %{{.*}}[0, 2, 2, 0] [1, 4, 4, 2] [1, 1, 1, 1]
+  // CHECK: %[[R:.*]] = tensor.extract_slice %[[ALL]][0, 1, 1, 0] [1, 4, 4, 2] [1, 1, 1, 1] : tensor<1x6x6x2xf32> to tensor<1x4x4x2xf32>
+  // CHECK: return %[[R]]
+  %0 = fuse.max_pool2d_grad %g, %i, %x {window = array<i64: 3, 3>, strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x4x4x2xf32>, tensor<1x4x4x2xi8>, tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32>
+  return %0 : tensor<1x4x4x2xf32>
+}
+
+// -----
+
 // Average pooling sums windows, then divides by a constant (H, W) tensor of
 // counts read through the map (n, h, w, c) -> (h, w).
 // CHECK-DAG: #[[$ID:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>

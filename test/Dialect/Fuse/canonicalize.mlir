@@ -328,3 +328,22 @@ func.func @full_like(%x: tensor<2x3xf32>, %d: tensor<?xi32>) -> (tensor<2x3xf32>
   // CHECK: return %[[C]], %[[D]]
   return %0, %1 : tensor<2x3xf32>, tensor<?xi32>
 }
+
+// -----
+
+// The pool moves before a relu that nothing else reads.
+// CHECK-LABEL: func @max_pool_of_relu
+// CHECK-SAME: (%[[X:.*]]: tensor<1x4x4x2xf32>)
+func.func @max_pool_of_relu(%x: tensor<1x4x4x2xf32>) -> (tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>, tensor<1x4x4x2xf32>) {
+  // CHECK: %[[P:.*]] = fuse.max_pool2d %[[X]] {padding = array<i64: 1, 0, 1, 0>, window = array<i64: 2, 2>}
+  // CHECK: %[[R:.*]] = fuse.relu %[[P]] : tensor<1x2x2x2xf32>
+  %r = fuse.relu %x : tensor<1x4x4x2xf32>
+  %0 = fuse.max_pool2d %r {window = array<i64: 2, 2>, padding = array<i64: 1, 0, 1, 0>} : (tensor<1x4x4x2xf32>) -> tensor<1x2x2x2xf32>
+  // A relu with another use stays where it is.
+  // CHECK: %[[R2:.*]] = fuse.relu %[[X]] : tensor<1x4x4x2xf32>
+  // CHECK: %[[P2:.*]] = fuse.max_pool2d %[[R2]]
+  %s = fuse.relu %x : tensor<1x4x4x2xf32>
+  %1 = fuse.max_pool2d %s {window = array<i64: 2, 2>} : (tensor<1x4x4x2xf32>) -> tensor<1x2x2x2xf32>
+  // CHECK: return %[[R]], %[[P2]], %[[R2]]
+  return %0, %1, %s : tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>, tensor<1x4x4x2xf32>
+}

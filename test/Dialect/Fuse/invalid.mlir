@@ -249,6 +249,25 @@ func.func @f(%x: tensor<1x8x8x4xf32>) {
   return
 }
 // -----
+func.func @f(%x: tensor<1x32x32x4xf32>) {
+  // expected-error @below {{'fuse.max_pool2d_indices' op inferred type(s) 'tensor<1x2x2x4xi32>' are incompatible with return type(s) of operation 'tensor<1x2x2x4xi8>'}}
+  // expected-error @below {{'fuse.max_pool2d_indices' op failed to infer returned types}}
+  %0 = fuse.max_pool2d_indices %x {window = array<i64: 16, 16>} : (tensor<1x32x32x4xf32>) -> tensor<1x2x2x4xi8>
+  return
+}
+// -----
+func.func @f(%g: tensor<1x4x4x4xf32>, %i: tensor<1x3x3x4xi8>, %x: tensor<1x8x8x4xf32>) {
+  // expected-error @below {{'fuse.max_pool2d_grad' op indices of type 'tensor<1x3x3x4xi8>' do not match the input's pool, 'tensor<1x4x4x4xi8>'}}
+  %0 = fuse.max_pool2d_grad %g, %i, %x {window = array<i64: 2, 2>} : (tensor<1x4x4x4xf32>, tensor<1x3x3x4xi8>, tensor<1x8x8x4xf32>) -> tensor<1x8x8x4xf32>
+  return
+}
+// -----
+func.func @f(%g: tensor<1x4x4x2xf32>, %i: tensor<1x4x4x4xi8>, %x: tensor<1x8x8x4xf32>) {
+  // expected-error @below {{'fuse.max_pool2d_grad' op gradient shape 1x4x4x2 does not match the indices' 1x4x4x4}}
+  %0 = fuse.max_pool2d_grad %g, %i, %x {window = array<i64: 2, 2>} : (tensor<1x4x4x2xf32>, tensor<1x4x4x4xi8>, tensor<1x8x8x4xf32>) -> tensor<1x8x8x4xf32>
+  return
+}
+// -----
 func.func @f(%x: tensor<4x5xf32>) {
   // expected-error @below {{axis 2 is out of range for rank 2}}
   // expected-error @below {{'fuse.reduce_sum' op failed to infer returned types}}

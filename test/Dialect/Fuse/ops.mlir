@@ -159,8 +159,10 @@ func.func @window_grads(%x: tensor<1x8x8x2xf32>, %k: tensor<3x3x2x4xf32>, %g: te
   %0 = fuse.conv2d_input_grad %g, %k, %x {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x4x4x4xf32>, tensor<3x3x2x4xf32>, tensor<1x8x8x2xf32>) -> tensor<1x8x8x2xf32>
   // CHECK: fuse.conv2d_filter_grad
   %1 = fuse.conv2d_filter_grad %x, %g, %k {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x8x8x2xf32>, tensor<1x4x4x4xf32>, tensor<3x3x2x4xf32>) -> tensor<3x3x2x4xf32>
+  // CHECK: fuse.max_pool2d_indices
+  %i = fuse.max_pool2d_indices %x {window = array<i64: 2, 2>} : (tensor<1x8x8x2xf32>) -> tensor<1x4x4x2xi8>
   // CHECK: fuse.max_pool2d_grad
-  %2 = fuse.max_pool2d_grad %p, %x, %p {window = array<i64: 2, 2>} : (tensor<1x4x4x2xf32>, tensor<1x8x8x2xf32>, tensor<1x4x4x2xf32>) -> tensor<1x8x8x2xf32>
+  %2 = fuse.max_pool2d_grad %p, %i, %x {window = array<i64: 2, 2>} : (tensor<1x4x4x2xf32>, tensor<1x4x4x2xi8>, tensor<1x8x8x2xf32>) -> tensor<1x8x8x2xf32>
   // CHECK: fuse.avg_pool2d_grad
   %3 = fuse.avg_pool2d_grad %p, %x {window = array<i64: 2, 2>} : (tensor<1x4x4x2xf32>, tensor<1x8x8x2xf32>) -> tensor<1x8x8x2xf32>
   return
