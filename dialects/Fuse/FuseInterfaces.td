@@ -13,7 +13,9 @@ def Fuse_VJPOpInterface : OpInterface<"VJPOpInterface"> {
     creates ops computing the gradient of each operand, or null for an
     operand that gets none (integer and boolean operands, step counters).
     The builder's insertion point is where the gradient ops go; the op's own
-    results (the forward values) may be used.
+    results (the forward values) may be used, and values that the backward
+    pass keeps in place of the op's operands may be computed right after the
+    op (max_pool2d's argmax).
   }];
   let methods = [
     InterfaceMethod<

@@ -118,8 +118,9 @@ func.func @f(%x: tensor<1x8x8x2xf32>, %k: tensor<3x3x2x4xf32>) -> tensor<f32> {
 // CHECK-LABEL: func @cnn
 // CHECK: %[[C:.*]] = fuse.conv2d %arg0, %arg1
 // CHECK: %[[M:.*]] = fuse.max_pool2d %[[C]]
+// The forward pass keeps the pool's argmax, computed beside it.
+// CHECK-NEXT: %[[I:.*]] = fuse.max_pool2d_indices %[[C]] {window = array<i64: 2, 2>} : (tensor<1x4x4x4xf32>) -> tensor<1x2x2x4xi8>
 // CHECK: %[[GA:.*]] = fuse.avg_pool2d_grad %{{.*}}, %[[M]] {window = array<i64: 2, 2>}
-// CHECK: %[[I:.*]] = fuse.max_pool2d_indices %[[C]] {window = array<i64: 2, 2>} : (tensor<1x4x4x4xf32>) -> tensor<1x2x2x4xi8>
 // CHECK: %[[GM:.*]] = fuse.max_pool2d_grad %[[GA]], %[[I]], %[[C]] {window = array<i64: 2, 2>}
 // CHECK-DAG: fuse.conv2d_input_grad %[[GM]], %arg1, %arg0 {padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x4x4x4xf32>, tensor<3x3x2x4xf32>, tensor<1x8x8x2xf32>) -> tensor<1x8x8x2xf32>
 // CHECK-DAG: fuse.conv2d_filter_grad %arg0, %[[GM]], %arg1 {padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x8x8x2xf32>, tensor<1x4x4x4xf32>, tensor<3x3x2x4xf32>) -> tensor<3x3x2x4xf32>

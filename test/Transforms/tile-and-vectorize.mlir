@@ -1118,6 +1118,64 @@ func.func @image_loop_pool(%x: tensor<2x10x10x16xf32>, %k: tensor<3x3x16x16xf32>
 
 // -----
 
+// A pool's argmax (fuse.max_pool2d_indices: the window offsets as strided
+// maps) joins the same image loop as the pool, and reads the image through
+// strided slices, which vectorize (and fold into the vector reads). Neither
+// keeps a batch of the activation: each image goes to a buffer of one.
+#ix_id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#ix_bias = affine_map<(d0, d1, d2, d3) -> (d3)>
+#ix_00 = affine_map<(d0, d1, d2, d3) -> (d0, d1 * 2, d2 * 2, d3)>
+#ix_01 = affine_map<(d0, d1, d2, d3) -> (d0, d1 * 2, d2 * 2 + 1, d3)>
+#ix_10 = affine_map<(d0, d1, d2, d3) -> (d0, d1 * 2 + 1, d2 * 2, d3)>
+#ix_11 = affine_map<(d0, d1, d2, d3) -> (d0, d1 * 2 + 1, d2 * 2 + 1, d3)>
+// CHECK-LABEL: func @image_loop_pool_indices
+// CHECK-NOT: tensor<2x8x8x16xf32>
+// CHECK: scf.for %[[N:.*]] = {{.*}} -> (tensor<1x8x8x16xf32>, tensor<2x4x4x16xf32>, tensor<2x4x4x16xi8>)
+// CHECK: arith.maximumf
+// CHECK: %[[W00:.*]] = vector.transfer_read {{.*}} : tensor<1x8x8x16xf32>, vector<16xf32>
+// CHECK: %[[W01:.*]] = vector.transfer_read {{.*}} : tensor<1x8x8x16xf32>, vector<16xf32>
+// CHECK: arith.cmpf ogt, %[[W01]], %[[W00]] : vector<16xf32>
+// CHECK: vector.transfer_write %{{.*}} : vector<16xi8>, tensor<1x4x4x16xi8>
+// CHECK-NOT: tensor<2x8x8x16xf32>
+// CHECK: return
+func.func @image_loop_pool_indices(%x: tensor<2x10x10x16xf32>, %k: tensor<3x3x16x16xf32>, %bias: tensor<16xf32>) -> (tensor<2x4x4x16xf32>, tensor<2x4x4x16xi8>) {
+  %cst = arith.constant 0.000000e+00 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<2x8x8x16xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<2x8x8x16xf32>) -> tensor<2x8x8x16xf32>
+  %h = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%x, %k : tensor<2x10x10x16xf32>, tensor<3x3x16x16xf32>) outs(%f : tensor<2x8x8x16xf32>) -> tensor<2x8x8x16xf32>
+  %e2 = tensor.empty() : tensor<2x8x8x16xf32>
+  %y = linalg.generic {indexing_maps = [#ix_id, #ix_bias, #ix_id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%h, %bias : tensor<2x8x8x16xf32>, tensor<16xf32>) outs(%e2 : tensor<2x8x8x16xf32>) {
+  ^bb0(%in: f32, %c: f32, %out: f32):
+    %s = arith.addf %in, %c : f32
+    linalg.yield %s : f32
+  } -> tensor<2x8x8x16xf32>
+  %w = tensor.empty() : tensor<2x2xf32>
+  %pe = tensor.empty() : tensor<2x4x4x16xf32>
+  %pf = linalg.fill ins(%ninf : f32) outs(%pe : tensor<2x4x4x16xf32>) -> tensor<2x4x4x16xf32>
+  %p = linalg.pooling_nhwc_max {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>} ins(%y, %w : tensor<2x8x8x16xf32>, tensor<2x2xf32>) outs(%pf : tensor<2x4x4x16xf32>) -> tensor<2x4x4x16xf32>
+  %ie = tensor.empty() : tensor<2x4x4x16xi8>
+  %i = linalg.generic {indexing_maps = [#ix_00, #ix_01, #ix_10, #ix_11, #ix_id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%y, %y, %y, %y : tensor<2x8x8x16xf32>, tensor<2x8x8x16xf32>, tensor<2x8x8x16xf32>, tensor<2x8x8x16xf32>) outs(%ie : tensor<2x4x4x16xi8>) {
+  ^bb0(%a: f32, %b: f32, %c: f32, %d: f32, %out: i8):
+    %c0 = arith.constant 0 : i8
+    %c1 = arith.constant 1 : i8
+    %c2 = arith.constant 2 : i8
+    %c3 = arith.constant 3 : i8
+    %g1 = arith.cmpf ogt, %b, %a : f32
+    %m1 = arith.select %g1, %b, %a : f32
+    %i1 = arith.select %g1, %c1, %c0 : i8
+    %g2 = arith.cmpf ogt, %c, %m1 : f32
+    %m2 = arith.select %g2, %c, %m1 : f32
+    %i2 = arith.select %g2, %c2, %i1 : i8
+    %g3 = arith.cmpf ogt, %d, %m2 : f32
+    %i3 = arith.select %g3, %c3, %i2 : i8
+    linalg.yield %i3 : i8
+  } -> tensor<2x4x4x16xi8>
+  return %p, %i : tensor<2x4x4x16xf32>, tensor<2x4x4x16xi8>
+}
+
+// -----
+
 // A sum over the batch (its first loop a reduction) does not compute image
 // by image: it stays after the convolution's image loop, which stores the
 // batch.

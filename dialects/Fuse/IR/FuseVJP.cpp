@@ -479,8 +479,15 @@ LogicalResult MaxPool2DOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
     return success();
   }
   Location loc = getLoc();
-  Value indices = MaxPool2DIndicesOp::create(
-      b, loc, getInput(), getWindowAttr(), getStridesAttr(), getPaddingAttr());
+  // Beside the pool, which reads the same windows: code generation then
+  // computes both in one pass over the input.
+  Value indices;
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointAfter(*this);
+    indices = MaxPool2DIndicesOp::create(b, loc, getInput(), getWindowAttr(),
+                                         getStridesAttr(), getPaddingAttr());
+  }
   grads.push_back(MaxPool2DGradOp::create(b, loc, getInput().getType(), g,
                                           indices, getInput(), getWindowAttr(),
                                           getStridesAttr(), getPaddingAttr()));

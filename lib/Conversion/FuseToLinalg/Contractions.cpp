@@ -511,10 +511,10 @@ struct MaxPool2DIndicesLowering : OpConversionPattern<MaxPool2DIndicesOp> {
   }
 };
 
-/// dx: for each window offset k, the strided slice of (padded) dx that the
-/// offset covers takes g where indices == k. Windows that do not overlap
-/// write disjoint slices; overlapping ones add into them, and rows or
-/// columns no window covers stay zero.
+/// dx: when the windows tile the (padded) input, one pass over it. Else, for
+/// each window offset k, the strided slice of zero-filled dx that the offset
+/// covers takes g where indices == k: disjoint slices when windows do not
+/// overlap, sums when they do, and zeros where no window reaches.
 struct MaxPool2DGradLowering : OpConversionPattern<MaxPool2DGradOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -535,39 +535,67 @@ struct MaxPool2DGradLowering : OpConversionPattern<MaxPool2DGradOp> {
     bool coversAll = s[0] == window[0] && s[1] == window[1] &&
                      gType.getDimSize(1) * s[0] == padded[1] &&
                      gType.getDimSize(2) * s[1] == padded[2];
-    Value result = coversAll ? emptyTensor(rewriter, loc, paddedType)
-                             : zeros(rewriter, loc, paddedType);
     MLIRContext *context = rewriter.getContext();
-    SmallVector<OpFoldResult> sizes =
-        getAsIndexOpFoldResult(context, gType.getShape());
-    SmallVector<OpFoldResult> strides =
-        getAsIndexOpFoldResult(context, {1, s[0], s[1], 1});
     Type indexType = getElementTypeOrSelf(adaptor.getIndices().getType());
-    AffineMap identity = rewriter.getMultiDimIdentityMap(4);
-    SmallVector<utils::IteratorType> parallel(4, utils::IteratorType::parallel);
-    for (int64_t k = 0; k < window[0] * window[1]; ++k) {
-      SmallVector<OpFoldResult> offsets =
-          getAsIndexOpFoldResult(context, {0, k / window[1], k % window[1], 0});
-      Value slice = tensor::ExtractSliceOp::create(rewriter, loc, result,
-                                                   offsets, sizes, strides);
-      Value part =
-          linalg::GenericOp::create(
-              rewriter, loc, slice.getType(),
-              ValueRange{adaptor.getGrad(), adaptor.getIndices()}, slice,
-              SmallVector<AffineMap>(3, identity), parallel,
-              [&](OpBuilder &b, Location l, ValueRange a) {
-                Value hit =
-                    arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, a[1],
-                                          scalarConstant(b, l, indexType, k));
-                Value zero = scalarConstant(b, l, a[0].getType(), 0);
-                Value term = arith::SelectOp::create(b, l, hit, a[0], zero);
-                if (overlaps)
-                  term = arith::AddFOp::create(b, l, a[2], term);
-                linalg::YieldOp::create(b, l, term);
-              })
-              .getResult(0);
-      result = tensor::InsertSliceOp::create(rewriter, loc, part, result,
-                                             offsets, sizes, strides);
+    Value result;
+    if (coversAll) {
+      // Windows tile the input: one pass over dx viewed as [n, oh, kh, ow,
+      // kw, c], each element taking g where the indices name (kh, kw).
+      int64_t n = gType.getDimSize(0), oh = gType.getDimSize(1),
+              ow = gType.getDimSize(2), c = gType.getDimSize(3);
+      auto windowed = RankedTensorType::get(
+          {n, oh, window[0], ow, window[1], c}, type.getElementType());
+      auto d = [&](unsigned i) { return getAffineDimExpr(i, context); };
+      AffineMap read = AffineMap::get(6, 0, {d(0), d(1), d(3), d(5)}, context);
+      result = buildParallel(
+          rewriter, loc, windowed,
+          ValueRange{adaptor.getGrad(), adaptor.getIndices()}, {read, read},
+          [&](OpBuilder &b, Location l, ValueRange a) {
+            IndexMath m{b, l};
+            Value k = m.add(m.mul(m.index(2), window[1]), m.index(4));
+            Value hit = arith::CmpIOp::create(
+                b, l, arith::CmpIPredicate::eq,
+                arith::IndexCastOp::create(b, l, indexType, k), a[1]);
+            return m.pick(hit, a[0], scalarConstant(b, l, a[0].getType(), 0));
+          });
+      result = tensor::CollapseShapeOp::create(
+          rewriter, loc, paddedType, result,
+          SmallVector<ReassociationIndices>{{0}, {1, 2}, {3, 4}, {5}});
+    } else {
+      result = zeros(rewriter, loc, paddedType);
+    }
+    if (!coversAll) {
+      SmallVector<OpFoldResult> sizes =
+          getAsIndexOpFoldResult(context, gType.getShape());
+      SmallVector<OpFoldResult> strides =
+          getAsIndexOpFoldResult(context, {1, s[0], s[1], 1});
+      AffineMap identity = rewriter.getMultiDimIdentityMap(4);
+      SmallVector<utils::IteratorType> parallel(4,
+                                                utils::IteratorType::parallel);
+      for (int64_t k = 0; k < window[0] * window[1]; ++k) {
+        SmallVector<OpFoldResult> offsets = getAsIndexOpFoldResult(
+            context, {0, k / window[1], k % window[1], 0});
+        Value slice = tensor::ExtractSliceOp::create(rewriter, loc, result,
+                                                     offsets, sizes, strides);
+        Value part = linalg::GenericOp::create(
+                         rewriter, loc, slice.getType(),
+                         ValueRange{adaptor.getGrad(), adaptor.getIndices()},
+                         slice, SmallVector<AffineMap>(3, identity), parallel,
+                         [&](OpBuilder &b, Location l, ValueRange a) {
+                           Value hit = arith::CmpIOp::create(
+                               b, l, arith::CmpIPredicate::eq, a[1],
+                               scalarConstant(b, l, indexType, k));
+                           Value zero = scalarConstant(b, l, a[0].getType(), 0);
+                           Value term =
+                               arith::SelectOp::create(b, l, hit, a[0], zero);
+                           if (overlaps)
+                             term = arith::AddFOp::create(b, l, a[2], term);
+                           linalg::YieldOp::create(b, l, term);
+                         })
+                         .getResult(0);
+        result = tensor::InsertSliceOp::create(rewriter, loc, part, result,
+                                               offsets, sizes, strides);
+      }
     }
     if (paddedType != type)
       result = tensor::ExtractSliceOp::create(

@@ -511,25 +511,49 @@ func.func @max_pool2d_indices_stride_1(%x: tensor<1x3x3x2xf32>) -> tensor<1x2x2x
 
 // -----
 
-// The gradient goes to the strided slice of each window offset where the
-// indices name it. Windows that tile the input exactly write every element
-// once, into an uninitialized tensor.
+// Windows that tile the input: one pass over dx viewed as [n, oh, kh, ow, kw, c].
+// CHECK-DAG: #[[POOLED:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d3, d5)>
+// CHECK-DAG: #[[ALL:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d4, d5)>
 // CHECK-LABEL: func @max_pool2d_grad
 // CHECK-SAME: (%[[G:[^:]*]]: tensor<1x2x2x2xf32>, %[[I:[^:]*]]: tensor<1x2x2x2xi8>
 func.func @max_pool2d_grad(%g: tensor<1x2x2x2xf32>, %i: tensor<1x2x2x2xi8>, %x: tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32> {
-  // CHECK: %[[E:.*]] = tensor.empty() : tensor<1x4x4x2xf32>
   // CHECK-NOT: linalg.fill
-  // CHECK: %[[S0:.*]] = tensor.extract_slice %[[E]][0, 0, 0, 0] [1, 2, 2, 2] [1, 2, 2, 1]
-  // CHECK: %[[P0:.*]] = linalg.generic {{.*}} ins(%[[G]], %[[I]] : {{.*}}) outs(%[[S0]] : tensor<1x2x2x2xf32>)
-  // CHECK: arith.cmpi eq, %{{.*}}, %c0_i8 : i8
-  // CHECK: %[[R0:.*]] = tensor.insert_slice %[[P0]] into %[[E]][0, 0, 0, 0] [1, 2, 2, 2] [1, 2, 2, 1]
-  // CHECK: tensor.extract_slice %[[R0]][0, 0, 1, 0] [1, 2, 2, 2] [1, 2, 2, 1]
-  // CHECK: arith.cmpi eq, %{{.*}}, %c1_i8 : i8
-  // CHECK: tensor.extract_slice %{{.*}}[0, 1, 0, 0] [1, 2, 2, 2] [1, 2, 2, 1]
-  // CHECK: %[[R3:.*]] = tensor.insert_slice %{{.*}}[0, 1, 1, 0] [1, 2, 2, 2] [1, 2, 2, 1]
-  // CHECK: return %[[R3]]
+  // CHECK: %[[W:.*]] = linalg.generic {indexing_maps = [#[[POOLED]], #[[POOLED]], #[[ALL]]]
+  // CHECK-SAME: ins(%[[G]], %[[I]] : {{.*}}) outs(%{{.*}} : tensor<1x2x2x2x2x2xf32>)
+  // CHECK: ^bb0(%[[GV:.*]]: f32, %[[IV:.*]]: i8, %{{.*}}: f32):
+  // CHECK-DAG: %[[KW:.*]] = linalg.index 4 : index
+  // CHECK-DAG: %[[KH:.*]] = linalg.index 2 : index
+  // CHECK: %[[ROW:.*]] = arith.muli %[[KH]], %c2 : index
+  // CHECK: %[[K:.*]] = arith.addi %[[ROW]], %[[KW]] : index
+  // CHECK: %[[K8:.*]] = arith.index_cast %[[K]] : index to i8
+  // CHECK: %[[HIT:.*]] = arith.cmpi eq, %[[K8]], %[[IV]] : i8
+  // CHECK: arith.select %[[HIT]], %[[GV]], %{{.*}} : f32
+  // CHECK: %[[R:.*]] = tensor.collapse_shape %[[W]] {{\[}}[0], [1, 2], [3, 4], [5]]
+  // CHECK: return %[[R]]
   %0 = fuse.max_pool2d_grad %g, %i, %x {window = array<i64: 2, 2>} : (tensor<1x2x2x2xf32>, tensor<1x2x2x2xi8>, tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32>
   return %0 : tensor<1x4x4x2xf32>
+}
+
+// -----
+
+// Windows that leave a row and a column out: each window offset's strided
+// slice of zero-filled dx takes g where the indices name the offset.
+// CHECK-LABEL: func @max_pool2d_grad_uncovered
+// CHECK-SAME: (%[[G:[^:]*]]: tensor<1x2x2x2xf32>, %[[I:[^:]*]]: tensor<1x2x2x2xi8>
+func.func @max_pool2d_grad_uncovered(%g: tensor<1x2x2x2xf32>, %i: tensor<1x2x2x2xi8>, %x: tensor<1x5x5x2xf32>) -> tensor<1x5x5x2xf32> {
+  // CHECK: %[[Z:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x5x5x2xf32>)
+  // CHECK: %[[S0:.*]] = tensor.extract_slice %[[Z]][0, 0, 0, 0] [1, 2, 2, 2] [1, 2, 2, 1]
+  // CHECK: %[[P0:.*]] = linalg.generic {{.*}} ins(%[[G]], %[[I]] : {{.*}}) outs(%[[S0]] : tensor<1x2x2x2xf32>)
+  // CHECK: ^bb0(%[[GV:.*]]: f32, %[[IV:.*]]: i8, %{{.*}}: f32):
+  // CHECK: %[[HIT:.*]] = arith.cmpi eq, %[[IV]], %c0_i8 : i8
+  // CHECK: %[[T:.*]] = arith.select %[[HIT]], %[[GV]], %{{.*}} : f32
+  // CHECK-NEXT: linalg.yield %[[T]] : f32
+  // CHECK: %[[R0:.*]] = tensor.insert_slice %[[P0]] into %[[Z]][0, 0, 0, 0] [1, 2, 2, 2] [1, 2, 2, 1]
+  // CHECK: tensor.extract_slice %[[R0]][0, 0, 1, 0] [1, 2, 2, 2] [1, 2, 2, 1]
+  // CHECK: %[[R3:.*]] = tensor.insert_slice %{{.*}}[0, 1, 1, 0] [1, 2, 2, 2] [1, 2, 2, 1]
+  // CHECK: return %[[R3]]
+  %0 = fuse.max_pool2d_grad %g, %i, %x {window = array<i64: 2, 2>} : (tensor<1x2x2x2xf32>, tensor<1x2x2x2xi8>, tensor<1x5x5x2xf32>) -> tensor<1x5x5x2xf32>
+  return %0 : tensor<1x5x5x2xf32>
 }
 
 // -----
