@@ -4,12 +4,15 @@
 
 #include "TileLoops.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/TilingInterface.h"
+#include "llvm/ADT/MapVector.h"
 
 using namespace mlir;
 
@@ -361,11 +364,135 @@ bool fuseOnce(RewriterBase &rewriter, func::FuncOp func,
   return false;
 }
 
+/// The image loop around `op` whose induction variable is `index`, if any.
+scf::ForOp imageLoopOf(Operation *op, Value index) {
+  for (auto loop = op->getParentOfType<scf::ForOp>(); loop;
+       loop = loop->getParentOfType<scf::ForOp>())
+    if (loop.getInductionVar() == index)
+      return loop->hasAttr(fuse::kImageLoopAttr) ? loop : nullptr;
+  return nullptr;
+}
+
+/// Recomputes `producer` (a linalg op that computes image by image) in each
+/// image loop that reads its result, on the loop's image alone, instead of
+/// for the batch before the loops, when every read of the result (directly
+/// or through one collapse_shape that keeps the images apart) is an
+/// extract_slice or a vector read of one image at an image loop's
+/// iteration. The batch-sized result is then never stored, and each loop
+/// reads its image from L2. Only for element-wise producers that read at
+/// most half the bytes they write (a pool's gradient, which the two
+/// gradients of the convolution before the pool read).
+bool fuseProducer(RewriterBase &rewriter, linalg::LinalgOp producer) {
+  if (producer->getNumResults() != 1 || !computesImageByImage(producer) ||
+      producer.getNumParallelLoops() != producer.getNumLoops())
+    return false;
+  auto bytes = [](Value v) {
+    auto type = cast<RankedTensorType>(v.getType());
+    return type.getNumElements() * int64_t(type.getElementTypeBitWidth() / 8);
+  };
+  int64_t read = 0;
+  for (Value input : producer.getDpsInputs())
+    if (isa<RankedTensorType>(input.getType()))
+      read += bytes(input);
+  if (2 * read > bytes(producer->getResult(0)))
+    return false;
+
+  Value result = producer->getResult(0);
+  tensor::CollapseShapeOp collapse;
+  if (result.hasOneUse())
+    if (auto c = dyn_cast<tensor::CollapseShapeOp>(*result.user_begin());
+        c && c.getReassociationIndices().front() == ReassociationIndices{0}) {
+      collapse = c;
+      result = c.getResult();
+    }
+  int64_t images = producer.getStaticLoopRanges()[0];
+  llvm::MapVector<scf::ForOp, SmallVector<Operation *>> readsByLoop;
+  for (Operation *user : result.getUsers()) {
+    scf::ForOp loop;
+    if (auto slice = dyn_cast<tensor::ExtractSliceOp>(user)) {
+      if (getConstantIntValue(slice.getMixedSizes()[0]) == 1)
+        if (auto index = dyn_cast<Value>(slice.getMixedOffsets()[0]))
+          loop = imageLoopOf(slice, index);
+    } else if (auto transfer = dyn_cast<vector::TransferReadOp>(user)) {
+      if (transfer.getPermutationMap().isMinorIdentity() &&
+          transfer.getVectorType().getRank() <
+              cast<ShapedType>(result.getType()).getRank())
+        loop = imageLoopOf(transfer, transfer.getIndices()[0]);
+    }
+    if (!loop || getConstantIntValue(loop.getLowerBound()) != 0 ||
+        getConstantIntValue(loop.getStep()) != 1 ||
+        getConstantIntValue(loop.getUpperBound()) != images)
+      return false;
+    readsByLoop[loop].push_back(user);
+  }
+  if (readsByLoop.empty())
+    return false;
+
+  SmallVector<OpFoldResult> offsets(producer.getNumLoops(),
+                                    rewriter.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes = getAsIndexOpFoldResult(
+      rewriter.getContext(), producer.getStaticLoopRanges());
+  sizes[0] = rewriter.getIndexAttr(1);
+  for (auto &[loop, reads] : readsByLoop) {
+    rewriter.setInsertionPointToStart(loop.getBody());
+    Location loc = producer.getLoc();
+    offsets[0] = loop.getInductionVar();
+    FailureOr<TilingResult> tiled =
+        cast<TilingInterface>(producer.getOperation())
+            .getTiledImplementation(rewriter, offsets, sizes);
+    if (failed(tiled) || tiled->tiledOps.size() != 1)
+      return false;
+    // The image goes to a buffer of its own, not a slice of the batch.
+    auto tile = cast<linalg::LinalgOp>(tiled->tiledOps.front());
+    OpOperand &init = tile.getDpsInitsMutable()[0];
+    if (tile.payloadUsesValueFromOperand(&init))
+      return false;
+    rewriter.setInsertionPoint(tile);
+    fuse::replaceOperand(init, bufferization::AllocTensorOp::create(
+                                   rewriter, loc,
+                                   cast<RankedTensorType>(init.get().getType()),
+                                   ValueRange{}));
+    rewriter.setInsertionPointAfter(tile);
+    Value image = tile->getResult(0);
+    if (collapse)
+      image = tensor::CollapseShapeOp::create(
+          rewriter, loc, image, collapse.getReassociationIndices());
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    for (Operation *user : reads) {
+      rewriter.setInsertionPoint(user);
+      if (auto slice = dyn_cast<tensor::ExtractSliceOp>(user)) {
+        SmallVector<OpFoldResult> readOffsets = slice.getMixedOffsets();
+        readOffsets[0] = rewriter.getIndexAttr(0);
+        rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
+            slice, slice.getType(), image, readOffsets, slice.getMixedSizes(),
+            slice.getMixedStrides());
+        continue;
+      }
+      auto transfer = cast<vector::TransferReadOp>(user);
+      rewriter.modifyOpInPlace(transfer, [&] {
+        transfer.getBaseMutable().assign(image);
+        transfer.getIndicesMutable()[0].assign(zero);
+      });
+    }
+  }
+  if (collapse)
+    rewriter.eraseOp(collapse);
+  rewriter.eraseOp(producer);
+  return true;
+}
+
 } // namespace
 
 void fuse::fuseImageLoops(RewriterBase &rewriter, func::FuncOp func) {
   llvm::DenseSet<Operation *> unfusable;
   while (fuseOnce(rewriter, func, unfusable)) {
   }
+  SmallVector<linalg::LinalgOp> producers;
+  func.walk([&](linalg::LinalgOp op) {
+    if (isa<func::FuncOp>(op->getParentOp()))
+      producers.push_back(op);
+  });
+  for (linalg::LinalgOp producer : producers)
+    (void)fuseProducer(rewriter, producer);
   func.walk([](scf::ForOp loop) { loop->removeAttr(kImageLoopAttr); });
 }

@@ -1176,6 +1176,62 @@ func.func @image_loop_pool_indices(%x: tensor<2x10x10x16xf32>, %k: tensor<3x3x16
 
 // -----
 
+// An element-wise producer that reads less than half the bytes it writes
+// (a pool's gradient, here a broadcast) is computed in the image loop that
+// reads it, on the loop's image: its batch is never stored.
+#pf_id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#pf_row = affine_map<(d0, d1, d2, d3) -> (d0, d3)>
+// CHECK-LABEL: func @image_loop_producer
+// CHECK-NOT: tensor<2x10x10x16xf32>
+// CHECK: scf.for %[[N:.*]] = %c0 to %c2
+// CHECK: %[[BUFFER:.*]] = bufferization.alloc_tensor() : tensor<1x10x10x16xf32>
+// CHECK: %[[IMAGE:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[BUFFER]]) -> (tensor<1x10x10x16xf32>)
+// CHECK: vector.transfer_read %{{.*}}[%[[N]], %{{.*}}]{{.*}} : tensor<2x16xf32>, vector<16xf32>
+// CHECK: arith.maximumf
+// CHECK: vector.transfer_read %[[IMAGE]]
+// CHECK-NOT: tensor<2x10x10x16xf32>
+// CHECK: return
+func.func @image_loop_producer(%v: tensor<2x16xf32>, %k: tensor<3x3x16x16xf32>) -> tensor<2x8x8x16xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %e0 = tensor.empty() : tensor<2x10x10x16xf32>
+  %x = linalg.generic {indexing_maps = [#pf_row, #pf_id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%v : tensor<2x16xf32>) outs(%e0 : tensor<2x10x10x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %in, %cst : f32
+    linalg.yield %r : f32
+  } -> tensor<2x10x10x16xf32>
+  %e = tensor.empty() : tensor<2x8x8x16xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<2x8x8x16xf32>) -> tensor<2x8x8x16xf32>
+  %y = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%x, %k : tensor<2x10x10x16xf32>, tensor<3x3x16x16xf32>) outs(%f : tensor<2x8x8x16xf32>) -> tensor<2x8x8x16xf32>
+  return %y : tensor<2x8x8x16xf32>
+}
+
+// -----
+
+// A producer that reads as many bytes as it writes is computed once, for
+// the batch, before the loop.
+#pk_id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func @image_loop_producer_kept
+// CHECK: %[[X:.*]] = scf.for {{.*}} -> (tensor<2x10x10x16xf32>)
+// CHECK: arith.maximumf
+// CHECK: scf.for {{.*}} -> (tensor<2x8x8x16xf32>)
+// CHECK: vector.transfer_read %[[X]]
+// CHECK: return
+func.func @image_loop_producer_kept(%v: tensor<2x10x10x16xf32>, %k: tensor<3x3x16x16xf32>) -> tensor<2x8x8x16xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %e0 = tensor.empty() : tensor<2x10x10x16xf32>
+  %x = linalg.generic {indexing_maps = [#pk_id, #pk_id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%v : tensor<2x10x10x16xf32>) outs(%e0 : tensor<2x10x10x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %in, %cst : f32
+    linalg.yield %r : f32
+  } -> tensor<2x10x10x16xf32>
+  %e = tensor.empty() : tensor<2x8x8x16xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<2x8x8x16xf32>) -> tensor<2x8x8x16xf32>
+  %y = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%x, %k : tensor<2x10x10x16xf32>, tensor<3x3x16x16xf32>) outs(%f : tensor<2x8x8x16xf32>) -> tensor<2x8x8x16xf32>
+  return %y : tensor<2x8x8x16xf32>
+}
+
+// -----
+
 // A sum over the batch (its first loop a reduction) does not compute image
 // by image: it stays after the convolution's image loop, which stores the
 // batch.

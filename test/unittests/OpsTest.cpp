@@ -1880,6 +1880,133 @@ TEST(OpsConv2D, InputGradientIntoFilterGradient) {
 // keeps it for its backward pass), @pooled only the pool. Against naive
 // sums and maxima (the tolerance of the Winograd sums: 4 times a direct
 // sum's).
+/// The backward pass of conv -> bias -> relu -> 2x2 max pool at sizes that
+/// take Winograd's paths, against naive sums: the pool keeps its argmax
+/// (fuse.max_pool2d_indices, in the convolution's image loop), and its
+/// gradient is computed anew in the image loops of both convolution
+/// gradients. Windows whose two largest values, or whose maximum and 0, lie
+/// within rounding of each other get weight 0, so that no gradient depends
+/// on how f32 breaks a near tie.
+TEST(OpsConv2D, WinogradMaxPoolGradients) {
+  const int64_t n = 2, h = 14, w = 14, c = 16, fo = 32, oh = h - 2, ow = w - 2;
+  std::string xt = tensorType({n, h, w, c}, "f32"),
+              kt = tensorType({3, 3, c, fo}, "f32"),
+              bt = tensorType({fo}, "f32"),
+              yt = tensorType({n, oh, ow, fo}, "f32"),
+              pt = tensorType({n, oh / 2, ow / 2, fo}, "f32");
+  std::string args =
+      "(%x: " + xt + ", %k: " + kt + ", %b: " + bt + ", %w: " + pt + ")";
+  std::string types = xt + ", " + kt + ", " + bt + ", " + pt;
+  Jit jit("func.func @loss" + args + " -> tensor<f32> {\n" +
+          "  %y = fuse.conv2d %x, %k : (" + xt + ", " + kt + ") -> " + yt +
+          "\n  %s = fuse.add %y, %b : (" + yt + ", " + bt + ") -> " + yt +
+          "\n  %r = fuse.relu %s : " + yt +
+          "\n  %p = fuse.max_pool2d %r {window = array<i64: 2, 2>} : (" + yt +
+          ") -> " + pt + "\n  %m = fuse.mul %p, %w : (" + pt + ", " + pt +
+          ") -> " + pt +
+          "\n  %l = fuse.reduce_sum %m {axes = array<i64: 0, 1, "
+          "2, 3>} : (" +
+          pt + ") -> tensor<f32>\n  return %l : tensor<f32>\n}\n" +
+          "func.func @vg" + args + " -> (tensor<f32>, " + xt + ", " + kt +
+          ", " + bt +
+          ") {\n  %r:4 = fuse.value_and_grad @loss(%x, %k, %b, %w) {wrt = "
+          "array<i64: 0, 1, 2>} : (" +
+          types + ") -> (tensor<f32>, " + xt + ", " + kt + ", " + bt +
+          ")\n  return %r#0, %r#1, %r#2, %r#3 : tensor<f32>, " + xt + ", " +
+          kt + ", " + bt + "\n}\n");
+  Tensor x = randomTensor({n, h, w, c}, 810),
+         k = randomTensor({3, 3, c, fo}, 811), b = randomTensor({fo}, 812),
+         weight = randomTensor({n, oh / 2, ow / 2, fo}, 813);
+
+  // The pre-activation and its tolerance.
+  Shape shape = {n, oh, ow, fo};
+  std::vector<double> pre(product(shape)), preTol(product(shape));
+  forEachIndex(shape, [&](llvm::ArrayRef<int64_t> i, int64_t linear) {
+    double acc = b.at<float>({i[3]}), absSum = std::abs(acc);
+    for (int64_t p = 0; p < 3; ++p)
+      for (int64_t q = 0; q < 3; ++q)
+        for (int64_t ch = 0; ch < c; ++ch) {
+          double t = double(x.at<float>({i[0], i[1] + p, i[2] + q, ch})) *
+                     k.at<float>({p, q, ch, i[3]});
+          acc += t;
+          absSum += std::abs(t);
+        }
+    pre[linear] = acc;
+    preTol[linear] = 4 * sumTol(9 * c + 1, absSum);
+  });
+  // Each window's first maximum receives its weight, if positive.
+  Shape pooledShape = {n, oh / 2, ow / 2, fo};
+  Tensor dy = Tensor::zeros(DType::F32, shape);
+  double loss = 0, lossAbs = 0;
+  int64_t masked = 0;
+  forEachIndex(pooledShape, [&](llvm::ArrayRef<int64_t> i, int64_t linear) {
+    int64_t best = -1, second = -1;
+    double margin = 0;
+    for (int64_t p = 0; p < 2; ++p)
+      for (int64_t q = 0; q < 2; ++q) {
+        int64_t at =
+            ((i[0] * oh + 2 * i[1] + p) * ow + 2 * i[2] + q) * fo + i[3];
+        margin = std::max(margin, 100 * preTol[at]);
+        if (best < 0 || pre[at] > pre[best]) {
+          second = best;
+          best = at;
+        } else if (second < 0 || pre[at] > pre[second]) {
+          second = at;
+        }
+      }
+    float &wv = weight.data<float>()[linear];
+    if (pre[best] - pre[second] < margin || std::abs(pre[best]) < margin) {
+      wv = 0;
+      ++masked;
+      return;
+    }
+    if (pre[best] <= 0)
+      return;
+    dy.data<float>()[best] = wv;
+    loss += wv * pre[best];
+    lossAbs += std::abs(wv * pre[best]);
+  });
+  ASSERT_LT(masked, product(pooledShape) / 10);
+
+  std::vector<Tensor> out = jit.call("vg", {x, k, b, weight});
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_NEAR(out[0].data<float>()[0], loss,
+              sumTol(product(pooledShape), lossAbs) + 1e-3 * lossAbs);
+  // dx: the naive input gradient of dy.
+  std::vector<double> dx, dxTol;
+  inputGradientReference(dy, k, {n, h, w, c}, /*slack=*/4, dx, dxTol);
+  EXPECT_TRUE(allClose(out[1], {n, h, w, c}, dx, dxTol));
+  // dk and db: sums over the images and positions.
+  Shape kShape = {3, 3, c, fo};
+  std::vector<double> dk(product(kShape)), dkTol(product(kShape));
+  forEachIndex(kShape, [&](llvm::ArrayRef<int64_t> i, int64_t linear) {
+    double sum = 0, absSum = 0;
+    for (int64_t img = 0; img < n; ++img)
+      for (int64_t y = 0; y < oh; ++y)
+        for (int64_t z = 0; z < ow; ++z) {
+          double t = double(x.at<float>({img, y + i[0], z + i[1], i[2]})) *
+                     dy.at<float>({img, y, z, i[3]});
+          sum += t;
+          absSum += std::abs(t);
+        }
+    dk[linear] = sum;
+    dkTol[linear] = 4 * sumTol(n * oh * ow, absSum);
+  });
+  EXPECT_TRUE(allClose(out[2], kShape, dk, dkTol));
+  std::vector<double> db(fo), dbTol(fo);
+  for (int64_t f = 0; f < fo; ++f) {
+    double sum = 0, absSum = 0;
+    forEachIndex({n, oh, ow}, [&](llvm::ArrayRef<int64_t> i, int64_t) {
+      double t = dy.at<float>({i[0], i[1], i[2], f});
+      sum += t;
+      absSum += std::abs(t);
+    });
+    db[f] = sum;
+    dbTol[f] = sumTol(n * oh * ow, absSum);
+  }
+  EXPECT_TRUE(allClose(out[3], {fo}, db, dbTol));
+}
+
 TEST(OpsConv2D, WinogradThenMaxPool) {
   const int64_t n = 3, h = 14, w = 14, c = 16, fo = 32, oh = h - 2, ow = w - 2;
   std::string xt = tensorType({n, h, w, c}, "f32"),
