@@ -253,7 +253,14 @@ def FuseTileAndVectorize
       nothing else reads then goes to a buffer of one image and is not
       stored for the batch (the seed CNN's conv2 input gradient, ReLU mask
       applied, feeds conv1's filter and bias gradients this way, and its
-      conv2 activation its max pool and dropout);
+      conv2 pre-activation its max pool and the pool's argmax). An
+      element-wise op that reads at most half the bytes it writes and that
+      only image loops read, each at its own image (the max-pool gradient,
+      which both gradients of conv2 read), is computed anew in each of
+      those loops on its image, and its batch is never stored;
+    - inputs read through maps of strided loop indices (`d * s + k`, a
+      pool's window offsets in `fuse.max_pool2d_indices`) become strided
+      slices read by the bare indices, which the vectorizer takes;
     - pools: tiles of (8 output columns x 2 vectors of channels) whose
       size-1 window dims are decomposed to 1-D ops, then vectorized;
     - tensor.pad: a fill of the padded tensor, into whose interior the

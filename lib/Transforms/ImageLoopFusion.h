@@ -6,7 +6,8 @@
 // computes each image of its output from the same image of its operands (a
 // pool, an element-wise op), consumes another loop's result image by image,
 // the two become one loop, and the image passes from one to the other in L2
-// instead of through a batch-sized tensor in memory.
+// instead of through a batch-sized tensor in memory. A cheap producer that
+// only image loops read is recomputed in each, image by image.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,7 +36,9 @@ void markImageLoop(mlir::scf::ForOp loop);
 /// output applied per image): the consumer then reads the image the
 /// producer has just computed. A result that nothing else reads is no longer
 /// stored for the whole batch: its image is computed into a buffer of one
-/// image. Removes the image loops' marks.
+/// image. Then computes each element-wise op that reads at most half the
+/// bytes it writes, and that only image loops read, each at its own image,
+/// in each of those loops on its image. Removes the image loops' marks.
 void fuseImageLoops(mlir::RewriterBase &rewriter, mlir::func::FuncOp func);
 
 } // namespace fuse
