@@ -1880,6 +1880,30 @@ TEST(OpsConv2D, InputGradientIntoFilterGradient) {
 // keeps it for its backward pass), @pooled only the pool. Against naive
 // sums and maxima (the tolerance of the Winograd sums: 4 times a direct
 // sum's).
+/// The naive 3x3 convolution of `x` with `k` plus the bias `b`, and its
+/// tolerance: 4 times a direct sum's (Winograd's transforms add rounding).
+void convBiasReference(const Tensor &x, const Tensor &k, const Tensor &b,
+                       std::vector<double> &ref, std::vector<double> &tol) {
+  const int64_t c = x.shape()[3];
+  Shape shape = {x.shape()[0], x.shape()[1] - 2, x.shape()[2] - 2,
+                 k.shape()[3]};
+  ref.assign(product(shape), 0);
+  tol.assign(product(shape), 0);
+  forEachIndex(shape, [&](llvm::ArrayRef<int64_t> i, int64_t linear) {
+    double acc = b.at<float>({i[3]}), absSum = std::abs(acc);
+    for (int64_t p = 0; p < 3; ++p)
+      for (int64_t q = 0; q < 3; ++q)
+        for (int64_t ch = 0; ch < c; ++ch) {
+          double t = double(x.at<float>({i[0], i[1] + p, i[2] + q, ch})) *
+                     k.at<float>({p, q, ch, i[3]});
+          acc += t;
+          absSum += std::abs(t);
+        }
+    ref[linear] = acc;
+    tol[linear] = 4 * sumTol(9 * c + 1, absSum);
+  });
+}
+
 /// The backward pass of conv -> bias -> relu -> 2x2 max pool at sizes that
 /// take Winograd's paths, against naive sums: the pool keeps its argmax
 /// (fuse.max_pool2d_indices, in the convolution's image loop), and its
@@ -1920,20 +1944,8 @@ TEST(OpsConv2D, WinogradMaxPoolGradients) {
 
   // The pre-activation and its tolerance.
   Shape shape = {n, oh, ow, fo};
-  std::vector<double> pre(product(shape)), preTol(product(shape));
-  forEachIndex(shape, [&](llvm::ArrayRef<int64_t> i, int64_t linear) {
-    double acc = b.at<float>({i[3]}), absSum = std::abs(acc);
-    for (int64_t p = 0; p < 3; ++p)
-      for (int64_t q = 0; q < 3; ++q)
-        for (int64_t ch = 0; ch < c; ++ch) {
-          double t = double(x.at<float>({i[0], i[1] + p, i[2] + q, ch})) *
-                     k.at<float>({p, q, ch, i[3]});
-          acc += t;
-          absSum += std::abs(t);
-        }
-    pre[linear] = acc;
-    preTol[linear] = 4 * sumTol(9 * c + 1, absSum);
-  });
+  std::vector<double> pre, preTol;
+  convBiasReference(x, k, b, pre, preTol);
   // Each window's first maximum receives its weight, if positive.
   Shape pooledShape = {n, oh / 2, ow / 2, fo};
   Tensor dy = Tensor::zeros(DType::F32, shape);
@@ -1977,22 +1989,7 @@ TEST(OpsConv2D, WinogradMaxPoolGradients) {
   inputGradientReference(dy, k, {n, h, w, c}, /*slack=*/4, dx, dxTol);
   EXPECT_TRUE(allClose(out[1], {n, h, w, c}, dx, dxTol));
   // dk and db: sums over the images and positions.
-  Shape kShape = {3, 3, c, fo};
-  std::vector<double> dk(product(kShape)), dkTol(product(kShape));
-  forEachIndex(kShape, [&](llvm::ArrayRef<int64_t> i, int64_t linear) {
-    double sum = 0, absSum = 0;
-    for (int64_t img = 0; img < n; ++img)
-      for (int64_t y = 0; y < oh; ++y)
-        for (int64_t z = 0; z < ow; ++z) {
-          double t = double(x.at<float>({img, y + i[0], z + i[1], i[2]})) *
-                     dy.at<float>({img, y, z, i[3]});
-          sum += t;
-          absSum += std::abs(t);
-        }
-    dk[linear] = sum;
-    dkTol[linear] = 4 * sumTol(n * oh * ow, absSum);
-  });
-  EXPECT_TRUE(allClose(out[2], kShape, dk, dkTol));
+  EXPECT_TRUE(checkFilterGradient(out[2], x, dy, /*slack=*/4));
   std::vector<double> db(fo), dbTol(fo);
   for (int64_t f = 0; f < fo; ++f) {
     double sum = 0, absSum = 0;
@@ -2027,20 +2024,10 @@ TEST(OpsConv2D, WinogradThenMaxPool) {
   Tensor x = randomTensor({n, h, w, c}, 800),
          k = randomTensor({3, 3, c, fo}, 801), b = randomTensor({fo}, 802);
   Shape shape = {n, oh, ow, fo};
-  std::vector<double> relu(product(shape)), tol(product(shape));
-  forEachIndex(shape, [&](llvm::ArrayRef<int64_t> i, int64_t linear) {
-    double acc = b.at<float>({i[3]}), absSum = std::abs(acc);
-    for (int64_t p = 0; p < 3; ++p)
-      for (int64_t q = 0; q < 3; ++q)
-        for (int64_t ch = 0; ch < c; ++ch) {
-          double t = double(x.at<float>({i[0], i[1] + p, i[2] + q, ch})) *
-                     k.at<float>({p, q, ch, i[3]});
-          acc += t;
-          absSum += std::abs(t);
-        }
-    relu[linear] = std::max(0.0, acc);
-    tol[linear] = 4 * sumTol(9 * c + 1, absSum);
-  });
+  std::vector<double> relu, tol;
+  convBiasReference(x, k, b, relu, tol);
+  for (double &v : relu)
+    v = std::max(0.0, v);
   Shape pooledShape = {n, oh / 2, ow / 2, fo};
   std::vector<double> pooled(product(pooledShape)),
       pooledTol(product(pooledShape));
