@@ -384,7 +384,8 @@ scf::ForOp imageLoopOf(Operation *op, Value index) {
 /// gradients of the convolution before the pool read).
 bool fuseProducer(RewriterBase &rewriter, linalg::LinalgOp producer) {
   if (producer->getNumResults() != 1 || !computesImageByImage(producer) ||
-      producer.getNumParallelLoops() != producer.getNumLoops())
+      producer.getNumParallelLoops() != producer.getNumLoops() ||
+      producer.payloadUsesValueFromOperand(producer.getDpsInitOperand(0)))
     return false;
   auto bytes = [](Value v) {
     auto type = cast<RankedTensorType>(v.getType());
@@ -445,8 +446,6 @@ bool fuseProducer(RewriterBase &rewriter, linalg::LinalgOp producer) {
     // The image goes to a buffer of its own, not a slice of the batch.
     auto tile = cast<linalg::LinalgOp>(tiled->tiledOps.front());
     OpOperand &init = tile.getDpsInitsMutable()[0];
-    if (tile.payloadUsesValueFromOperand(&init))
-      return false;
     rewriter.setInsertionPoint(tile);
     fuse::replaceOperand(init, bufferization::AllocTensorOp::create(
                                    rewriter, loc,
