@@ -387,15 +387,24 @@ bool fuseProducer(RewriterBase &rewriter, linalg::LinalgOp producer) {
       producer.getNumParallelLoops() != producer.getNumLoops() ||
       producer.payloadUsesValueFromOperand(producer.getDpsInitOperand(0)))
     return false;
-  auto bytes = [](Value v) {
+  auto bytes = [](Value v) -> std::optional<int64_t> {
     auto type = cast<RankedTensorType>(v.getType());
-    return type.getNumElements() * int64_t(type.getElementTypeBitWidth() / 8);
+    if (!type.getElementType().isIntOrFloat())
+      return std::nullopt;
+    return type.getNumElements() *
+           int64_t(llvm::divideCeil(type.getElementTypeBitWidth(), 8));
   };
   int64_t read = 0;
-  for (Value input : producer.getDpsInputs())
-    if (isa<RankedTensorType>(input.getType()))
-      read += bytes(input);
-  if (2 * read > bytes(producer->getResult(0)))
+  for (Value input : producer.getDpsInputs()) {
+    if (!isa<RankedTensorType>(input.getType()))
+      continue;
+    std::optional<int64_t> size = bytes(input);
+    if (!size)
+      return false;
+    read += *size;
+  }
+  std::optional<int64_t> written = bytes(producer->getResult(0));
+  if (!written || 2 * read > *written)
     return false;
 
   Value result = producer->getResult(0);
@@ -434,6 +443,8 @@ bool fuseProducer(RewriterBase &rewriter, linalg::LinalgOp producer) {
   SmallVector<OpFoldResult> sizes = getAsIndexOpFoldResult(
       rewriter.getContext(), producer.getStaticLoopRanges());
   sizes[0] = rewriter.getIndexAttr(1);
+  // (Should tiling fail for a later loop, the loops done so far keep their
+  // per-image copy and the rest read the batch: still correct.)
   for (auto &[loop, reads] : readsByLoop) {
     rewriter.setInsertionPointToStart(loop.getBody());
     Location loc = producer.getLoc();
@@ -456,7 +467,7 @@ bool fuseProducer(RewriterBase &rewriter, linalg::LinalgOp producer) {
     if (collapse)
       image = tensor::CollapseShapeOp::create(
           rewriter, loc, image, collapse.getReassociationIndices());
-    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value zero;
     for (Operation *user : reads) {
       rewriter.setInsertionPoint(user);
       if (auto slice = dyn_cast<tensor::ExtractSliceOp>(user)) {
@@ -468,6 +479,11 @@ bool fuseProducer(RewriterBase &rewriter, linalg::LinalgOp producer) {
         continue;
       }
       auto transfer = cast<vector::TransferReadOp>(user);
+      if (!zero) {
+        OpBuilder::InsertionGuard guard(rewriter);
+        rewriter.setInsertionPointAfterValue(image);
+        zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+      }
       rewriter.modifyOpInPlace(transfer, [&] {
         transfer.getBaseMutable().assign(image);
         transfer.getIndicesMutable()[0].assign(zero);

@@ -31,6 +31,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <cstdint>
 #include <random>
 #include <sstream>
@@ -588,8 +589,9 @@ func.func @vg(%x: tensor<2x4xf64>) -> (tensor<f64>, tensor<2x4xf64>) {
 
 /// max_pool2d sends each window's gradient to its first maximum (row-major
 /// in the window), as TensorFlow, XLA and PyTorch do; overlapping windows
-/// add theirs. A relu before the pool (which the pipeline moves after it)
-/// still masks windows whose maximum is not positive.
+/// add theirs; a NaN is the maximum. A relu before the pool (which the
+/// pipeline moves after it) still masks windows whose maximum is not
+/// positive.
 TEST(Gradient, MaxPoolTies) {
   std::string source = R"(
 func.func @relu_pool(%x: tensor<1x4x4x1xf64>, %w: tensor<1x2x2x1xf64>) -> tensor<f64> {
@@ -604,6 +606,17 @@ func.func @overlapping(%x: tensor<1x3x3x1xf64>, %w: tensor<1x2x2x1xf64>) -> tens
   %s = fuse.mul %p, %w : (tensor<1x2x2x1xf64>, tensor<1x2x2x1xf64>) -> tensor<1x2x2x1xf64>
   %l = fuse.reduce_sum %s {axes = array<i64: 0, 1, 2, 3>} : (tensor<1x2x2x1xf64>) -> tensor<f64>
   return %l : tensor<f64>
+}
+func.func @nan_pool(%x: tensor<1x2x4x1xf64>, %w: tensor<1x1x2x1xf64>) -> tensor<f64> {
+  %p = fuse.max_pool2d %x {window = array<i64: 2, 2>} : (tensor<1x2x4x1xf64>) -> tensor<1x1x2x1xf64>
+  %s = fuse.mul %p, %w : (tensor<1x1x2x1xf64>, tensor<1x1x2x1xf64>) -> tensor<1x1x2x1xf64>
+  %l = fuse.reduce_sum %s {axes = array<i64: 0, 1, 2, 3>} : (tensor<1x1x2x1xf64>) -> tensor<f64>
+  return %l : tensor<f64>
+}
+func.func @vg3(%x: tensor<1x2x4x1xf64>, %w: tensor<1x1x2x1xf64>) -> (tensor<f64>, tensor<1x2x4x1xf64>) {
+  %r:2 = fuse.value_and_grad @nan_pool(%x, %w) {wrt = array<i64: 0>}
+      : (tensor<1x2x4x1xf64>, tensor<1x1x2x1xf64>) -> (tensor<f64>, tensor<1x2x4x1xf64>)
+  return %r#0, %r#1 : tensor<f64>, tensor<1x2x4x1xf64>
 }
 func.func @vg1(%x: tensor<1x4x4x1xf64>, %w: tensor<1x2x2x1xf64>) -> (tensor<f64>, tensor<1x4x4x1xf64>) {
   %r:2 = fuse.value_and_grad @relu_pool(%x, %w) {wrt = array<i64: 0>}
@@ -636,6 +649,20 @@ func.func @vg2(%x: tensor<1x3x3x1xf64>, %w: tensor<1x2x2x1xf64>) -> (tensor<f64>
     EXPECT_EQ(r[0].data<double>()[0], 2.0 * (1 + 2 + 3 + 4));
     const double want[9] = {0, 1 + 2, 0, 3, 4, 0, 0, 0, 0};
     for (int i = 0; i < 9; ++i)
+      EXPECT_EQ(r[1].data<double>()[i], want[i]) << i;
+  }
+  {
+    // A window holding NaN pools to NaN (maximumf), and its gradient goes to
+    // the NaN, as PyTorch's does.
+    SCOPED_TRACE("nan");
+    double nan = std::numeric_limits<double>::quiet_NaN();
+    Tensor x =
+        Tensor::fromValues<double>({1, 2, 4, 1}, {1, nan, 3, 2, 0, 5, 4, 1});
+    Tensor v = Tensor::fromValues<double>({1, 1, 2, 1}, {2, 3});
+    std::vector<Tensor> r = unwrap(unwrap(engine->lookup("vg3")).call({x, v}));
+    EXPECT_TRUE(std::isnan(r[0].data<double>()[0]));
+    const double want[8] = {0, 2, 0, 0, 0, 0, 3, 0};
+    for (int i = 0; i < 8; ++i)
       EXPECT_EQ(r[1].data<double>()[i], want[i]) << i;
   }
 }

@@ -211,6 +211,10 @@ LogicalResult MaxPool2DGradOp::verify() {
       indices.getElementType() != getElementTypeOrSelf(expected[0]))
     return emitOpError() << "indices of type " << indices
                          << " do not match the input's pool, " << expected[0];
+  if (getGrad().getType().getElementType() !=
+      getInput().getType().getElementType())
+    return emitOpError() << "gradient of type " << getGrad().getType()
+                         << " does not match the input's element type";
   if (failed(verifyCompatibleShape(getGrad().getType().getShape(),
                                    indices.getShape())))
     return emitOpError() << "gradient shape "

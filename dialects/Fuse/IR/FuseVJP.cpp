@@ -11,8 +11,9 @@
 // - reduce_max: the gradient is shared equally among tied maxima (as JAX).
 // - dropout: recomputes the same mask from (seed, step, index); nothing is
 //   saved.
-// - max_pool2d: every element equal to its window's maximum gets the
-//   window's gradient (tied maxima each get it).
+// - max_pool2d: the window's first maximum (row-major, NaN first) gets the
+//   window's gradient, as TensorFlow, XLA and PyTorch pick it; the forward
+//   pass keeps its position (max_pool2d_indices).
 //
 //===----------------------------------------------------------------------===//
 

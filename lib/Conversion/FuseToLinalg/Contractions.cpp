@@ -459,6 +459,8 @@ struct MaxPool2DIndicesLowering : OpConversionPattern<MaxPool2DIndicesOp> {
     Location loc = op.getLoc();
     RankedTensorType type = op.getType();
     auto inType = cast<RankedTensorType>(adaptor.getInput().getType());
+    if (!type.hasStaticShape() || !inType.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic shape");
     Value input =
         padSpatial(rewriter, loc, adaptor.getInput(), op.getPadding(),
                    combinerIdentity(inType.getElementType(), Combiner::Max));
@@ -497,9 +499,18 @@ struct MaxPool2DIndicesLowering : OpConversionPattern<MaxPool2DIndicesOp> {
           Value best = a[0];
           Value index = scalarConstant(b, l, indexType, 0);
           for (auto [k, value] : llvm::enumerate(a.drop_front())) {
-            // Strictly greater: the first maximum keeps its place.
-            Value greater = arith::CmpFOp::create(
-                b, l, arith::CmpFPredicate::OGT, value, best);
+            // Strictly greater, or the first NaN (which the pool's
+            // maximumf returns): the first maximum keeps its place.
+            Value greater = arith::OrIOp::create(
+                b, l,
+                arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, value,
+                                      best),
+                arith::AndIOp::create(
+                    b, l,
+                    arith::CmpFOp::create(b, l, arith::CmpFPredicate::UNO,
+                                          value, value),
+                    arith::CmpFOp::create(b, l, arith::CmpFPredicate::ORD, best,
+                                          best)));
             best = arith::SelectOp::create(b, l, greater, value, best);
             index = arith::SelectOp::create(
                 b, l, greater, scalarConstant(b, l, indexType, k + 1), index);
@@ -563,8 +574,6 @@ struct MaxPool2DGradLowering : OpConversionPattern<MaxPool2DGradOp> {
           SmallVector<ReassociationIndices>{{0}, {1, 2}, {3, 4}, {5}});
     } else {
       result = zeros(rewriter, loc, paddedType);
-    }
-    if (!coversAll) {
       SmallVector<OpFoldResult> sizes =
           getAsIndexOpFoldResult(context, gType.getShape());
       SmallVector<OpFoldResult> strides =
@@ -577,22 +586,22 @@ struct MaxPool2DGradLowering : OpConversionPattern<MaxPool2DGradOp> {
             context, {0, k / window[1], k % window[1], 0});
         Value slice = tensor::ExtractSliceOp::create(rewriter, loc, result,
                                                      offsets, sizes, strides);
-        Value part = linalg::GenericOp::create(
-                         rewriter, loc, slice.getType(),
-                         ValueRange{adaptor.getGrad(), adaptor.getIndices()},
-                         slice, SmallVector<AffineMap>(3, identity), parallel,
-                         [&](OpBuilder &b, Location l, ValueRange a) {
-                           Value hit = arith::CmpIOp::create(
-                               b, l, arith::CmpIPredicate::eq, a[1],
-                               scalarConstant(b, l, indexType, k));
-                           Value zero = scalarConstant(b, l, a[0].getType(), 0);
-                           Value term =
-                               arith::SelectOp::create(b, l, hit, a[0], zero);
-                           if (overlaps)
-                             term = arith::AddFOp::create(b, l, a[2], term);
-                           linalg::YieldOp::create(b, l, term);
-                         })
-                         .getResult(0);
+        auto body = [&](OpBuilder &b, Location l, ValueRange a) {
+          Value hit =
+              arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, a[1],
+                                    scalarConstant(b, l, indexType, k));
+          Value term = arith::SelectOp::create(
+              b, l, hit, a[0], scalarConstant(b, l, a[0].getType(), 0));
+          if (overlaps)
+            term = arith::AddFOp::create(b, l, a[2], term);
+          linalg::YieldOp::create(b, l, term);
+        };
+        Value part =
+            linalg::GenericOp::create(
+                rewriter, loc, slice.getType(),
+                ValueRange{adaptor.getGrad(), adaptor.getIndices()}, slice,
+                SmallVector<AffineMap>(3, identity), parallel, body)
+                .getResult(0);
         result = tensor::InsertSliceOp::create(rewriter, loc, part, result,
                                                offsets, sizes, strides);
       }

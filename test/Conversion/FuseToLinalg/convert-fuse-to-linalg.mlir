@@ -473,7 +473,8 @@ func.func @max_pool2d(%x: tensor<1x4x4x2xf32>) -> (tensor<1x2x2x2xf32>, tensor<1
 // -----
 
 // A pool's argmax reads each window offset through a strided map; the first
-// maximum wins (strictly greater replaces it).
+// maximum wins (strictly greater replaces it, and so does the first NaN, which
+// the pool returns).
 // CHECK-DAG: #[[K0:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1 * 2, d2 * 2, d3)>
 // CHECK-DAG: #[[K3:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1 * 2 + 1, d2 * 2 + 1, d3)>
 // CHECK-LABEL: func @max_pool2d_indices
@@ -482,10 +483,15 @@ func.func @max_pool2d_indices(%x: tensor<1x4x4x2xf32>) -> tensor<1x2x2x2xi8> {
   // CHECK: linalg.generic {indexing_maps = [#[[K0]], #{{.*}}, #{{.*}}, #[[K3]], #{{.*}}]
   // CHECK-SAME: ins(%[[X]], %[[X]], %[[X]], %[[X]] : {{.*}}) outs(%{{.*}} : tensor<1x2x2x2xi8>)
   // CHECK: ^bb0(%[[A0:.*]]: f32, %[[A1:.*]]: f32, %{{.*}}: f32, %[[A3:.*]]: f32, %{{.*}}: i8):
-  // CHECK: %[[G1:.*]] = arith.cmpf ogt, %[[A1]], %[[A0]] : f32
+  // CHECK: %[[ORD0:.*]] = arith.cmpf ord, %[[A0]], %[[A0]] : f32
+  // CHECK: %[[NAN1:.*]] = arith.cmpf uno, %[[A1]], %[[A1]] : f32
+  // CHECK: %[[FIRST_NAN:.*]] = arith.andi %[[NAN1]], %[[ORD0]] : i1
+  // CHECK: %[[GT1:.*]] = arith.cmpf ogt, %[[A1]], %[[A0]] : f32
+  // CHECK: %[[G1:.*]] = arith.ori %[[GT1]], %[[FIRST_NAN]] : i1
   // CHECK: %[[M1:.*]] = arith.select %[[G1]], %[[A1]], %[[A0]] : f32
   // CHECK: arith.cmpf ogt
-  // CHECK: %[[G3:.*]] = arith.cmpf ogt, %[[A3]], %{{.*}} : f32
+  // CHECK: arith.cmpf ogt, %[[A3]], %{{.*}} : f32
+  // CHECK: %[[G3:.*]] = arith.ori
   // CHECK: %[[C3:.*]] = arith.constant 3 : i8
   // CHECK: %[[I3:.*]] = arith.select %[[G3]], %[[C3]], %{{.*}} : i8
   // CHECK: linalg.yield %[[I3]] : i8

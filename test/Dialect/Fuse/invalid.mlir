@@ -262,6 +262,12 @@ func.func @f(%g: tensor<1x4x4x4xf32>, %i: tensor<1x3x3x4xi8>, %x: tensor<1x8x8x4
   return
 }
 // -----
+func.func @f(%g: tensor<1x4x4x4xf16>, %i: tensor<1x4x4x4xi8>, %x: tensor<1x8x8x4xf32>) {
+  // expected-error @below {{'fuse.max_pool2d_grad' op gradient of type 'tensor<1x4x4x4xf16>' does not match the input's element type}}
+  %0 = fuse.max_pool2d_grad %g, %i, %x {window = array<i64: 2, 2>} : (tensor<1x4x4x4xf16>, tensor<1x4x4x4xi8>, tensor<1x8x8x4xf32>) -> tensor<1x8x8x4xf32>
+  return
+}
+// -----
 func.func @f(%g: tensor<1x4x4x2xf32>, %i: tensor<1x4x4x4xi8>, %x: tensor<1x8x8x4xf32>) {
   // expected-error @below {{'fuse.max_pool2d_grad' op gradient shape 1x4x4x2 does not match the indices' 1x4x4x4}}
   %0 = fuse.max_pool2d_grad %g, %i, %x {window = array<i64: 2, 2>} : (tensor<1x4x4x2xf32>, tensor<1x4x4x4xi8>, tensor<1x8x8x4xf32>) -> tensor<1x8x8x4xf32>
