@@ -314,8 +314,9 @@ def Fuse_MaxPool2DIndicesOp
   let description = [{
     For each window of `max_pool2d` with the same attributes, the position
     of its first maximum in row-major order within the window (`kh * w +
-    kw`, counting padding), as TensorFlow, XLA and PyTorch pick it: the
-    element that receives the window's gradient. The result has the pool's
+    kw`, counting padding; a NaN, which `max_pool2d` returns, counts as the
+    maximum), as TensorFlow, XLA and PyTorch pick it: the element that
+    receives the window's gradient. The result has the pool's
     shape, of `i8` for windows of up to 128 elements, else `i32`.
 
     ```mlir
