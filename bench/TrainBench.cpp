@@ -19,6 +19,7 @@
 #include <benchmark/benchmark.h>
 
 #include <chrono>
+#include <immintrin.h>
 #include <map>
 
 using namespace fuse;
@@ -209,6 +210,57 @@ void BM_SeedStateStreamReference(benchmark::State &state) {
                          benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_SeedStateStreamReference);
+
+/// The core's multiply-add peak: 24 independent chains of FMAs on whole
+/// registers, no memory traffic. "floor_us" is the time of the seed MLP's
+/// products at batch 64 at that rate (26.2 MFLOP: both layers' forward
+/// products and weight gradients, and the second layer's input gradient),
+/// less than any of its steps can take on this core.
+void BM_FmaPeakReference(benchmark::State &state) {
+#if defined(__AVX512F__)
+  using Vec = __m512;
+  auto fma = [](Vec a, Vec b, Vec c) { return _mm512_fmadd_ps(a, b, c); };
+  auto splat = [](float x) { return _mm512_set1_ps(x); };
+#elif defined(__FMA__)
+  using Vec = __m256;
+  auto fma = [](Vec a, Vec b, Vec c) { return _mm256_fmadd_ps(a, b, c); };
+  auto splat = [](float x) { return _mm256_set1_ps(x); };
+#else
+  state.SkipWithError("no FMA instructions on this host");
+  return;
+#endif
+#if defined(__AVX512F__) || defined(__FMA__)
+  constexpr int kChains = 24, kSteps = 4096;
+  Vec acc[kChains];
+  for (int i = 0; i < kChains; ++i)
+    acc[i] = splat(float(i));
+  Vec scale = splat(0.999999f), shift = splat(1e-6f);
+  auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    for (int step = 0; step < kSteps; ++step) {
+      // Unrolled, so that the chains live in registers.
+#pragma GCC unroll 24
+      for (int i = 0; i < kChains; ++i)
+        acc[i] = fma(acc[i], scale, shift);
+    }
+  }
+  std::chrono::duration<double> seconds =
+      std::chrono::steady_clock::now() - start;
+  // One value out, so that the chains' array never needs an address.
+  Vec sum = acc[0];
+  for (int i = 1; i < kChains; ++i)
+    sum += acc[i];
+  float total = sum[0];
+  benchmark::DoNotOptimize(total);
+  double rate = 2.0 * kChains * kSteps * (sizeof(Vec) / sizeof(float)) *
+                state.iterations() / seconds.count();
+  constexpr double kSeedProducts =
+      2.0 * 64 * (784 * 128 + 128 * 10) * 2 + 2.0 * 64 * 128 * 10;
+  state.counters["GFLOP/s"] = rate / 1e9;
+  state.counters["floor_us"] = kSeedProducts / rate * 1e6;
+#endif
+}
+BENCHMARK(BM_FmaPeakReference);
 
 void trainStepsArgs(benchmark::internal::Benchmark *b) {
   // The references first: a call of no step, then the largest K.
