@@ -168,13 +168,26 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, unsigned vectorBits) {
   return clamp(sizes);
 }
 
-/// The order of the tile loops: the op's own, except for a convolution
+/// The order of the tile loops: the op's own, except for a packing
+/// transpose (below) and a convolution
 /// whose filter does not fit in L2 (the filter gradient's, whose "filter"
 /// is the output gradient). Its filter rows are then the outermost loop, so
 /// that one row of the filter (in L2) serves every output tile before the
 /// next is read, instead of the whole filter streaming from memory once per
 /// output tile.
 SmallVector<int64_t> chooseLoopOrder(linalg::LinalgOp op) {
+  // A transpose that keeps the innermost dim (packing panels of a matrix)
+  // follows its input's layout: one sequential read of the source, as a
+  // stream from memory, instead of one strided pass per panel.
+  if (auto transpose = dyn_cast<linalg::TransposeOp>(op.getOperation())) {
+    ArrayRef<int64_t> perm = transpose.getPermutation();
+    if (perm.empty() || perm.back() != int64_t(perm.size()) - 1)
+      return {};
+    SmallVector<int64_t> order(perm.size());
+    for (auto [outputDim, inputDim] : llvm::enumerate(perm))
+      order[inputDim] = outputDim;
+    return order;
+  }
   auto conv = dyn_cast<linalg::Conv2DNhwcHwcfOp>(op.getOperation());
   if (!conv || !fuse::hasLargeFilter(conv))
     return {};

@@ -58,7 +58,8 @@ func.func @matmul(%arg0: tensor<48x256xf32>, %arg1: tensor<256x128xf32>) -> tens
 // fit in half of L2, so the product is cache-blocked: for each block of 112 steps of the
 // reduction (the largest multiple of 16 under 256 dividing 784), the block
 // of B is packed into [8][112][32] panels of two registers and A's block into
-// [20][112][12] k-major panels of the micro-kernel's 12 rows; then each
+// [20][112][12] k-major panels of the micro-kernel's 12 rows (B's pack reads
+// its block row by row, writing a row's 8 panels in turn); then each
 // 12x32 accumulator tile runs the 112 steps, one vector.contract of a packed
 // 12-float row of A and a packed 32-float row of B per step. A's panel is
 // the outer loop (it stays in L1), B's panels the inner (they stream from
@@ -71,7 +72,10 @@ func.func @matmul(%arg0: tensor<48x256xf32>, %arg1: tensor<256x128xf32>) -> tens
 // CHECK: scf.for %[[K0:[^ ]+]] = %{{.*}} to %[[C784]] step %[[C112]]
 // CHECK: tensor.expand_shape {{.*}} : tensor<112x256xf32> into tensor<112x8x32xf32>
 // CHECK: tensor.empty() : tensor<8x112x32xf32>
-// CHECK: vector.transfer_write {{.*}} : vector<32xf32>, tensor<8x112x32xf32>
+// CHECK: scf.for %[[ROW:[^ ]+]] = %{{.*}} to %[[C112]]
+// CHECK: scf.for %[[PANEL:[^ ]+]] = %{{.*}} to %[[C8]]
+// CHECK: vector.transfer_read %{{.*}}[%[[ROW]], %[[PANEL]], %{{.*}}]
+// CHECK: vector.transfer_write {{.*}}[%[[PANEL]], %[[ROW]], %{{.*}}] {{.*}} : vector<32xf32>, tensor<8x112x32xf32>
 // CHECK: tensor.expand_shape {{.*}} : tensor<240x112xf32> into tensor<20x12x112xf32>
 // CHECK: tensor.empty() : tensor<20x112x12xf32>
 // CHECK: vector.transfer_write {{.*}} : vector<16x12xf32>, tensor<20x112x12xf32>
