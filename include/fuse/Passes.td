@@ -175,7 +175,8 @@ def FuseTileAndVectorize
     - matmul whose right-hand side is transposed or larger than half of L2
       (MatmulPacking.cpp): BLIS's loop nest. For each block of NC columns
       and KC steps of the reduction, B's block is packed into contiguous
-      panels of 2 vectors (transposing a transposed B on the way), then for
+      panels of 2 vectors (transposing a transposed B on the way; B as
+      stored is read row by row, each row's panels written in turn), then for
       each block of MC rows A's block is packed into k-major panels of 12
       rows. Each panel of A, kept in L1, then meets every panel of B's
       block, streamed from L2, in a 12 x (2 vectors) accumulator tile (24
