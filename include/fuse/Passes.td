@@ -191,7 +191,9 @@ def FuseTileAndVectorize
       packing B instead would cost as much as the product;
     - other matmuls and batch_matmul: up to 12 x (2 vectors) accumulator
       tiles that divide the shape (fewer rows take more columns, up to 24
-      accumulators), one vector.contract per reduction step, which later
+      accumulators, as long as a step's row of B and broadcast of A still
+      fit beside them in 27 registers), one vector.contract per reduction
+      step, which later
       becomes FMAs on registers. A matmul whose rows have no divisor of 9
       to 12 (64, 784, 13) is tiled in two bands: 12-row tiles, then one
       band of the rows left. When the output is a fill, the fill is
@@ -201,8 +203,9 @@ def FuseTileAndVectorize
       the weight whose gradient it is), that op is fused too
       (MatmulTiling.cpp): each tile is finished while in registers and L1,
       and the product never reaches memory. Columns (and a batch_matmul's
-      rows) whose best divisor would leave most of a tile unused (1009)
-      are split instead into a product over whole tiles and edge products
+      rows) whose best divisor would leave most of a tile unused (1009),
+      or columns of an odd number of registers (784: tiles one register
+      wide), are split instead into a product over whole tiles and edge products
       over the rest, each zeroing its own part (their consumer is then not
       fused);
     - conv2d with a 3x3 filter, unit strides and dilations, an even output

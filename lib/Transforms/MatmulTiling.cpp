@@ -57,6 +57,11 @@ fuse::splitIntoWholeTiles(RewriterBase &rewriter, linalg::LinalgOp op,
                           largestDivisorAtMost(n, 2 * lanes) < lanes / 2
                       ? n / lanes * lanes
                       : n;
+  // An odd number of registers of columns (784 = 49 x 16) would make every
+  // tile one register wide, its 12 broadcasts serving 12 FMAs instead of
+  // 24: whole tiles of two registers, then one register's edge.
+  if (mainN == n && n > 2 * lanes && n % lanes == 0 && (n / lanes) % 2 == 1)
+    mainN = n - lanes;
   if (mainM == m && mainN == n)
     return failure();
   SmallVector<SplitPoint> points;

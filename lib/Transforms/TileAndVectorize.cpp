@@ -73,10 +73,15 @@ int64_t vectorTile(int64_t n, int64_t lanes) {
 /// fewer rows than the micro-kernel's, as many more as keep its number of
 /// accumulators. A row of two registers alone (batch 1) would wait on two
 /// chains of dependent FMAs, 4 cycles each, with both FMA units mostly idle.
+/// A step of the tile also holds its row of B and a broadcast of A: with
+/// more than 27 of the 32 registers live, the unrolled steps spill (4 rows
+/// x 6 registers of 64 x 768 x 128 spilled 3 values a FMA).
 int64_t matmulTileColumns(int64_t n, int64_t rows, int64_t lanes) {
   if (n % lanes != 0)
     return vectorTile(n, lanes);
-  int64_t registers = 2 * fuse::kMicroKernelRows / rows;
+  constexpr int64_t kMaxLiveRegisters = 27;
+  int64_t registers = std::min(2 * fuse::kMicroKernelRows / rows,
+                               (kMaxLiveRegisters - 1) / (rows + 1));
   return largestDivisorAtMost(n / lanes, std::max<int64_t>(2, registers)) *
          lanes;
 }

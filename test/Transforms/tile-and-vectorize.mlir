@@ -313,6 +313,29 @@ func.func @matmul_whole_tiles(%arg0: tensor<13x5xf32>, %arg1: tensor<5x37xf32>) 
 
 // -----
 
+// fuse.matmul (64x128) x (128x784): 784 columns are 49 registers, whose
+// only divisor up to two is one: tiles of one register would make 12
+// broadcasts serve 12 FMAs. Instead 768 columns in whole tiles of two
+// registers, and one register's edge. The 4 rows left by tiles of 12 take
+// more columns, but no more than leave their row of B and a broadcast room
+// in the registers: 4 x 64 (16 accumulators), not 4 x 96 (24, which spill).
+// CHECK-LABEL: func @matmul_odd_registers
+// CHECK: vector.contract {{.*}} : vector<12x1xf32>, vector<1x32xf32> into vector<12x32xf32>
+// CHECK: vector.contract {{.*}} : vector<4x1xf32>, vector<1x64xf32> into vector<4x64xf32>
+// CHECK: tensor.insert_slice {{.*}}[0, 0] [64, 768] [1, 1] : tensor<64x768xf32> into tensor<64x784xf32>
+// CHECK: vector.contract {{.*}} : vector<12x1xf32>, vector<1x16xf32> into vector<12x16xf32>
+// CHECK: tensor.insert_slice {{.*}}[0, 768] [64, 16] [1, 1] : tensor<64x16xf32> into tensor<64x784xf32>
+// CHECK: return
+func.func @matmul_odd_registers(%arg0: tensor<64x128xf32>, %arg1: tensor<128x784xf32>) -> tensor<64x784xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %0 = tensor.empty() : tensor<64x784xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<64x784xf32>) -> tensor<64x784xf32>
+  %2 = linalg.matmul ins(%arg0, %arg1 : tensor<64x128xf32>, tensor<128x784xf32>) outs(%1 : tensor<64x784xf32>) -> tensor<64x784xf32>
+  return %2 : tensor<64x784xf32>
+}
+
+// -----
+
 // linalg.batch_matmul 2 x (11x5) x (5x37): tiles of up to 8 rows and two
 // registers of columns; 11 rows are a tile of 8 and 3 left, 37 columns two
 // registers and 5 left: four products over slices, each zeroing its tiles.

@@ -1190,16 +1190,19 @@ TEST(OpsMatmul, BlockedAndPackedShapes) {
 }
 
 // Rows or columns without a divisor that fills half a tile (primes, 2 x a
-// prime), split into a product over whole tiles and edge products over the
-// rest (18 columns stay whole: tiles of 18): every part, and every part's
-// own zero fill, must land in its slice.
+// prime), or an odd number of registers of columns (48, 80), split into a
+// product over whole tiles and edge products over the rest (18 columns stay
+// whole: tiles of 18): every part, and every part's own zero fill, must
+// land in its slice.
 TEST(OpsMatmul, WholeTileSplits) {
   checkEveryLayout({{13, 37, 5},
                     {25, 1009, 3},
                     {29, 17, 64},
                     {14, 18, 9},
                     {26, 16, 7},
-                    {12, 33, 1}},
+                    {12, 33, 1},
+                    {4, 48, 9},
+                    {20, 80, 33}},
                    900);
 }
 
