@@ -176,8 +176,8 @@ def FuseTileAndVectorize
       (MatmulPacking.cpp): BLIS's loop nest. For each block of NC columns
       and KC steps of the reduction, B's block is packed into contiguous
       panels of 2 vectors (transposing a transposed B on the way; B as
-      stored is read row by row, each row's panels written in turn), then for
-      each block of MC rows A's block is packed into k-major panels of 12
+      stored is read row by row, each row's panels written in turn), then
+      for each block of MC rows A's block is packed into k-major panels of 12
       rows. Each panel of A, kept in L1, then meets every panel of B's
       block, streamed from L2, in a 12 x (2 vectors) accumulator tile (24
       of the 32 zmm registers) that runs the KC steps. Rows left over by whole panels
@@ -193,8 +193,7 @@ def FuseTileAndVectorize
       tiles that divide the shape (fewer rows take more columns, up to 24
       accumulators, as long as a step's row of B and broadcast of A still
       fit beside them in 27 registers), one vector.contract per reduction
-      step, which later
-      becomes FMAs on registers. A matmul whose rows have no divisor of 9
+      step, which later becomes FMAs on registers. A matmul whose rows have no divisor of 9
       to 12 (64, 784, 13) is tiled in two bands: 12-row tiles, then one
       band of the rows left. When the output is a fill, the fill is
       fused into the tiles: each starts from zeros in registers, with no
@@ -205,8 +204,8 @@ def FuseTileAndVectorize
       and the product never reaches memory. Columns (and a batch_matmul's
       rows) whose best divisor would leave most of a tile unused (1009),
       or columns of an odd number of registers (784: tiles one register
-      wide), are split instead into a product over whole tiles and edge products
-      over the rest, each zeroing its own part (their consumer is then not
+      wide), are split instead into a product over whole tiles and edge
+      products over the rest, each zeroing its own part (their consumer is then not
       fused);
     - conv2d with a 3x3 filter, unit strides and dilations, an even output
       and whole registers of channels and filters (WinogradConvolution.cpp):

@@ -23,9 +23,9 @@ constexpr int64_t kBatchMatmulTileRows = 8;
 /// have no divisor that fills at least half a tile (13 rows, 1009 columns:
 /// tiles that divide them would be 1 x 1), or whose columns are an odd
 /// number of registers (784: tiles one register wide, 49 of them), into a
-/// product over whole tiles
-/// (rows of the tile's height, whole registers of columns) and edge
-/// products over the rows and columns left, each a product on slices,
+/// product over whole tiles (rows of the tile's height, whole registers of
+/// columns) and edge products over the rows and columns left, each a
+/// product on slices,
 /// returned for the caller to tile (splitWithFills: a fill of the output
 /// becomes one per part). Fails, leaving `op` alone, when its sizes have
 /// such divisors. (A matmul's rows are banded when it is tiled.)
