@@ -1341,10 +1341,15 @@ TEST(OpsBatchMatmul, BatchesAndTransposes) {
 }
 
 // Rows or columns without a divisor that fills half a tile (11 rows: 8 and
-// 3; 37 columns: 32 and 5; 1009), split into whole tiles and edges.
+// 3; 37 columns: 32 and 5; 1009), or columns of an odd number of registers
+// (48: 32 and 16), split into whole tiles and edges.
 TEST(OpsBatchMatmul, WholeTileSplits) {
-  checkBatchMatmuls(
-      {{2, 11, 37, 5}, {3, 13, 37, 9}, {1, 29, 1009, 3}, {2, 17, 16, 1}}, 550);
+  checkBatchMatmuls({{2, 11, 37, 5},
+                     {3, 13, 37, 9},
+                     {1, 29, 1009, 3},
+                     {2, 17, 16, 1},
+                     {2, 9, 48, 5}},
+                    550);
 }
 
 //===----------------------------------------------------------------------===//
