@@ -51,8 +51,8 @@ public:
   virtual ~Arith() = default;
 
   virtual Value constant(double value) = 0;
-  /// A per-call f32 scalar (learning rate, bias correction) as an operand.
-  virtual Value scalar(Value f32) = 0;
+  /// A per-call f64 scalar (learning rate, bias correction) as an operand.
+  virtual Value scalar(Value f64) = 0;
   virtual Value add(Value x, Value y) = 0;
   virtual Value sub(Value x, Value y) = 0;
   virtual Value mul(Value x, Value y) = 0;
@@ -75,8 +75,17 @@ public:
     return arith::ConstantOp::create(b, loc,
                                      b.getFloatAttr(elementType, value));
   }
-  Value scalar(Value f32) override {
-    return convertFloat(b, loc, f32, elementType);
+  Value scalar(Value f64) override {
+    // Rounded once, beside the scalar's definition (outside the loops), and
+    // shared by every loop that uses it.
+    for (Operation *user : f64.getUsers())
+      if (isa<arith::TruncFOp>(user) &&
+          user->getResult(0).getType() == elementType &&
+          user->getBlock() == f64.getParentBlock())
+        return user->getResult(0);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointAfterValue(f64);
+    return convertFloat(b, loc, f64, elementType);
   }
   Value add(Value x, Value y) override {
     return arith::AddFOp::create(b, loc, x, y);
@@ -111,10 +120,10 @@ public:
         DenseElementsAttr::get(type,
                                b.getFloatAttr(elementType, value).getValue()));
   }
-  Value scalar(Value f32) override {
+  Value scalar(Value f64) override {
     return tensor::FromElementsOp::create(
         b, loc, RankedTensorType::get({}, elementType),
-        convertFloat(b, loc, f32, elementType));
+        convertFloat(b, loc, f64, elementType));
   }
   Value add(Value x, Value y) override { return AddOp::create(b, loc, x, y); }
   Value sub(Value x, Value y) override { return SubOp::create(b, loc, x, y); }
@@ -138,10 +147,14 @@ public:
 using UpdateFn = std::function<SmallVector<Value>(Arith &, size_t, Value, Value,
                                                   ValueRange)>;
 
-/// Per-call f32 arithmetic on scalars from the op's 0-d operands.
+/// Per-call arithmetic on scalars from the op's 0-d operands, in f64 as
+/// PyTorch and Keras compute them (in Python floats): 1 - beta^t from betas
+/// rounded to f32 is off by 1e-4 relative for beta2 = 0.9999. Each scalar is
+/// rounded to the parameters' type once, where an update uses it.
 struct CallScalars : ScalarArith {
   CallScalars(OpBuilder &b, Location loc, Value lr, Value step)
-      : ScalarArith(b, loc, b.getF32Type()), lr(lr), step(step) {}
+      : ScalarArith(b, loc, b.getF64Type()),
+        lr(convertFloat(b, loc, lr, b.getF64Type())), step(step) {}
   Value lr, step;
 
   Value stepAsFloat(int64_t offset) {
@@ -150,7 +163,7 @@ struct CallScalars : ScalarArith {
       s = arith::AddIOp::create(
           b, loc, s,
           arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(offset)));
-    return arith::SIToFPOp::create(b, loc, b.getF32Type(), s);
+    return arith::SIToFPOp::create(b, loc, b.getF64Type(), s);
   }
   /// 1 - beta^(step + 1), the bias correction of Adam-like moments.
   Value biasCorrection(double beta) {
@@ -408,7 +421,8 @@ SmallVector<Value> emitUnfused(OpBuilder &b, Location loc, const Operands &ops,
   return regroup(perParam, ops.numStates);
 }
 
-/// The trust ratio's factor lr * (|p| / |u| if both are positive, else 1).
+/// The trust ratio's factor lr * (|p| / |u| if both are positive, else 1),
+/// from the squared norms in f64.
 Value trustedStep(CallScalars &s, Value pSquared, Value uSquared) {
   Value pNorm = s.sqrt(pSquared), uNorm = s.sqrt(uSquared);
   Value zero = s.constant(0.0);
@@ -467,7 +481,7 @@ SmallVector<Value> emitFusedLamb(OpBuilder &b, Location loc,
     auto extract = [&](Value t) {
       return convertFloat(b, loc,
                           tensor::ExtractOp::create(b, loc, t, ValueRange{}),
-                          b.getF32Type());
+                          b.getF64Type());
     };
     steps[i] = trustedStep(s, extract(reduction.getResult(0)),
                            extract(reduction.getResult(1)));
@@ -504,7 +518,7 @@ SmallVector<Value> emitUnfusedLamb(OpBuilder &b, Location loc,
                               false);
       return convertFloat(b, loc,
                           tensor::ExtractOp::create(b, loc, sum, ValueRange{}),
-                          b.getF32Type());
+                          b.getF64Type());
     };
     Value step = trustedStep(s, squaredNorm(p), squaredNorm(u));
     perParam.push_back(

@@ -12,16 +12,17 @@
 // Adam on two parameters of different shapes: one generic each, reading the
 // gradient and updating the parameter, m and v (the arguments themselves:
 // no tensor.empty, no intermediate tensor). 1 - beta^t and the reciprocal
-// of its square root are computed once, before the loops, and both bodies
-// multiply by it (no divide by a per-call constant per element). Without fusion, one fuse op per
+// of its square root are computed once, in f64 (as PyTorch does), before the
+// loops, rounded to f32 there, and both bodies multiply by it (no divide by a per-call constant per element). Without fusion, one fuse op per
 // arithmetic operation, on whole tensors, and no loop of its own.
 // CHECK-LABEL: func @adam
 // CHECK-SAME: (%[[LR:[^:]*]]: tensor<f32>, %[[STEP:[^:]*]]: tensor<i64>, %[[W:[^:]*]]: tensor<4x3xf32>, %[[B:[^:]*]]: tensor<3xf32>, %[[GW:[^:]*]]: tensor<4x3xf32>, %[[GB:[^:]*]]: tensor<3xf32>, %[[MW:[^:]*]]: tensor<4x3xf32>, %[[MB:[^:]*]]: tensor<3xf32>, %[[VW:[^:]*]]: tensor<4x3xf32>, %[[VB:[^:]*]]: tensor<3xf32>)
 // CHECK-NOT: tensor.empty
-// CHECK: math.powf
-// CHECK: math.powf
-// CHECK: %[[SQRT2:.*]] = math.sqrt %{{.*}} : f32
-// CHECK: %[[CORRECTION2:.*]] = arith.divf %{{.*}}, %[[SQRT2]] : f32
+// CHECK: math.powf %{{.*}} : f64
+// CHECK: math.powf %{{.*}} : f64
+// CHECK: %[[SQRT2:.*]] = math.sqrt %{{.*}} : f64
+// CHECK: %[[CORRECTION2_F64:.*]] = arith.divf %{{.*}}, %[[SQRT2]] : f64
+// CHECK: %[[CORRECTION2:.*]] = arith.truncf %[[CORRECTION2_F64]] : f64 to f32
 // CHECK-NOT: tensor.empty
 // CHECK: %[[RW:.*]]:3 = linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} ins(%[[GW]] : tensor<4x3xf32>) outs(%[[W]], %[[MW]], %[[VW]] : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>)
 // CHECK: math.sqrt
@@ -93,10 +94,12 @@ func.func @sgd_momentum(%lr: tensor<f32>, %step: tensor<i64>, %p0: tensor<8xf32>
 // -----
 
 // Adagrad: the decayed learning rate lr / (1 + step * lr_decay) is computed
-// once outside; one generic updates the parameter and its accumulator.
+// once outside, in f64, and rounded to f32 there; one generic updates the
+// parameter and its accumulator.
 // CHECK-LABEL: func @adagrad
 // CHECK-SAME: (%{{[^:]*}}: tensor<f32>, %{{[^:]*}}: tensor<i64>, %[[P:[^:]*]]: tensor<8xf32>, %[[G:[^:]*]]: tensor<8xf32>, %[[S:[^:]*]]: tensor<8xf32>)
-// CHECK: %[[CLR:.*]] = arith.divf %{{.*}}, %{{.*}} : f32
+// CHECK: %[[CLR_F64:.*]] = arith.divf %{{.*}}, %{{.*}} : f64
+// CHECK-NEXT: %[[CLR:.*]] = arith.truncf %[[CLR_F64]] : f64 to f32
 // CHECK: %[[R:.*]]:2 = linalg.generic
 // CHECK-SAME: ins(%[[G]] : tensor<8xf32>) outs(%[[P]], %[[S]] : tensor<8xf32>, tensor<8xf32>)
 // CHECK: math.sqrt
@@ -150,7 +153,7 @@ func.func @sgd_nesterov(%lr: tensor<f32>, %step: tensor<i64>, %p: tensor<2x4xf32
 // LAMB on two parameters of the same type, in two passes over memory. Per
 // parameter, one full reduction reads p, g, m and v and gives both squared
 // norms (of the parameter and of its update direction, whose new moments
-// stay in registers) as 0-d tensors, then the trust ratio in scalars; then
+// stay in registers) as 0-d tensors, then the trust ratio in f64 scalars; then
 // one generic recomputes the moments and direction and updates both
 // parameters and their moments in place. The direction is never stored: no
 // tensor of the parameters' shape other than the update's results.
@@ -158,18 +161,21 @@ func.func @sgd_nesterov(%lr: tensor<f32>, %step: tensor<i64>, %p: tensor<2x4xf32
 // CHECK-SAME: (%[[LR:[^:]*]]: tensor<f32>, %{{[^:]*}}: tensor<i64>, %[[P0:[^:]*]]: tensor<4x3xf32>, %[[P1:[^:]*]]: tensor<4x3xf32>, %[[G0:[^:]*]]: tensor<4x3xf32>, %[[G1:[^:]*]]: tensor<4x3xf32>, %[[M0:[^:]*]]: tensor<4x3xf32>, %[[M1:[^:]*]]: tensor<4x3xf32>, %[[V0:[^:]*]]: tensor<4x3xf32>, %[[V1:[^:]*]]: tensor<4x3xf32>)
 // CHECK-NOT: tensor.empty() : tensor<4x3xf32>
 // CHECK: %[[LRV:.*]] = tensor.extract %[[LR]][] : tensor<f32>
+// CHECK: %[[LR64:.*]] = arith.extf %[[LRV]] : f32 to f64
 // CHECK-NOT: -> tensor<4x3xf32>
 // CHECK: %[[NORMS0:.*]]:2 = linalg.generic {{.*}} iterator_types = ["reduction", "reduction"]}
 // CHECK-SAME: ins(%[[P0]], %[[G0]], %[[M0]], %[[V0]] : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>) outs(%{{.*}}, %{{.*}} : tensor<f32>, tensor<f32>)
 // CHECK: math.sqrt
 // CHECK: } -> (tensor<f32>, tensor<f32>)
-// CHECK: %[[STEP0:.*]] = arith.mulf %[[LRV]], %{{.*}} : f32
+// CHECK: %[[STEP0_F64:.*]] = arith.mulf %[[LR64]], %{{.*}} : f64
+// CHECK-NEXT: %[[STEP0:.*]] = arith.truncf %[[STEP0_F64]] : f64 to f32
 // CHECK-NOT: tensor.empty() : tensor<4x3xf32>
 // CHECK-NOT: -> tensor<4x3xf32>
 // CHECK: %[[NORMS1:.*]]:2 = linalg.generic {{.*}} iterator_types = ["reduction", "reduction"]}
 // CHECK-SAME: ins(%[[P1]], %[[G1]], %[[M1]], %[[V1]] : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>) outs(%{{.*}}, %{{.*}} : tensor<f32>, tensor<f32>)
 // CHECK: } -> (tensor<f32>, tensor<f32>)
-// CHECK: %[[STEP1:.*]] = arith.mulf %[[LRV]], %{{.*}} : f32
+// CHECK: %[[STEP1_F64:.*]] = arith.mulf %[[LR64]], %{{.*}} : f64
+// CHECK-NEXT: %[[STEP1:.*]] = arith.truncf %[[STEP1_F64]] : f64 to f32
 // CHECK-NOT: tensor.empty() : tensor<4x3xf32>
 // CHECK: %[[NEW:.*]]:6 = linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]}
 // CHECK-SAME: ins(%[[G0]], %[[G1]] : tensor<4x3xf32>, tensor<4x3xf32>) outs(%[[P0]], %[[M0]], %[[V0]], %[[P1]], %[[M1]], %[[V1]] :
