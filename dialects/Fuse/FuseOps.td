@@ -107,7 +107,22 @@ def Fuse_SubOp : Fuse_BinaryOp<"sub", Fuse_Tensor, "x - y"> {
 }
 def Fuse_MulOp : Fuse_BinaryOp<"mul", Fuse_Tensor, "x * y", [Commutative]>;
 def Fuse_DivOp : Fuse_BinaryOp<"div", Fuse_Tensor,
-                               "x / y (signed for integers)">;
+                               "x / y (signed for integers)"> {
+  let description = [{
+    Computes `x / y` element by element. The operands broadcast like NumPy
+    and share one element type; the result type is inferred.
+
+    Integers divide signed, rounding towards zero, and every division is
+    defined (as in XLA): `x / 0` is `-1` (all bits set) and `INT_MIN / -1`
+    is `INT_MIN`. Compiled code never traps and folding gives the same
+    values. Floats follow IEEE 754 (`x / 0` is an infinity or NaN).
+
+    ```mlir
+    %r = fuse.div %x, %b
+        : (tensor<?x128xi32>, tensor<128xi32>) -> tensor<?x128xi32>
+    ```
+  }];
+}
 def Fuse_MaxOp : Fuse_BinaryOp<"max", Fuse_Tensor,
                                "max(x, y) (NaN propagates)", [Commutative]>;
 def Fuse_MinOp : Fuse_BinaryOp<"min", Fuse_Tensor,
@@ -427,7 +442,11 @@ def Fuse_SoftmaxCrossEntropyOp : Fuse_Op<"softmax_cross_entropy",
   let description = [{
     For `N x C` logits and `N` integer class labels in `[0, C)`, the mean over
     the batch of `-log_softmax(logits)[i, labels[i]]`, computed stably. The
-    result is a 0-d tensor.
+    result is a 0-d tensor. Labels are signed integers of 8 bits or more
+    (`i1` is rejected: its 1 reads as -1). A label outside `[0, C)` has no
+    defined loss: when `C` is static, `fuse-mark-class-labels` marks the
+    function arguments that reach `labels` and the engine rejects such a
+    label before the call.
 
     ```mlir
     %l = fuse.softmax_cross_entropy %logits, %y
@@ -552,6 +571,7 @@ def Fuse_Conv2DInputGradOp : Fuse_WindowGradOp<"conv2d_input_grad",
       DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0, 0, 0}">:$padding,
       DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$dilations);
   let results = (outs Fuse_FloatTensor:$result);
+  let hasVerifier = 1;
 }
 
 def Fuse_Conv2DFilterGradOp : Fuse_WindowGradOp<"conv2d_filter_grad",
@@ -566,6 +586,7 @@ def Fuse_Conv2DFilterGradOp : Fuse_WindowGradOp<"conv2d_filter_grad",
       DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0, 0, 0}">:$padding,
       DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$dilations);
   let results = (outs Fuse_FloatTensor:$result);
+  let hasVerifier = 1;
 }
 
 def Fuse_MaxPool2DGradOp : Fuse_WindowGradOp<"max_pool2d_grad",
@@ -597,6 +618,7 @@ def Fuse_AvgPool2DGradOp : Fuse_WindowGradOp<"avg_pool2d_grad",
       DenseI64ArrayAttr:$window, OptionalAttr<DenseI64ArrayAttr>:$strides,
       DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0, 0, 0}">:$padding);
   let results = (outs Fuse_FloatTensor:$result);
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//

@@ -44,6 +44,21 @@ def FuseDeriveEval : Pass<"fuse-derive-eval", "::mlir::ModuleOp"> {
   }];
 }
 
+def FuseMarkClassLabels : Pass<"fuse-mark-class-labels", "::mlir::ModuleOp"> {
+  let summary = "Mark function arguments that are class labels";
+  let description = [{
+    Sets `fuse.class_labels = C` on each integer argument of a function
+    that reaches the labels operand of a `fuse.softmax_cross_entropy` (or
+    its gradient) over `[N, C]` logits with a static `C`, directly or
+    through slices, casts and reshapes (the smallest `C` when it reaches
+    several). The JIT engine checks, before each call, that every element
+    of such an argument is in `[0, C)`: compiled code cannot report an
+    out-of-range label, and cross-entropy would silently read no logit.
+    Runs after `fuse-wrap-steps`, so step, K-step and evaluation functions
+    are all marked.
+  }];
+}
+
 def FuseAutodiff : Pass<"fuse-autodiff", "::mlir::ModuleOp"> {
   let summary = "Replace fuse.value_and_grad by forward and backward ops";
   let description = [{

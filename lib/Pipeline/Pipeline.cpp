@@ -23,6 +23,7 @@ void fuse::buildDifferentiatePipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createFuseAutodiff());
   pm.addPass(createFuseWrapSteps());
+  pm.addPass(createFuseMarkClassLabels());
 }
 
 void fuse::buildSimplifyPipeline(OpPassManager &pm) {

@@ -40,8 +40,8 @@ func.func @mse(%x: tensor<4xf32>, %w: tensor<4xf32>) -> tensor<f32> {
   %l = fuse.mse_loss %w, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>
   return %l : tensor<f32>
 }
-// Values the optimizer rejects are reported by its verifier, at the step.
-// expected-error @below {{'fuse.adam' op beta1 must be in [0, 1), got 1.500000e+00}}
+// Values the optimizer rejects are reported at the step, naming them.
+// expected-error @below {{'fuse.train_step' op hyperparameters of fuse.adam: 'beta1' must be in [0, 1), got 1.5}}
 fuse.train_step @bad {loss = @mse, params = array<i64: 1>, optimizer = "adam", hyperparameters = {beta1 = 1.5 : f64}}
 
 // -----

@@ -160,6 +160,18 @@ LogicalResult FuseDialect::verifyRegionArgAttribute(Operation *op,
              << attr.getValue() << " on " << type;
     return success();
   }
+  if (name == kClassLabelsAttrName) {
+    auto shaped = dyn_cast<ShapedType>(type);
+    auto classes = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!classes || classes.getInt() <= 0 ||
+        (!lowered && !isa<IntegerType>(shaped.getElementType())))
+      return op->emitError("'")
+             << kClassLabelsAttrName
+             << "' must be a positive integer (the class count) on an "
+                "integer tensor argument, got "
+             << attr.getValue() << " on " << type;
+    return success();
+  }
   if (name == kPerStepAttrName) {
     auto shaped = dyn_cast<ShapedType>(type);
     if (!isa<UnitAttr>(attr.getValue()) || (!lowered && !shaped.hasRank()))

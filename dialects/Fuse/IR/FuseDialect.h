@@ -25,6 +25,9 @@ constexpr llvm::StringLiteral kStackedAttrName = "fuse.stacked";
 /// The argument attribute `fuse.init = #fuse.init<...>`: how training
 /// initializes a parameter or optimizer state.
 constexpr llvm::StringLiteral kInitAttrName = "fuse.init";
+/// The argument attribute `fuse.class_labels = C`: integer class labels,
+/// each of which must be in [0, C); the engine checks them before a call.
+constexpr llvm::StringLiteral kClassLabelsAttrName = "fuse.class_labels";
 
 /// Registers the translation of the fuse dialect's attributes to LLVM IR:
 /// its argument attributes describe how Fuse calls and trains a function,

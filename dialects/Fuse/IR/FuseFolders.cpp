@@ -35,7 +35,10 @@ static DenseElementsAttr dense(Attribute attr) {
 
 /// Whether folding into `type` may materialize a non-splat constant.
 static bool mayMaterialize(ShapedType type) {
-  return type.hasStaticShape() && type.getNumElements() <= kMaxFoldedElements;
+  if (!type.hasStaticShape())
+    return false;
+  std::optional<int64_t> count = checkedNumElements(type.getShape());
+  return count && *count <= kMaxFoldedElements;
 }
 
 /// Whether `value` is a splat constant equal to `scalar` (an integer or a
@@ -331,9 +334,12 @@ OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
         return a / b;
       },
       [](const APInt &a, const APInt &b) -> std::optional<APInt> {
-        // Leave division by zero and INT_MIN / -1 to run time.
-        if (b.isZero() || (a.isMinSignedValue() && b.isAllOnes()))
-          return std::nullopt;
+        // XLA's total semantics, as the lowering computes them: x / 0 is -1
+        // and INT_MIN / -1 is INT_MIN (no trap, no undefined value).
+        if (b.isZero())
+          return APInt::getAllOnes(a.getBitWidth());
+        if (a.isMinSignedValue() && b.isAllOnes())
+          return a;
         return a.sdiv(b);
       });
 }
@@ -550,9 +556,13 @@ static OpFoldResult foldReduce(ReduceKind kind, Value input, Attribute attr,
   auto inType = cast<ShapedType>(input.getType());
   if (!elements || !inType.hasStaticShape() || !resultType.hasStaticShape())
     return {};
-  int64_t reduced = 1;
+  SmallVector<int64_t> reducedDims;
   for (int64_t axis : axes)
-    reduced *= inType.getDimSize(axis);
+    reducedDims.push_back(inType.getDimSize(axis));
+  std::optional<int64_t> count = checkedNumElements(reducedDims);
+  if (!count)
+    return {};
+  int64_t reduced = *count;
   if (reduced == 0 && kind != ReduceKind::Sum)
     return {};
   Type elementType = inType.getElementType();
@@ -572,7 +582,7 @@ static OpFoldResult foldReduce(ReduceKind kind, Value input, Attribute attr,
       v = v * APInt(v.getBitWidth(), reduced);
     return DenseElementsAttr::get(resultType, v);
   }
-  if (inType.getNumElements() > kMaxFoldedElements)
+  if (!mayMaterialize(inType))
     return {};
 
   // General case: accumulate each input element into its output slot.

@@ -12,6 +12,9 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/ADT/SmallString.h"
+#include "llvm/Support/CheckedArithmetic.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace fuse;
@@ -41,6 +44,19 @@ bool fuse::isBroadcastableTo(ArrayRef<int64_t> input,
       return false;
   }
   return true;
+}
+
+std::optional<int64_t> fuse::checkedNumElements(ArrayRef<int64_t> shape) {
+  int64_t count = 1;
+  for (int64_t d : shape) {
+    if (ShapedType::isDynamic(d) || d < 0)
+      return std::nullopt;
+    std::optional<int64_t> next = llvm::checkedMul(count, d);
+    if (!next)
+      return std::nullopt;
+    count = *next;
+  }
+  return count;
 }
 
 /// Prints a shape as `3x?x4` for diagnostics.
@@ -123,20 +139,30 @@ fuse::detail::inferReduceResultType(std::optional<Location> loc, Type input,
   return success();
 }
 
+/// The padded size `size + padBefore + padAfter` of a static dim, or
+/// nullopt when it overflows.
+static std::optional<int64_t> paddedSize(int64_t size, int64_t padBefore,
+                                         int64_t padAfter) {
+  std::optional<int64_t> padded = llvm::checkedAdd(size, padBefore);
+  return padded ? llvm::checkedAdd(*padded, padAfter) : std::nullopt;
+}
+
 /// The output size of a sliding window over `size` padded elements, or
-/// failure when the window does not fit. Dynamic sizes stay dynamic.
+/// failure when the window does not fit (or the padded size overflows).
+/// Dynamic sizes stay dynamic. A fitting window gives at least 1.
 static FailureOr<int64_t> windowOutputSize(int64_t size, int64_t padBefore,
                                            int64_t padAfter, int64_t window,
                                            int64_t stride) {
   if (ShapedType::isDynamic(size))
     return ShapedType::kDynamic;
-  int64_t padded = size + padBefore + padAfter;
-  if (padded < window)
+  std::optional<int64_t> padded = paddedSize(size, padBefore, padAfter);
+  if (!padded || *padded < window)
     return failure();
-  return (padded - window) / stride + 1;
+  return (*padded - window) / stride + 1;
 }
 
-/// Checks a `[h, w]` attribute of positive values.
+/// Checks a `[h, w]` attribute of positive values, at most
+/// kMaxWindowAttribute.
 static LogicalResult verifyPair(std::optional<Location> loc, StringRef name,
                                 ArrayRef<int64_t> values) {
   if (values.size() != 2)
@@ -144,6 +170,9 @@ static LogicalResult verifyPair(std::optional<Location> loc, StringRef name,
         loc, "'", name, "' must have 2 entries [h, w], got ", values.size());
   if (llvm::any_of(values, [](int64_t v) { return v <= 0; }))
     return emitOptionalError(loc, "'", name, "' must be positive");
+  if (llvm::any_of(values, [](int64_t v) { return v > kMaxWindowAttribute; }))
+    return emitOptionalError(loc, "'", name, "' must be at most ",
+                             kMaxWindowAttribute);
   return success();
 }
 
@@ -155,6 +184,26 @@ static LogicalResult verifyPadding(std::optional<Location> loc,
         padding.size());
   if (llvm::any_of(padding, [](int64_t v) { return v < 0; }))
     return emitOptionalError(loc, "'padding' must be non-negative");
+  if (llvm::any_of(padding, [](int64_t v) { return v > kMaxWindowAttribute; }))
+    return emitOptionalError(loc, "'padding' must be at most ",
+                             kMaxWindowAttribute);
+  return success();
+}
+
+/// Checks that the zero-padded input a window op lowers through, N x (H +
+/// top + bottom) x (W + left + right) x C, has a countable number of
+/// elements when static.
+static LogicalResult verifyPaddedInput(std::optional<Location> loc,
+                                       ArrayRef<int64_t> shape,
+                                       ArrayRef<int64_t> padding) {
+  if (llvm::any_of(shape, ShapedType::isDynamic))
+    return success();
+  std::optional<int64_t> h = paddedSize(shape[1], padding[0], padding[1]);
+  std::optional<int64_t> w = paddedSize(shape[2], padding[2], padding[3]);
+  if (!h || !w || !checkedNumElements({shape[0], *h, *w, shape[3]}))
+    return emitOptionalError(loc, "the padded input of shape ",
+                             shapeString(shape), " with padding [", padding,
+                             "] has more elements than fit in 64 bits");
   return success();
 }
 
@@ -173,7 +222,14 @@ LogicalResult fuse::detail::inferPool2DResultType(
   if (padding[0] >= window[0] || padding[1] >= window[0] ||
       padding[2] >= window[1] || padding[3] >= window[1])
     return emitOptionalError(loc, "'padding' must be smaller than the window");
+  // Positions in a window are i32 pool indices.
+  if (window[0] * window[1] > kMaxWindowAttribute)
+    return emitOptionalError(loc, "pool window ", window[0], "x", window[1],
+                             " has more than ", kMaxWindowAttribute,
+                             " elements");
   ArrayRef<int64_t> shape = type.getShape();
+  if (failed(verifyPaddedInput(loc, shape, padding)))
+    return failure();
   FailureOr<int64_t> h = windowOutputSize(shape[1], padding[0], padding[1],
                                           window[0], effectiveStrides[0]);
   FailureOr<int64_t> w = windowOutputSize(shape[2], padding[2], padding[3],
@@ -272,20 +328,34 @@ LogicalResult ReshapeOp::verify() {
   if (outType.getNumDynamicDims() > 1)
     return emitOpError("result may have at most one dynamic dimension, got ")
            << outType;
-  if (!inType.hasStaticShape())
-    return success();
-  int64_t count = inType.getNumElements();
-  if (outType.hasStaticShape()) {
-    if (outType.getNumElements() != count)
-      return emitOpError("cannot reshape ")
-             << count << " elements into " << outType.getNumElements();
-    return success();
-  }
-  int64_t known = 1;
+  // Element counts that overflow int64_t would compare wrapped.
+  SmallVector<int64_t> staticOut;
   for (int64_t d : outType.getShape())
     if (!ShapedType::isDynamic(d))
-      known *= d;
-  if (known == 0 ? count != 0 : count % known != 0)
+      staticOut.push_back(d);
+  std::optional<int64_t> known = checkedNumElements(staticOut);
+  if (!known)
+    return emitOpError("result shape ")
+           << shapeString(outType.getShape())
+           << " has more elements than fit in 64 bits";
+  SmallVector<int64_t> staticIn;
+  for (int64_t d : inType.getShape())
+    if (!ShapedType::isDynamic(d))
+      staticIn.push_back(d);
+  if (!checkedNumElements(staticIn))
+    return emitOpError("input shape ")
+           << shapeString(inType.getShape())
+           << " has more elements than fit in 64 bits";
+  if (!inType.hasStaticShape())
+    return success();
+  int64_t count = *checkedNumElements(inType.getShape());
+  if (outType.hasStaticShape()) {
+    if (*known != count)
+      return emitOpError("cannot reshape ")
+             << count << " elements into " << *known;
+    return success();
+  }
+  if (*known == 0 ? count != 0 : count % *known != 0)
     return emitOpError("cannot reshape ") << count << " elements into shape "
                                           << shapeString(outType.getShape());
   return success();
@@ -399,12 +469,12 @@ LogicalResult BatchMatmulOp::inferReturnTypes(MLIRContext *,
 // Conv2DOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult Conv2DOp::inferReturnTypes(MLIRContext *,
-                                         std::optional<Location> loc,
-                                         Adaptor adaptor,
-                                         SmallVectorImpl<Type> &types) {
-  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
-  auto filter = cast<RankedTensorType>(adaptor.getFilter().getType());
+/// The result type of conv2d, shared with its gradients' verifiers.
+static LogicalResult
+inferConv2DType(std::optional<Location> loc, RankedTensorType input,
+                RankedTensorType filter, ArrayRef<int64_t> strides,
+                ArrayRef<int64_t> padding, ArrayRef<int64_t> dilations,
+                SmallVectorImpl<Type> &types) {
   if (input.getRank() != 4)
     return emitOptionalError(loc, "expects a rank-4 NHWC input, got ", input);
   if (filter.getRank() != 4)
@@ -413,9 +483,6 @@ LogicalResult Conv2DOp::inferReturnTypes(MLIRContext *,
     return emitOptionalError(loc, "operands have different element types (",
                              input.getElementType(), " vs ",
                              filter.getElementType(), ")");
-  ArrayRef<int64_t> strides = adaptor.getStrides();
-  ArrayRef<int64_t> dilations = adaptor.getDilations();
-  ArrayRef<int64_t> padding = adaptor.getPadding();
   if (failed(verifyPair(loc, "strides", strides)) ||
       failed(verifyPair(loc, "dilations", dilations)) ||
       failed(verifyPadding(loc, padding)))
@@ -425,24 +492,86 @@ LogicalResult Conv2DOp::inferReturnTypes(MLIRContext *,
     return emitOptionalError(loc, "input channels (", in[3],
                              ") do not match the filter's input channels (",
                              k[2], ")");
+  if (failed(verifyPaddedInput(loc, in, padding)))
+    return failure();
   SmallVector<int64_t> out = {in[0], 0, 0, k[3]};
   for (int i = 0; i < 2; ++i) {
     if (ShapedType::isDynamic(k[i]) || ShapedType::isDynamic(in[1 + i])) {
       out[1 + i] = ShapedType::kDynamic;
       continue;
     }
-    int64_t window = dilations[i] * (k[i] - 1) + 1;
+    if (k[i] == 0)
+      return emitOptionalError(loc, "the filter has an empty window, ",
+                               shapeString(k));
+    // The dilated window, dilations * (k - 1) + 1, checked.
+    std::optional<int64_t> window = llvm::checkedMul(dilations[i], k[i] - 1);
+    if (window)
+      window = llvm::checkedAdd(*window, int64_t(1));
+    if (!window)
+      return emitOptionalError(loc, "the dilated filter window of ", k[i],
+                               " taps with dilation ", dilations[i],
+                               " overflows");
     FailureOr<int64_t> size = windowOutputSize(
-        in[1 + i], padding[2 * i], padding[2 * i + 1], window, strides[i]);
+        in[1 + i], padding[2 * i], padding[2 * i + 1], *window, strides[i]);
     if (failed(size))
-      return emitOptionalError(loc, "filter window ", window,
-                               " is larger than the padded input ",
-                               i == 0 ? "height " : "width ",
-                               in[1 + i] + padding[2 * i] + padding[2 * i + 1]);
+      return emitOptionalError(
+          loc, "filter window ", *window, " is larger than the padded input ",
+          i == 0 ? "height " : "width ",
+          *paddedSize(in[1 + i], padding[2 * i], padding[2 * i + 1]));
     out[1 + i] = *size;
   }
   types.push_back(RankedTensorType::get(out, input.getElementType()));
   return success();
+}
+
+LogicalResult Conv2DOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  return inferConv2DType(loc,
+                         cast<RankedTensorType>(adaptor.getInput().getType()),
+                         cast<RankedTensorType>(adaptor.getFilter().getType()),
+                         adaptor.getStrides(), adaptor.getPadding(),
+                         adaptor.getDilations(), types);
+}
+
+/// Checks a window gradient's attributes as its forward op's (`forward`
+/// failing reports why) and that `grad` has the forward result's shape.
+static LogicalResult verifyWindowGrad(Operation *op, LogicalResult forward,
+                                      ArrayRef<Type> expected,
+                                      RankedTensorType grad) {
+  if (failed(forward))
+    return failure();
+  auto want = cast<RankedTensorType>(expected.front());
+  if (grad.getElementType() != want.getElementType() ||
+      failed(verifyCompatibleShape(grad.getShape(), want.getShape())))
+    return op->emitOpError("gradient of type ")
+           << grad << " does not match the forward result, " << want;
+  return success();
+}
+
+LogicalResult Conv2DInputGradOp::verify() {
+  SmallVector<Type> expected;
+  LogicalResult forward =
+      inferConv2DType(getLoc(), getInput().getType(), getFilter().getType(),
+                      getStrides(), getPadding(), getDilations(), expected);
+  return verifyWindowGrad(*this, forward, expected, getGrad().getType());
+}
+
+LogicalResult Conv2DFilterGradOp::verify() {
+  SmallVector<Type> expected;
+  LogicalResult forward =
+      inferConv2DType(getLoc(), getInput().getType(), getFilter().getType(),
+                      getStrides(), getPadding(), getDilations(), expected);
+  return verifyWindowGrad(*this, forward, expected, getGrad().getType());
+}
+
+LogicalResult AvgPool2DGradOp::verify() {
+  SmallVector<Type> expected;
+  LogicalResult forward =
+      detail::inferPool2DResultType(getLoc(), getInput().getType(), getWindow(),
+                                    getStrides(), getPadding(), expected);
+  return verifyWindowGrad(*this, forward, expected, getGrad().getType());
 }
 
 //===----------------------------------------------------------------------===//
@@ -479,6 +608,10 @@ LogicalResult SoftmaxCrossEntropyOp::inferReturnTypes(
   if (labels.getRank() != 1)
     return emitOptionalError(loc, "expects rank-1 labels [batch], got ",
                              labels);
+  // Integers are signed: an i1 label 1 would read as class -1.
+  if (labels.getElementType().isInteger(1))
+    return emitOptionalError(loc, "i1 labels are not supported (an i1 1 is "
+                                  "-1 as a signed integer); use i8 or wider");
   if (!dimsCompatible(logits.getDimSize(0), labels.getDimSize(0)))
     return emitOptionalError(
         loc, "batch size of labels (", labels.getDimSize(0),
@@ -552,11 +685,74 @@ static LogicalResult verifyOptimizer(Operation *op, ValueRange params,
   return success();
 }
 
-static LogicalResult verifyUnitInterval(Operation *op, StringRef name,
-                                        double value) {
-  if (!(value >= 0.0 && value < 1.0))
-    return op->emitOpError(name) << " must be in [0, 1), got " << value;
+namespace {
+/// The values a hyperparameter may take, as torch.optim checks them.
+enum class Range { Finite, NonNegative, UnitInterval };
+struct HyperparameterRule {
+  StringLiteral optimizer, name;
+  Range range;
+};
+} // namespace
+
+// torch.optim accepts any finite dampening; everything else is a rate, a
+// decay or an epsilon (>= 0) or a moment coefficient (in [0, 1)).
+static const HyperparameterRule kHyperparameterRules[] = {
+    {"sgd", "momentum", Range::NonNegative},
+    {"sgd", "dampening", Range::Finite},
+    {"sgd", "weight_decay", Range::NonNegative},
+    {"adam", "beta1", Range::UnitInterval},
+    {"adam", "beta2", Range::UnitInterval},
+    {"adam", "eps", Range::NonNegative},
+    {"adam", "weight_decay", Range::NonNegative},
+    {"adagrad", "lr_decay", Range::NonNegative},
+    {"adagrad", "initial_accumulator_value", Range::NonNegative},
+    {"adagrad", "eps", Range::NonNegative},
+    {"adagrad", "weight_decay", Range::NonNegative},
+    {"rmsprop", "alpha", Range::UnitInterval},
+    {"rmsprop", "eps", Range::NonNegative},
+    {"rmsprop", "momentum", Range::NonNegative},
+    {"rmsprop", "weight_decay", Range::NonNegative},
+    {"lamb", "beta1", Range::UnitInterval},
+    {"lamb", "beta2", Range::UnitInterval},
+    {"lamb", "eps", Range::NonNegative},
+    {"lamb", "weight_decay", Range::NonNegative},
+};
+
+/// Checks the float hyperparameters in `attrs` of the optimizer `optimizer`
+/// (`adam` for `fuse.adam`): every one finite, each in its range. Absent
+/// ones take their (valid) defaults.
+static LogicalResult
+verifyHyperparameters(StringRef optimizer, ArrayRef<NamedAttribute> attrs,
+                      function_ref<InFlightDiagnostic()> emitError) {
+  for (NamedAttribute attr : attrs) {
+    auto value = dyn_cast<FloatAttr>(attr.getValue());
+    if (!value)
+      continue;
+    StringRef name = attr.getName().getValue();
+    double v = value.getValueAsDouble();
+    SmallString<16> text;
+    value.getValue().toString(text);
+    if (!std::isfinite(v))
+      return emitError() << "'" << name << "' must be finite, got " << text;
+    for (const HyperparameterRule &rule : kHyperparameterRules) {
+      if (rule.optimizer != optimizer || rule.name != name)
+        continue;
+      if (rule.range == Range::NonNegative && v < 0.0)
+        return emitError() << "'" << name << "' must be non-negative, got "
+                           << text;
+      if (rule.range == Range::UnitInterval && !(v >= 0.0 && v < 1.0))
+        return emitError() << "'" << name << "' must be in [0, 1), got "
+                           << text;
+    }
+  }
   return success();
+}
+
+/// The hyperparameters of an optimizer op.
+static LogicalResult verifyHyperparameters(Operation *op) {
+  StringRef optimizer = op->getName().stripDialect();
+  return verifyHyperparameters(optimizer, op->getAttrDictionary().getValue(),
+                               [op] { return op->emitOpError(); });
 }
 
 unsigned SgdOp::getNumStatesPerParam() {
@@ -564,9 +760,9 @@ unsigned SgdOp::getNumStatesPerParam() {
 }
 
 LogicalResult SgdOp::verify() {
+  if (failed(verifyHyperparameters(*this)))
+    return failure();
   double momentum = getMomentum().convertToDouble();
-  if (momentum < 0.0 || getWeightDecay().convertToDouble() < 0.0)
-    return emitOpError("momentum and weight_decay must be non-negative");
   if (getNesterov() &&
       (momentum <= 0.0 || getDampening().convertToDouble() != 0.0))
     return emitOpError("nesterov needs a positive momentum and no dampening");
@@ -578,13 +774,8 @@ unsigned AdamOp::getNumStatesPerParam() { return getAmsgrad() ? 3 : 2; }
 
 /// Adam and LAMB share their moment hyperparameters.
 template <typename OpTy> static LogicalResult verifyAdamLike(OpTy op) {
-  if (failed(
-          verifyUnitInterval(op, "beta1", op.getBeta1().convertToDouble())) ||
-      failed(verifyUnitInterval(op, "beta2", op.getBeta2().convertToDouble())))
+  if (failed(verifyHyperparameters(op)))
     return failure();
-  if (op.getEps().convertToDouble() < 0.0 ||
-      op.getWeightDecay().convertToDouble() < 0.0)
-    return op.emitOpError("eps and weight_decay must be non-negative");
   return verifyOptimizer(op, op.getParams(), op.getGrads(), op.getStates(),
                          op.getResultTypes(), op.getNumStatesPerParam());
 }
@@ -598,12 +789,8 @@ double AdagradOp::getStateInitialValue(unsigned) {
 }
 
 LogicalResult AdagradOp::verify() {
-  if (getLrDecay().convertToDouble() < 0.0 ||
-      getEps().convertToDouble() < 0.0 ||
-      getWeightDecay().convertToDouble() < 0.0 ||
-      getInitialAccumulatorValue().convertToDouble() < 0.0)
-    return emitOpError("lr_decay, initial_accumulator_value, eps and "
-                       "weight_decay must be non-negative");
+  if (failed(verifyHyperparameters(*this)))
+    return failure();
   return verifyOptimizer(*this, getParams(), getGrads(), getStates(),
                          getResultTypes(), getNumStatesPerParam());
 }
@@ -614,12 +801,8 @@ unsigned RmspropOp::getNumStatesPerParam() {
 }
 
 LogicalResult RmspropOp::verify() {
-  if (failed(verifyUnitInterval(*this, "alpha", getAlpha().convertToDouble())))
+  if (failed(verifyHyperparameters(*this)))
     return failure();
-  if (getEps().convertToDouble() < 0.0 ||
-      getMomentum().convertToDouble() < 0.0 ||
-      getWeightDecay().convertToDouble() < 0.0)
-    return emitOpError("eps, momentum and weight_decay must be non-negative");
   return verifyOptimizer(*this, getParams(), getGrads(), getStates(),
                          getResultTypes(), getNumStatesPerParam());
 }
@@ -787,12 +970,17 @@ TrainStepOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
       return emitOpError("'")
              << attr.getName().getValue() << "' is not a hyperparameter of "
              << optimizer->getStringRef();
-  // Their types, as the optimizer op's verifier would check them.
-  NamedAttrList attrs(hyperparameters);
-  return optimizer->verifyInherentAttrs(attrs, [&] {
+  // Their types, as the optimizer op's verifier would check them, then
+  // their values.
+  auto emitError = [&] {
     return emitOpError("hyperparameters of ")
            << optimizer->getStringRef() << ": ";
-  });
+  };
+  NamedAttrList attrs(hyperparameters);
+  if (failed(optimizer->verifyInherentAttrs(attrs, emitError)))
+    return failure();
+  return verifyHyperparameters(getOptimizer(), hyperparameters.getValue(),
+                               emitError);
 }
 
 #define GET_OP_CLASSES

@@ -32,6 +32,16 @@ broadcastShapes(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs);
 bool isBroadcastableTo(llvm::ArrayRef<int64_t> input,
                        llvm::ArrayRef<int64_t> target);
 
+/// The number of elements of a static `shape`, or nullopt when it does not
+/// fit in int64_t (or a dim is dynamic or negative). Every element count in
+/// verifiers, type inference and folds goes through it.
+std::optional<int64_t> checkedNumElements(llvm::ArrayRef<int64_t> shape);
+
+/// The largest window, stride, dilation or padding of a convolution or
+/// pool: sums and products of two such values, and window positions as i32
+/// pool indices, cannot overflow.
+constexpr int64_t kMaxWindowAttribute = (int64_t(1) << 31) - 1;
+
 namespace detail {
 /// Shared type inference of the op families, called from the ODS-generated
 /// `inferReturnTypes`. Each emits a located error (when `loc` is set) and

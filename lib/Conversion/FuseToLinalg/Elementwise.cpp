@@ -78,7 +78,32 @@ Value scalar(MulOp, OpBuilder &b, Location loc, ValueRange a) {
 Value scalar(DivOp, OpBuilder &b, Location loc, ValueRange a) {
   if (isFloat(a[0]))
     return arith::DivFOp::create(b, loc, a[0], a[1]);
-  return arith::DivSIOp::create(b, loc, a[0], a[1]);
+  // XLA's semantics without a trap on any lane: x / 0 is -1 and INT_MIN / -1
+  // is INT_MIN. The division only ever sees a safe divisor (1 in those
+  // cases), so vectorized and scalar code agree with the folder.
+  auto type = cast<IntegerType>(a[0].getType());
+  unsigned width = type.getWidth();
+  auto constant = [&](const APInt &v) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, v));
+  };
+  Value allOnes = constant(APInt::getAllOnes(width));
+  Value isZero = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, a[1],
+                                       constant(APInt::getZero(width)));
+  // i1 has no safe divisor other than -1 itself: x / -1 is x there (-(-1)
+  // wraps to -1), and x / 0 is -1.
+  if (width == 1)
+    return arith::SelectOp::create(b, loc, isZero, allOnes, a[0]);
+  Value isMin =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, a[0],
+                            constant(APInt::getSignedMinValue(width)));
+  Value isMinusOne =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, a[1], allOnes);
+  Value overflows = arith::AndIOp::create(b, loc, isMin, isMinusOne);
+  Value unsafe = arith::OrIOp::create(b, loc, isZero, overflows);
+  Value one = constant(APInt(width, 1));
+  Value divisor = arith::SelectOp::create(b, loc, unsafe, one, a[1]);
+  Value quotient = arith::DivSIOp::create(b, loc, a[0], divisor);
+  return arith::SelectOp::create(b, loc, isZero, allOnes, quotient);
 }
 Value scalar(MaxOp, OpBuilder &b, Location loc, ValueRange a) {
   if (isFloat(a[0]))

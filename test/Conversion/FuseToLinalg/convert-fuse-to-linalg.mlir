@@ -175,7 +175,21 @@ func.func @binary_int(%c: tensor<3x1xi32>, %r: tensor<5xi32>) -> (tensor<3x5xi32
   %1 = fuse.sub %c, %r : (tensor<3x1xi32>, tensor<5xi32>) -> tensor<3x5xi32>
   // CHECK: arith.muli %{{.*}}, %{{.*}} : i32
   %2 = fuse.mul %c, %r : (tensor<3x1xi32>, tensor<5xi32>) -> tensor<3x5xi32>
-  // CHECK: arith.divsi %{{.*}}, %{{.*}} : i32
+  // Division never traps: 0 and INT_MIN / -1 divide by 1 instead, and x / 0
+  // selects -1.
+  // CHECK: ^bb0(%[[X:[^:]*]]: i32, %[[Y:[^:]*]]: i32,
+  // CHECK-NEXT: %[[MONE:.*]] = arith.constant -1 : i32
+  // CHECK-NEXT: %[[ZERO:.*]] = arith.constant 0 : i32
+  // CHECK-NEXT: %[[ISZERO:.*]] = arith.cmpi eq, %[[Y]], %[[ZERO]] : i32
+  // CHECK-NEXT: %[[MIN:.*]] = arith.constant -2147483648 : i32
+  // CHECK-NEXT: %[[ISMIN:.*]] = arith.cmpi eq, %[[X]], %[[MIN]] : i32
+  // CHECK-NEXT: %[[ISMONE:.*]] = arith.cmpi eq, %[[Y]], %[[MONE]] : i32
+  // CHECK-NEXT: %[[OVER:.*]] = arith.andi %[[ISMIN]], %[[ISMONE]] : i1
+  // CHECK-NEXT: %[[UNSAFE:.*]] = arith.ori %[[ISZERO]], %[[OVER]] : i1
+  // CHECK-NEXT: %[[ONE:.*]] = arith.constant 1 : i32
+  // CHECK-NEXT: %[[SAFE:.*]] = arith.select %[[UNSAFE]], %[[ONE]], %[[Y]] : i32
+  // CHECK-NEXT: %[[Q:.*]] = arith.divsi %[[X]], %[[SAFE]] : i32
+  // CHECK-NEXT: arith.select %[[ISZERO]], %[[MONE]], %[[Q]] : i32
   %3 = fuse.div %c, %r : (tensor<3x1xi32>, tensor<5xi32>) -> tensor<3x5xi32>
   // CHECK: arith.maxsi %{{.*}}, %{{.*}} : i32
   %4 = fuse.max %c, %r : (tensor<3x1xi32>, tensor<5xi32>) -> tensor<3x5xi32>

@@ -291,14 +291,29 @@ func.func @no_fold_broadcasting_identity(%x: tensor<4xf32>) -> tensor<3x4xf32> {
 
 // -----
 
-// Integer division by zero is left to run time.
-// CHECK-LABEL: func @no_fold_int_div_by_zero
-func.func @no_fold_int_div_by_zero() -> tensor<2xi32> {
-  %a = fuse.constant dense<[4, 5]> : tensor<2xi32>
+// Integer division is total, as in XLA (and as compiled code computes it):
+// x / 0 is -1 and INT_MIN / -1 is INT_MIN.
+// CHECK-LABEL: func @fold_int_div_total
+func.func @fold_int_div_total() -> (tensor<2xi32>, tensor<4xi8>, tensor<2xi64>, tensor<4xi1>) {
+  %a = fuse.constant dense<[4, -5]> : tensor<2xi32>
   %b = fuse.constant dense<0> : tensor<2xi32>
-  // CHECK: fuse.div
+  // CHECK-DAG: fuse.constant dense<-1> : tensor<2xi32>
   %0 = fuse.div %a, %b : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi32>
-  return %0 : tensor<2xi32>
+  %c = fuse.constant dense<[-128, -128, 127, -7]> : tensor<4xi8>
+  %d = fuse.constant dense<[-1, 0, -1, 2]> : tensor<4xi8>
+  // CHECK-DAG: fuse.constant dense<[-128, -1, -127, -3]> : tensor<4xi8>
+  %1 = fuse.div %c, %d : (tensor<4xi8>, tensor<4xi8>) -> tensor<4xi8>
+  %e = fuse.constant dense<[-9223372036854775808, 9]> : tensor<2xi64>
+  %f = fuse.constant dense<[-1, -1]> : tensor<2xi64>
+  // CHECK-DAG: fuse.constant dense<[-9223372036854775808, -9]> : tensor<2xi64>
+  %2 = fuse.div %e, %f : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64>
+  // i1 is signed: true is -1, so x / true is x and x / false is true.
+  %g = fuse.constant dense<[false, true, false, true]> : tensor<4xi1>
+  %h = fuse.constant dense<[false, false, true, true]> : tensor<4xi1>
+  // CHECK-DAG: fuse.constant dense<[true, true, false, true]> : tensor<4xi1>
+  %3 = fuse.div %g, %h : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+  // CHECK-NOT: fuse.div
+  return %0, %1, %2, %3 : tensor<2xi32>, tensor<4xi8>, tensor<2xi64>, tensor<4xi1>
 }
 
 // -----

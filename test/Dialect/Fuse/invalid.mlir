@@ -424,7 +424,7 @@ func.func @f(%lr: tensor<f32>, %s: tensor<i64>, %p: tensor<4xf32>, %g: tensor<4x
 }
 // -----
 func.func @f(%lr: tensor<f32>, %s: tensor<i64>, %p: tensor<4xf32>, %g: tensor<4xf32>) {
-  // expected-error @below {{'fuse.adam' op beta2 must be in [0, 1), got 1}}
+  // expected-error @below {{'fuse.adam' op 'beta2' must be in [0, 1), got 1}}
   %0:3 = fuse.adam %lr, %s params(%p : tensor<4xf32>) grads(%g : tensor<4xf32>) states(%p, %p : tensor<4xf32>, tensor<4xf32>) {beta2 = 1.0 : f64} -> tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
   return
 }
@@ -679,5 +679,231 @@ func.func @f(%w: tensor<4xf32> {fuse.init = "zeros"}) {
 // Only floats are trained.
 // expected-error @below {{'fuse.init' must be a #fuse.init attribute on a float tensor argument, got #fuse.init<zeros> on 'tensor<4xi32>'}}
 func.func @f(%w: tensor<4xi32> {fuse.init = #fuse.init<zeros>}) {
+  return
+}
+
+// -----
+
+// Issue 23: every float hyperparameter is finite and in its range, named.
+func.func @f(%lr: tensor<f32>, %s: tensor<i64>, %p: tensor<4xf32>, %g: tensor<4xf32>) {
+  // expected-error @below {{'fuse.adam' op 'eps' must be finite, got NaN}}
+  %0:3 = fuse.adam %lr, %s params(%p : tensor<4xf32>) grads(%g : tensor<4xf32>) states(%p, %p : tensor<4xf32>, tensor<4xf32>) {eps = 0x7FF8000000000000 : f64} -> tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+  return
+}
+// -----
+func.func @f(%lr: tensor<f32>, %s: tensor<i64>, %p: tensor<4xf32>, %g: tensor<4xf32>) {
+  // expected-error @below {{'fuse.adam' op 'weight_decay' must be finite, got +Inf}}
+  %0:3 = fuse.adam %lr, %s params(%p : tensor<4xf32>) grads(%g : tensor<4xf32>) states(%p, %p : tensor<4xf32>, tensor<4xf32>) {weight_decay = 0x7FF0000000000000 : f64, decoupled} -> tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+  return
+}
+// -----
+func.func @f(%lr: tensor<f32>, %s: tensor<i64>, %p: tensor<4xf32>, %g: tensor<4xf32>) {
+  // expected-error @below {{'fuse.adam' op 'beta1' must be in [0, 1), got -0.5}}
+  %0:3 = fuse.adam %lr, %s params(%p : tensor<4xf32>) grads(%g : tensor<4xf32>) states(%p, %p : tensor<4xf32>, tensor<4xf32>) {beta1 = -0.5 : f64} -> tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+  return
+}
+// -----
+func.func @f(%lr: tensor<f32>, %s: tensor<i64>, %p: tensor<4xf32>, %g: tensor<4xf32>) {
+  // expected-error @below {{'fuse.sgd' op 'momentum' must be finite, got NaN}}
+  %0:2 = fuse.sgd %lr, %s params(%p : tensor<4xf32>) grads(%g : tensor<4xf32>) states(%p : tensor<4xf32>) {momentum = 0x7FF8000000000000 : f64} -> tensor<4xf32>, tensor<4xf32>
+  return
+}
+// -----
+func.func @f(%lr: tensor<f32>, %s: tensor<i64>, %p: tensor<4xf32>, %g: tensor<4xf32>) {
+  // expected-error @below {{'fuse.sgd' op 'dampening' must be finite, got -Inf}}
+  %0:2 = fuse.sgd %lr, %s params(%p : tensor<4xf32>) grads(%g : tensor<4xf32>) states(%p : tensor<4xf32>) {momentum = 0.9 : f64, dampening = 0xFFF0000000000000 : f64} -> tensor<4xf32>, tensor<4xf32>
+  return
+}
+// -----
+func.func @f(%lr: tensor<f32>, %s: tensor<i64>, %p: tensor<4xf32>, %g: tensor<4xf32>) {
+  // expected-error @below {{'fuse.sgd' op 'weight_decay' must be non-negative, got -1}}
+  %0 = fuse.sgd %lr, %s params(%p : tensor<4xf32>) grads(%g : tensor<4xf32>) states() {weight_decay = -1.0 : f64} -> tensor<4xf32>
+  return
+}
+// -----
+func.func @f(%lr: tensor<f32>, %s: tensor<i64>, %p: tensor<4xf32>, %g: tensor<4xf32>) {
+  // expected-error @below {{'fuse.rmsprop' op 'eps' must be finite, got NaN}}
+  %0:2 = fuse.rmsprop %lr, %s params(%p : tensor<4xf32>) grads(%g : tensor<4xf32>) states(%p : tensor<4xf32>) {eps = 0x7FF8000000000000 : f64} -> tensor<4xf32>, tensor<4xf32>
+  return
+}
+// -----
+func.func @f(%lr: tensor<f32>, %s: tensor<i64>, %p: tensor<4xf32>, %g: tensor<4xf32>) {
+  // expected-error @below {{'fuse.rmsprop' op 'alpha' must be finite, got NaN}}
+  %0:2 = fuse.rmsprop %lr, %s params(%p : tensor<4xf32>) grads(%g : tensor<4xf32>) states(%p : tensor<4xf32>) {alpha = 0x7FF8000000000000 : f64} -> tensor<4xf32>, tensor<4xf32>
+  return
+}
+// -----
+func.func @f(%lr: tensor<f32>, %s: tensor<i64>, %p: tensor<4xf32>, %g: tensor<4xf32>) {
+  // expected-error @below {{'fuse.rmsprop' op 'momentum' must be finite, got +Inf}}
+  %0:3 = fuse.rmsprop %lr, %s params(%p : tensor<4xf32>) grads(%g : tensor<4xf32>) states(%p, %p : tensor<4xf32>, tensor<4xf32>) {momentum = 0x7FF0000000000000 : f64} -> tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+  return
+}
+// -----
+func.func @f(%lr: tensor<f32>, %s: tensor<i64>, %p: tensor<4xf32>, %g: tensor<4xf32>) {
+  // expected-error @below {{'fuse.adagrad' op 'lr_decay' must be finite, got +Inf}}
+  %0:2 = fuse.adagrad %lr, %s params(%p : tensor<4xf32>) grads(%g : tensor<4xf32>) states(%p : tensor<4xf32>) {lr_decay = 0x7FF0000000000000 : f64} -> tensor<4xf32>, tensor<4xf32>
+  return
+}
+// -----
+func.func @f(%lr: tensor<f32>, %s: tensor<i64>, %p: tensor<4xf32>, %g: tensor<4xf32>) {
+  // expected-error @below {{'fuse.adagrad' op 'initial_accumulator_value' must be non-negative, got -0.5}}
+  %0:2 = fuse.adagrad %lr, %s params(%p : tensor<4xf32>) grads(%g : tensor<4xf32>) states(%p : tensor<4xf32>) {initial_accumulator_value = -0.5 : f64} -> tensor<4xf32>, tensor<4xf32>
+  return
+}
+// -----
+func.func @f(%lr: tensor<f32>, %s: tensor<i64>, %p: tensor<4xf32>, %g: tensor<4xf32>) {
+  // expected-error @below {{'fuse.lamb' op 'weight_decay' must be finite, got +Inf}}
+  %0:3 = fuse.lamb %lr, %s params(%p : tensor<4xf32>) grads(%g : tensor<4xf32>) states(%p, %p : tensor<4xf32>, tensor<4xf32>) {weight_decay = 0x7FF0000000000000 : f64} -> tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+  return
+}
+// -----
+func.func @f(%lr: tensor<f32>, %s: tensor<i64>, %p: tensor<4xf32>, %g: tensor<4xf32>) {
+  // expected-error @below {{'fuse.lamb' op 'beta2' must be finite, got NaN}}
+  %0:3 = fuse.lamb %lr, %s params(%p : tensor<4xf32>) grads(%g : tensor<4xf32>) states(%p, %p : tensor<4xf32>, tensor<4xf32>) {beta2 = 0x7FF8000000000000 : f64} -> tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+// A training step's hyperparameters are checked where they are written.
+func.func @loss(%w: tensor<4xf32>, %x: tensor<4xf32>) -> tensor<f32> {
+  %l = fuse.mse_loss %w, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+// expected-error @below {{'fuse.train_step' op hyperparameters of fuse.adam: 'weight_decay' must be finite, got +Inf}}
+fuse.train_step @t {loss = @loss, params = array<i64: 0>, optimizer = "adam", hyperparameters = {weight_decay = 0x7FF0000000000000 : f64}}
+
+// -----
+
+func.func @loss(%w: tensor<4xf32>, %x: tensor<4xf32>) -> tensor<f32> {
+  %l = fuse.mse_loss %w, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+// expected-error @below {{'fuse.train_step' op hyperparameters of fuse.sgd: 'dampening' must be finite, got NaN}}
+fuse.train_step @t {loss = @loss, params = array<i64: 0>, optimizer = "sgd", hyperparameters = {momentum = 0.9 : f64, dampening = 0x7FF8000000000000 : f64}}
+
+// -----
+
+func.func @loss(%w: tensor<4xf32>, %x: tensor<4xf32>) -> tensor<f32> {
+  %l = fuse.mse_loss %w, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+// expected-error @below {{'fuse.train_step' op hyperparameters of fuse.rmsprop: 'alpha' must be in [0, 1), got 1}}
+fuse.train_step @t {loss = @loss, params = array<i64: 0>, optimizer = "rmsprop", hyperparameters = {alpha = 1.0 : f64}}
+
+// -----
+
+// Element counts that overflow int64 do not wrap.
+func.func @f(%x: tensor<4294967296x4294967296xf32>) {
+  // expected-error @below {{'fuse.reshape' op input shape 4294967296x4294967296 has more elements than fit in 64 bits}}
+  %0 = fuse.reshape %x : (tensor<4294967296x4294967296xf32>) -> tensor<0xf32>
+  return
+}
+// -----
+func.func @f(%x: tensor<?xf32>) {
+  // expected-error @below {{'fuse.reshape' op result shape ?x4294967296x4294967296 has more elements than fit in 64 bits}}
+  %0 = fuse.reshape %x : (tensor<?xf32>) -> tensor<?x4294967296x4294967296xf32>
+  return
+}
+
+// -----
+
+// Windows, strides, dilations and padding are bounded so that no derived
+// size overflows.
+func.func @f(%x: tensor<1x4x4x1xf32>) {
+  // expected-error @below {{'window' must be at most 2147483647}}
+  // expected-error @below {{'fuse.avg_pool2d' op failed to infer returned types}}
+  %0 = fuse.avg_pool2d %x {window = array<i64: 2305843009213693952, 1>, padding = array<i64: 2305843009213693951, 2305843009213693951, 0, 0>} : (tensor<1x4x4x1xf32>) -> tensor<1x1x4x1xf32>
+  return
+}
+// -----
+func.func @f(%x: tensor<1x4x4x1xf32>) {
+  // expected-error @below {{'strides' must be at most 2147483647}}
+  // expected-error @below {{'fuse.max_pool2d' op failed to infer returned types}}
+  %0 = fuse.max_pool2d %x {window = array<i64: 2, 2>, strides = array<i64: 2305843009213693952, 1>} : (tensor<1x4x4x1xf32>) -> tensor<1x1x3x1xf32>
+  return
+}
+// -----
+func.func @f(%x: tensor<1x4x4x1xf32>) {
+  // expected-error @below {{pool window 65536x65536 has more than 2147483647 elements}}
+  // expected-error @below {{'fuse.avg_pool2d' op failed to infer returned types}}
+  %0 = fuse.avg_pool2d %x {window = array<i64: 65536, 65536>, padding = array<i64: 65535, 65535, 65535, 65535>} : (tensor<1x4x4x1xf32>) -> tensor<1x2x2x1xf32>
+  return
+}
+// -----
+func.func @f(%x: tensor<2x4611686018427387903x1x1xf32>) {
+  // expected-error @below {{the padded input of shape 2x4611686018427387903x1x1 with padding [1, 1, 0, 0] has more elements than fit in 64 bits}}
+  // expected-error @below {{'fuse.max_pool2d' op failed to infer returned types}}
+  %0 = fuse.max_pool2d %x {window = array<i64: 2, 1>, padding = array<i64: 1, 1, 0, 0>} : (tensor<2x4611686018427387903x1x1xf32>) -> tensor<2x2305843009213693952x1x1xf32>
+  return
+}
+// -----
+func.func @f(%x: tensor<1x28x28x1xf32>, %k: tensor<3x3x1x8xf32>) {
+  // expected-error @below {{'padding' must be at most 2147483647}}
+  // expected-error @below {{'fuse.conv2d' op failed to infer returned types}}
+  %0 = fuse.conv2d %x, %k {padding = array<i64: 2305843009213693952, 0, 0, 0>} : (tensor<1x28x28x1xf32>, tensor<3x3x1x8xf32>) -> tensor<1x26x26x8xf32>
+  return
+}
+// -----
+func.func @f(%x: tensor<1x28x28x1xf32>, %k: tensor<3x3x1x8xf32>) {
+  // expected-error @below {{'dilations' must be at most 2147483647}}
+  // expected-error @below {{'fuse.conv2d' op failed to infer returned types}}
+  %0 = fuse.conv2d %x, %k {dilations = array<i64: 4611686018427387904, 1>} : (tensor<1x28x28x1xf32>, tensor<3x3x1x8xf32>) -> tensor<1x26x26x8xf32>
+  return
+}
+// -----
+func.func @f(%x: tensor<1x28x28x1xf32>, %k: tensor<4611686018427387904x3x1x8xf32>) {
+  // expected-error @below {{the dilated filter window of 4611686018427387904 taps with dilation 3 overflows}}
+  // expected-error @below {{'fuse.conv2d' op failed to infer returned types}}
+  %0 = fuse.conv2d %x, %k {dilations = array<i64: 3, 1>} : (tensor<1x28x28x1xf32>, tensor<4611686018427387904x3x1x8xf32>) -> tensor<1x26x26x8xf32>
+  return
+}
+// -----
+// Gradients of window ops verify their attributes as the forward op does.
+func.func @f(%g: tensor<1x1x4x1xf32>, %x: tensor<1x4x4x1xf32>) {
+  // expected-error @below {{'window' must be at most 2147483647}}
+  %0 = fuse.avg_pool2d_grad %g, %x {window = array<i64: 2305843009213693952, 1>, padding = array<i64: 2305843009213693951, 2305843009213693951, 0, 0>} : (tensor<1x1x4x1xf32>, tensor<1x4x4x1xf32>) -> tensor<1x4x4x1xf32>
+  return
+}
+// -----
+func.func @f(%g: tensor<1x2x2x1xf32>, %x: tensor<1x4x4x1xf32>) {
+  // expected-error @below {{'fuse.avg_pool2d_grad' op gradient of type 'tensor<1x2x2x1xf32>' does not match the forward result, 'tensor<1x3x3x1xf32>'}}
+  %0 = fuse.avg_pool2d_grad %g, %x {window = array<i64: 2, 2>, strides = array<i64: 1, 1>} : (tensor<1x2x2x1xf32>, tensor<1x4x4x1xf32>) -> tensor<1x4x4x1xf32>
+  return
+}
+// -----
+func.func @f(%g: tensor<1x26x26x8xf32>, %x: tensor<1x28x28x1xf32>, %k: tensor<3x3x1x8xf32>) {
+  // expected-error @below {{'strides' must be at most 2147483647}}
+  %0 = fuse.conv2d_input_grad %g, %k, %x {strides = array<i64: 4611686018427387904, 1>} : (tensor<1x26x26x8xf32>, tensor<3x3x1x8xf32>, tensor<1x28x28x1xf32>) -> tensor<1x28x28x1xf32>
+  return
+}
+// -----
+func.func @f(%g: tensor<1x26x26x8xf32>, %x: tensor<1x28x28x1xf32>, %k: tensor<3x3x1x8xf32>) {
+  // expected-error @below {{'fuse.conv2d_filter_grad' op gradient of type 'tensor<1x26x26x8xf32>' does not match the forward result, 'tensor<1x28x28x8xf32>'}}
+  %0 = fuse.conv2d_filter_grad %x, %g, %k {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x28x28x1xf32>, tensor<1x26x26x8xf32>, tensor<3x3x1x8xf32>) -> tensor<3x3x1x8xf32>
+  return
+}
+
+// -----
+
+// Labels are signed: an i1 label 1 would be class -1.
+func.func @f(%x: tensor<4x2xf32>, %y: tensor<4xi1>) {
+  // expected-error @below {{i1 labels are not supported (an i1 1 is -1 as a signed integer); use i8 or wider}}
+  // expected-error @below {{'fuse.softmax_cross_entropy' op failed to infer returned types}}
+  %0 = fuse.softmax_cross_entropy %x, %y : (tensor<4x2xf32>, tensor<4xi1>) -> tensor<f32>
+  return
+}
+
+// -----
+
+// expected-error @below {{'fuse.class_labels' must be a positive integer (the class count) on an integer tensor argument, got 0 : i64 on 'tensor<4xi32>'}}
+func.func @f(%y: tensor<4xi32> {fuse.class_labels = 0 : i64}) {
+  return
+}
+
+// -----
+
+// expected-error @below {{'fuse.class_labels' must be a positive integer (the class count) on an integer tensor argument, got 10 : i64 on 'tensor<4xf32>'}}
+func.func @f(%y: tensor<4xf32> {fuse.class_labels = 10 : i64}) {
   return
 }

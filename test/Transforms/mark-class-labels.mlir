@@ -1,0 +1,38 @@
+// RUN: fuse-opt %s --fuse-mark-class-labels --split-input-file | FileCheck %s
+
+// An integer argument feeding cross-entropy's labels gets the logits' class
+// count; other arguments nothing.
+// CHECK-LABEL: func.func @direct
+// CHECK-SAME: (%{{[^:]*}}: tensor<?x10xf32>, %{{[^:]*}}: tensor<?xi32> {fuse.class_labels = 10 : i64}, %{{[^:]*}}: tensor<?xi32>)
+func.func @direct(%logits: tensor<?x10xf32>, %y: tensor<?xi32>, %other: tensor<?xi32>) -> tensor<f32> {
+  %l = fuse.softmax_cross_entropy %logits, %y : (tensor<?x10xf32>, tensor<?xi32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// Through a step's slice of stacked labels and a reshape; the gradient's
+// labels count too.
+// CHECK-LABEL: func.func @stacked
+// CHECK-SAME: (%{{[^:]*}}: tensor<?x4x7xf32>, %{{[^:]*}}: tensor<?x2x2xi64> {fuse.class_labels = 7 : i64}, %{{[^:]*}}: index)
+func.func @stacked(%logits: tensor<?x4x7xf32>, %y: tensor<?x2x2xi64>, %k: index) -> tensor<4x7xf32> {
+  %slice = tensor.extract_slice %y[%k, 0, 0] [1, 2, 2] [1, 1, 1] : tensor<?x2x2xi64> to tensor<2x2xi64>
+  %flat = fuse.reshape %slice : (tensor<2x2xi64>) -> tensor<4xi64>
+  %x = tensor.extract_slice %logits[%k, 0, 0] [1, 4, 7] [1, 1, 1] : tensor<?x4x7xf32> to tensor<4x7xf32>
+  %one = fuse.constant dense<1.0> : tensor<f32>
+  %g = fuse.softmax_cross_entropy_grad %x, %flat, %one : (tensor<4x7xf32>, tensor<4xi64>, tensor<f32>) -> tensor<4x7xf32>
+  return %g : tensor<4x7xf32>
+}
+
+// -----
+
+// Labels of two losses must fit both: the smaller count. Dynamic class
+// counts give nothing to check.
+// CHECK-LABEL: func.func @two_losses
+// CHECK-SAME: (%{{[^:]*}}: tensor<?x10xf32>, %{{[^:]*}}: tensor<?x5xf32>, %{{[^:]*}}: tensor<?x?xf32>, %{{[^:]*}}: tensor<?xi8> {fuse.class_labels = 5 : i64}, %{{[^:]*}}: tensor<?xi32>)
+func.func @two_losses(%a: tensor<?x10xf32>, %b: tensor<?x5xf32>, %c: tensor<?x?xf32>, %y: tensor<?xi8>, %z: tensor<?xi32>) -> (tensor<f32>, tensor<f32>, tensor<f32>) {
+  %0 = fuse.softmax_cross_entropy %a, %y : (tensor<?x10xf32>, tensor<?xi8>) -> tensor<f32>
+  %1 = fuse.softmax_cross_entropy %b, %y : (tensor<?x5xf32>, tensor<?xi8>) -> tensor<f32>
+  %2 = fuse.softmax_cross_entropy %c, %z : (tensor<?x?xf32>, tensor<?xi32>) -> tensor<f32>
+  return %0, %1, %2 : tensor<f32>, tensor<f32>, tensor<f32>
+}
