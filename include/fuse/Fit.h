@@ -23,9 +23,10 @@ struct FitOptions {
   /// The step function (`fuse.train_step @train`).
   std::string stepFunction = "train";
   /// Train until this many epochs are done (counting those of a resumed
-  /// checkpoint, as Keras' `epochs`).
+  /// checkpoint, as Keras' `epochs`); their steps must fit in int64.
   int64_t epochs = 1;
-  /// Examples per step; unset: 32, or the resumed checkpoint's.
+  /// Examples per step, at most the training set's; unset: 32 (or all
+  /// examples when fewer), or the resumed checkpoint's.
   std::optional<int64_t> batchSize;
   /// Steps per call (K); 0 chooses K so that a call takes about 0.1 s.
   int64_t stepsPerCall = 0;

@@ -6,6 +6,8 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/Error.h"
 
 #include <cstdint>
 #include <memory>
@@ -26,6 +28,15 @@ llvm::StringRef dtypeName(DType dtype);
 /// The dtype of an MLIR spelling, if any.
 std::optional<DType> parseDType(llvm::StringRef name);
 
+/// The bytes of a row-major tensor of `dtype` and `shape`, or nullopt when a
+/// dim is negative or the size does not fit in int64_t.
+std::optional<int64_t> tensorBytes(DType dtype, llvm::ArrayRef<int64_t> shape);
+
+/// The largest tensor Tensor::allocate accepts: the machine's physical
+/// memory. A larger request could only succeed through overcommit and end
+/// in the OOM killer when touched, so it is an error up front.
+uint64_t maxTensorBytes();
+
 template <typename T> constexpr DType dtypeOf();
 template <> constexpr DType dtypeOf<float>() { return DType::F32; }
 template <> constexpr DType dtypeOf<double>() { return DType::F64; }
@@ -42,9 +53,20 @@ class Tensor {
 public:
   Tensor() = default;
 
-  /// An owning, zero-filled, row-major tensor.
+  /// An owning, uninitialized (or zero-filled), row-major tensor, or an
+  /// error naming `what` (e.g. "argument 'x'") when a dim is negative, the
+  /// byte size overflows, exceeds maxTensorBytes() or cannot be allocated.
+  /// Sizes that come from input (files, command lines, compiled functions)
+  /// are allocated this way.
+  static llvm::Expected<Tensor> allocate(DType dtype,
+                                         llvm::ArrayRef<int64_t> shape,
+                                         const llvm::Twine &what,
+                                         bool zeroed = false);
+  /// An owning, zero-filled, row-major tensor. Like empty(), for sizes the
+  /// caller knows are valid.
   static Tensor zeros(DType dtype, llvm::ArrayRef<int64_t> shape);
-  /// An owning, uninitialized, row-major tensor.
+  /// An owning, uninitialized, row-major tensor, for sizes the caller knows
+  /// are valid: a size allocate() rejects is a fatal error.
   static Tensor empty(DType dtype, llvm::ArrayRef<int64_t> shape);
   /// An owning row-major f32 tensor of uniform random values in [lo, hi),
   /// the same for the same seed (std::mt19937).
@@ -67,6 +89,8 @@ public:
   llvm::ArrayRef<int64_t> shape() const { return shape_; }
   llvm::ArrayRef<int64_t> strides() const { return strides_; }
   int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
+  /// The product of the dims; INT64_MAX when it overflows (only a view can
+  /// have such a shape: allocate() rejects it).
   int64_t numElements() const;
   void *data() const { return data_; }
   /// The data as `T` (which must match the dtype).
@@ -80,8 +104,11 @@ public:
   }
   bool isContiguous() const;
   bool isOwning() const { return static_cast<bool>(storage_); }
-  /// An owning row-major copy.
+  /// An owning row-major copy (fatal if it cannot be allocated).
   Tensor contiguousCopy() const;
+  /// An owning row-major copy, or an error naming `what` when it cannot be
+  /// allocated (a broadcast view of few bytes may stand for a huge tensor).
+  llvm::Expected<Tensor> checkedContiguousCopy(const llvm::Twine &what) const;
   /// The MLIR type spelling, e.g. "tensor<4x?x3xf32>" (here always static).
   std::string typeString() const;
 

@@ -83,6 +83,24 @@ ChunkLoader::create(std::vector<Tensor> arrays, ChunkOptions options,
                                    llvm::Twine(endStep));
   std::unique_ptr<ChunkLoader> loader(
       new ChunkLoader(std::move(arrays), options, firstStep, endStep));
+  // Room for the largest chunk: min(K, S) full batches, or one partial batch
+  // (of all N examples when B > N); at most about 2N rows.
+  int64_t n = loader->numExamples_;
+  int64_t rows =
+      std::min(loader->options_.stepsPerCall, loader->stepsPerEpoch_) *
+      std::min(loader->options_.batchSize, n);
+  for (auto [i, array] : llvm::enumerate(loader->arrays_)) {
+    llvm::SmallVector<int64_t, 6> shape(array.shape());
+    shape[0] = rows;
+    for (std::vector<Tensor> &buffers : loader->buffers_) {
+      Expected<Tensor> buffer =
+          Tensor::allocate(array.dtype(), shape,
+                           "the chunk buffer of data array #" + llvm::Twine(i));
+      if (!buffer)
+        return buffer.takeError();
+      buffers.push_back(std::move(*buffer));
+    }
+  }
   loader->worker_ = std::thread(&ChunkLoader::run, loader.get());
   return loader;
 }
@@ -98,18 +116,9 @@ ChunkLoader::ChunkLoader(std::vector<Tensor> arrays,
   stepsPerEpoch_ = fullBatches_ + (n % b != 0);
   end_.epoch = endStep_ / stepsPerEpoch_;
   end_.firstStep = endStep_;
-
-  // Room for the largest chunk: min(K, S) full batches, or one partial batch
-  // (of all N examples when B > N).
-  int64_t rows =
-      std::min(options_.stepsPerCall, stepsPerEpoch_) * std::min(b, n);
-  for (const Tensor &array : arrays_) {
+  // The chunk buffers are allocated by create(), which can fail.
+  for (const Tensor &array : arrays_)
     rowBytes_.push_back(array.numElements() / n * byteWidth(array.dtype()));
-    llvm::SmallVector<int64_t, 6> shape(array.shape());
-    shape[0] = rows;
-    for (std::vector<Tensor> &buffers : buffers_)
-      buffers.push_back(Tensor::empty(array.dtype(), shape));
-  }
   for (Chunk &slot : slots_)
     slot.arrays.resize(arrays_.size());
   order_.resize(n);
@@ -123,7 +132,9 @@ ChunkLoader::~ChunkLoader() {
     stop_ = true;
   }
   workerWake_.notify_one();
-  worker_.join();
+  // Not started when create() failed to allocate the buffers.
+  if (worker_.joinable())
+    worker_.join();
 }
 
 const Chunk &ChunkLoader::next() {

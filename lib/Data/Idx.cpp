@@ -7,8 +7,12 @@
 
 #include <zlib.h>
 
+#include <cstdlib>
+#include <fcntl.h>
 #include <memory>
 #include <optional>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <vector>
 
 using namespace fuse;
@@ -56,6 +60,28 @@ uint32_t bigEndian(const unsigned char *bytes) {
 
 } // namespace
 
+namespace {
+/// A byte buffer grown as data arrives (realloc), so that a header's claim
+/// costs no memory before the data is there.
+struct GrowingBuffer {
+  unsigned char *data = nullptr;
+  size_t size = 0, capacity = 0;
+  ~GrowingBuffer() { std::free(data); }
+  /// Room for at least `more` bytes past `size`; false when out of memory.
+  bool reserveMore(size_t more, size_t limit) {
+    if (capacity - size >= more)
+      return true;
+    size_t want = std::min(std::max(capacity * 2, size + more), limit);
+    void *grown = std::realloc(data, want);
+    if (!grown)
+      return false;
+    data = static_cast<unsigned char *>(grown);
+    capacity = want;
+    return true;
+  }
+};
+} // namespace
+
 Expected<Tensor> fuse::data::readIdx(llvm::StringRef path) {
   GzFile in;
   // A read that came up short: damage zlib saw, or the file's end.
@@ -65,12 +91,25 @@ Expected<Tensor> fuse::data::readIdx(llvm::StringRef path) {
                                      "' is a corrupt gzip stream: " + *corrupt);
     return llvm::createStringError(message);
   };
+  // Only a regular file has a size to check the header against (a FIFO or
+  // /dev/zero would be read forever).
   std::string name = path.str();
-  in.file = gzopen(name.c_str(), "rb");
-  if (!in.file) {
+  // Non-blocking: opening a FIFO must not wait for a writer.
+  int fd = ::open(name.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
     std::error_code ec = std::error_code(errno, std::generic_category());
     return llvm::createStringError("cannot open '" + path +
                                    "': " + ec.message());
+  }
+  struct stat status;
+  if (::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) {
+    ::close(fd);
+    return llvm::createStringError("'" + path + "' is not a regular file");
+  }
+  in.file = gzdopen(fd, "rb");
+  if (!in.file) {
+    ::close(fd);
+    return llvm::createStringError("cannot open '" + path + "': out of memory");
   }
   unsigned char magic[4];
   if (!in.read(magic, 4))
@@ -108,10 +147,44 @@ Expected<Tensor> fuse::data::readIdx(llvm::StringRef path) {
       return llvm::createStringError("'" + path +
                                      "' declares more than 2^34 elements");
   }
-  std::vector<unsigned char> raw(count);
-  if (!in.read(raw.data(), raw.size()))
-    return shortRead("'" + path + "' is truncated: its header declares " +
-                     llvm::Twine(count) + " elements, the file holds fewer");
+  const DType dtype = rank == 1 ? DType::I32 : DType::F32;
+  // Far too large for this machine: an error before reading anything.
+  uint64_t tensorSize = uint64_t(count) * byteWidth(dtype);
+  if (tensorSize > maxTensorBytes())
+    return llvm::createStringError(
+        "'" + path + "' declares " + llvm::Twine(count) + " elements (" +
+        llvm::Twine(tensorSize) + " bytes as " + dtypeName(dtype) +
+        "), more than the memory of this machine (" +
+        llvm::Twine(maxTensorBytes()) + " bytes)");
+  // An uncompressed file's size follows from its header.
+  uint64_t headerSize = 4 + 4 * uint64_t(rank);
+  if (gzdirect(in.file) &&
+      uint64_t(status.st_size) != headerSize + uint64_t(count)) {
+    if (uint64_t(status.st_size) < headerSize + uint64_t(count))
+      return llvm::createStringError(
+          "'" + path + "' is truncated: its header declares " +
+          llvm::Twine(count) + " elements, the file holds fewer");
+    return llvm::createStringError("'" + path + "' has data after the " +
+                                   llvm::Twine(count) +
+                                   " elements its header declares");
+  }
+  // A compressed stream's size shows only as it is inflated: the buffer
+  // grows with the data, so that a header claiming more than the stream
+  // holds fails at the stream's end without having reserved the claim.
+  GrowingBuffer raw;
+  constexpr size_t kChunk = size_t(1) << 20;
+  while (raw.size < size_t(count)) {
+    size_t want = std::min(kChunk, size_t(count) - raw.size);
+    if (!raw.reserveMore(want, size_t(count)))
+      return llvm::createStringError(
+          "'" + path + "': out of memory after " + llvm::Twine(raw.size) +
+          " of the " + llvm::Twine(count) + " elements its header declares");
+    int got = gzread(in.file, raw.data + raw.size, unsigned(want));
+    if (got <= 0)
+      return shortRead("'" + path + "' is truncated: its header declares " +
+                       llvm::Twine(count) + " elements, the file holds fewer");
+    raw.size += size_t(got);
+  }
   unsigned char extra;
   if (gzread(in.file, &extra, 1) > 0)
     return llvm::createStringError("'" + path + "' has data after the " +
@@ -121,20 +194,21 @@ Expected<Tensor> fuse::data::readIdx(llvm::StringRef path) {
     return llvm::createStringError("'" + path +
                                    "' is a corrupt gzip stream: " + *corrupt);
 
+  Expected<Tensor> tensor = Tensor::allocate(dtype, shape, "'" + path + "'");
+  if (!tensor)
+    return tensor.takeError();
   if (rank == 1) {
-    Tensor labels = Tensor::empty(DType::I32, shape);
     for (int64_t i = 0; i < count; ++i)
-      labels.data<int32_t>()[i] = raw[i];
-    return labels;
+      tensor->data<int32_t>()[i] = raw.data[i];
+    return tensor;
   }
   // x / 255 correctly rounded, as Keras scales images.
   float scaled[256];
   for (int v = 0; v < 256; ++v)
     scaled[v] = static_cast<float>(v) / 255.0f;
-  Tensor images = Tensor::empty(DType::F32, shape);
   for (int64_t i = 0; i < count; ++i)
-    images.data<float>()[i] = scaled[raw[i]];
-  return images;
+    tensor->data<float>()[i] = scaled[raw.data[i]];
+  return tensor;
 }
 
 /// `dir/name.gz`, else `dir/name`.

@@ -3,7 +3,10 @@
 #include "fuse/Data/Safetensors.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
@@ -14,6 +17,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <fcntl.h>
 #include <system_error>
@@ -80,6 +84,7 @@ static int64_t byteSize(const Tensor &t) {
 static Error checkInput(StringRef path, llvm::ArrayRef<NamedTensor> tensors,
                         const std::map<std::string, std::string> &metadata) {
   llvm::StringSet<> names;
+  std::optional<int64_t> total = 0;
   for (const auto &[name, t] : tensors) {
     if (!json::isUTF8(name))
       return fileError(path, "tensor name '" + name + "' is not valid UTF-8");
@@ -93,6 +98,11 @@ static Error checkInput(StringRef path, llvm::ArrayRef<NamedTensor> tensors,
       return fileError(path, "tensor '" + name + "' has " +
                                  Twine(t.strides().size()) + " strides for " +
                                  Twine(t.rank()) + " dimensions");
+    // byteSize and the data offsets are then exact.
+    std::optional<int64_t> bytes = tensorBytes(t.dtype(), t.shape());
+    if (!bytes || !(total = llvm::checkedAdd(*total, *bytes)))
+      return fileError(path, "tensor '" + name + "' (" + t.typeString() +
+                                 ") makes the data larger than 2^63 bytes");
     if (!t.data() && t.numElements() != 0)
       return fileError(path, "tensor '" + name + "' has no data");
   }
@@ -178,6 +188,41 @@ struct PendingFile {
 };
 } // namespace
 
+/// Whether process `pid` may be running (a pid reused since counts as
+/// running: its file is then kept, never one being written removed).
+static bool processMayBeAlive(pid_t pid) {
+  return pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH;
+}
+
+/// Removes the temporary files of writes of `path` killed before their
+/// rename: `<path>.tmp-<pid>-<random>` whose process is gone, and
+/// `<path>.tmp-<8 random chars>` (written before the pid was in the name).
+/// Best effort: what cannot be listed or removed stays.
+static void removeStaleTemporaries(StringRef path) {
+  StringRef parent = llvm::sys::path::parent_path(path);
+  std::string prefix = (llvm::sys::path::filename(path) + ".tmp-").str();
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(parent.empty() ? "." : parent, ec),
+       end;
+       !ec && it != end; it.increment(ec)) {
+    StringRef name = llvm::sys::path::filename(it->path());
+    if (!name.consume_front(prefix))
+      continue;
+    auto [pidText, random] = name.rsplit('-');
+    if (random.empty())
+      std::swap(pidText, random);
+    if (random.size() != 8 || !llvm::all_of(random, llvm::isHexDigit))
+      continue;
+    unsigned long pid = 0;
+    if (!pidText.empty() &&
+        (pidText.getAsInteger(10, pid) || pid == 0 || pid > INT32_MAX ||
+         processMayBeAlive(static_cast<pid_t>(pid))))
+      continue;
+    if (llvm::sys::fs::is_regular_file(it->path()))
+      llvm::sys::fs::remove(it->path());
+  }
+}
+
 Error fuse::data::writeSafetensors(
     StringRef path, llvm::ArrayRef<NamedTensor> tensors,
     const std::map<std::string, std::string> &metadata) {
@@ -185,19 +230,25 @@ Error fuse::data::writeSafetensors(
     return e;
   std::string header = makeHeader(tensors, metadata);
 
+  removeStaleTemporaries(path);
   // Same directory as `path`, so that the rename cannot cross file systems.
   int fd;
   llvm::SmallString<256> tmpPath;
-  if (std::error_code ec =
-          llvm::sys::fs::createUniqueFile(path + ".tmp-%%%%%%%%", fd, tmpPath))
+  if (std::error_code ec = llvm::sys::fs::createUniqueFile(
+          path + ".tmp-" + Twine(::getpid()) + "-%%%%%%%%", fd, tmpPath))
     return fileError(path, "cannot create a temporary file: " + ec.message());
   PendingFile tmp{tmpPath, fd};
 
   int err = writeAll(tmp.fd, header.data(), header.size());
   for (size_t i = 0; !err && i < tensors.size(); ++i) {
     const Tensor &t = tensors[i].tensor;
-    Tensor rowMajor = t.isContiguous() ? t : t.contiguousCopy();
-    err = writeAll(tmp.fd, rowMajor.data(), byteSize(rowMajor));
+    Expected<Tensor> rowMajor =
+        t.isContiguous() ? Expected<Tensor>(t)
+                         : t.checkedContiguousCopy(path + ": tensor '" +
+                                                   tensors[i].name + "'");
+    if (!rowMajor)
+      return rowMajor.takeError();
+    err = writeAll(tmp.fd, rowMajor->data(), byteSize(*rowMajor));
   }
   if (err)
     return fileError(path, "cannot write: " + osReason(err));
@@ -297,17 +348,45 @@ static Expected<Entry> parseEntry(StringRef path, StringRef name,
   return entry;
 }
 
-Expected<Safetensors> fuse::data::readSafetensors(StringRef path) {
+/// The bytes of the regular file `path`, exactly as many as fstat reports:
+/// a device or FIFO (`/dev/zero`) has no size to check the header against.
+static Expected<std::unique_ptr<llvm::MemoryBuffer>>
+readRegularFile(StringRef path) {
+  // Non-blocking: opening a FIFO must not wait for a writer.
+  std::string name = path.str();
+  int fd = ::open(name.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0)
+    return fileError(path, "cannot open: " + osReason(errno));
+  llvm::scope_exit closeFd([&] { ::close(fd); });
+  llvm::sys::fs::file_status status;
+  if (std::error_code ec = llvm::sys::fs::status(fd, status))
+    return fileError(path, "cannot open: " + ec.message());
+  if (status.type() != llvm::sys::fs::file_type::regular_file)
+    return fileError(path, "not a regular file");
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
-      llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                  /*RequiresNullTerminator=*/false);
+      llvm::MemoryBuffer::getOpenFile(fd, path, status.getSize(),
+                                      /*RequiresNullTerminator=*/false);
   if (!file)
-    return fileError(path, "cannot open: " + file.getError().message());
+    return fileError(path, "cannot read: " + file.getError().message());
+  return std::move(*file);
+}
+
+/// As the Python package: a larger JSON header is an attack, not a model.
+static constexpr uint64_t kMaxHeaderSize = 100'000'000;
+
+Expected<Safetensors> fuse::data::readSafetensors(StringRef path) {
+  Expected<std::unique_ptr<llvm::MemoryBuffer>> file = readRegularFile(path);
+  if (!file)
+    return file.takeError();
   StringRef bytes = (*file)->getBuffer();
   if (bytes.size() < 8)
     return fileError(path, "not a safetensors file: shorter than the 8-byte "
                            "header length");
   uint64_t headerSize = llvm::support::endian::read64le(bytes.data());
+  if (headerSize > kMaxHeaderSize)
+    return fileError(path, "header length " + Twine(headerSize) +
+                               " exceeds the limit of " +
+                               Twine(kMaxHeaderSize) + " bytes");
   if (headerSize > bytes.size() - 8)
     return fileError(path, "header length " + Twine(headerSize) +
                                " is larger than the " +
@@ -366,9 +445,12 @@ Expected<Safetensors> fuse::data::readSafetensors(StringRef path) {
                                Twine(data.size()) + " belong to no tensor");
 
   for (const Entry &entry : entries) {
-    Tensor t = Tensor::empty(entry.dtype, entry.shape);
-    std::memcpy(t.data(), data.data() + entry.begin, entry.end - entry.begin);
-    result.tensors.push_back({entry.name.str(), std::move(t)});
+    Expected<Tensor> t = Tensor::allocate(
+        entry.dtype, entry.shape, path + ": tensor '" + entry.name + "'");
+    if (!t)
+      return t.takeError();
+    std::memcpy(t->data(), data.data() + entry.begin, entry.end - entry.begin);
+    result.tensors.push_back({entry.name.str(), std::move(*t)});
   }
   return result;
 }

@@ -30,6 +30,7 @@
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/SourceMgr.h"
@@ -233,6 +234,8 @@ struct Function::Impl {
 
   Error validate(llvm::ArrayRef<Tensor> args) const;
   Error validateSteps(llvm::ArrayRef<Tensor> args) const;
+  /// Whether argument `i`'s byte size fits in 64 bits.
+  Error checkSize(size_t i, const Tensor &arg) const;
   Expected<const Specialization *> specialization(llvm::ArrayRef<Tensor> args);
   Expected<std::unique_ptr<Specialization>> build(llvm::ArrayRef<Tensor> args);
   Expected<CachedObject> compile(llvm::ArrayRef<Tensor> args,
@@ -274,7 +277,18 @@ Error Function::Impl::validate(llvm::ArrayRef<Tensor> args) const {
                                        ", expected " + llvm::Twine(want) +
                                        " (" + expected + ")");
     }
+    if (Error e = checkSize(i, arg))
+      return e;
   }
+  return Error::success();
+}
+
+Error Function::Impl::checkSize(size_t i, const Tensor &arg) const {
+  // Compiled code indexes with 64-bit byte offsets.
+  if (!tensorBytes(arg.dtype(), arg.shape()))
+    return llvm::createStringError(describe(i) + ": " + arg.typeString() +
+                                   " is too large: its size in bytes "
+                                   "overflows 64 bits");
   return Error::success();
 }
 
@@ -292,6 +306,9 @@ Error Function::Impl::validateSteps(llvm::ArrayRef<Tensor> args) const {
           llvm::Twine(args[firstStacked].shape()[0]) + " like " +
           describe(firstStacked) + ", got " + llvm::Twine(arg.shape()[0]) +
           " (" + arg.typeString() + ")");
+    // The step count is not in the signature: checked on every call.
+    if (Error e = checkSize(i, arg))
+      return e;
   }
   return Error::success();
 }
@@ -445,8 +462,25 @@ Function::Impl::build(llvm::ArrayRef<Tensor> args) {
   spec->results = std::move(entry->results);
   spec->buffers = std::move(entry->buffers);
   spec->dynamicSizes = std::move(entry->dynamicSizes);
+  // Sizes checked once here, so that no call computes an overflowed one
+  // (a stacked result's dim 0 is the call's and is checked by allocation).
+  for (auto [j, result] : llvm::enumerate(spec->results))
+    if (!tensorBytes(result.dtype, result.shape))
+      return llvm::createStringError(
+          "result #" + llvm::Twine(j) + " of '" + name + "' (" +
+          Tensor::view(nullptr, result.dtype, result.shape).typeString() +
+          ") is too large: its size in bytes overflows 64 bits");
+  std::optional<uint64_t> workspace = 0;
   for (uint64_t bytes : spec->buffers)
-    spec->workspaceBytes += bytes;
+    if (!(workspace = llvm::checkedAddUnsigned(*workspace, bytes)))
+      break;
+  if (!workspace || *workspace > maxTensorBytes())
+    return llvm::createStringError(
+        "'" + name + "' for " + spec->signature.str() +
+        " needs a workspace for its intermediates larger than the memory of "
+        "this machine (" +
+        llvm::Twine(maxTensorBytes()) + " bytes)");
+  spec->workspaceBytes = *workspace;
   compileMicros += std::chrono::duration_cast<std::chrono::microseconds>(
                        std::chrono::steady_clock::now() - start)
                        .count();
@@ -568,12 +602,16 @@ static Error invoke(const Function::Impl &fn, const Specialization &spec,
   thread_local std::vector<void *> pointers;
   pointers.clear();
   llvm::SmallVector<Tensor, 0> copies;
-  for (const Tensor &arg : args) {
+  for (auto [i, arg] : llvm::enumerate(args)) {
     if (arg.isContiguous()) {
       pointers.push_back(arg.data());
       continue;
     }
-    copies.push_back(arg.contiguousCopy());
+    Expected<Tensor> copy =
+        arg.checkedContiguousCopy("a contiguous copy of " + fn.describe(i));
+    if (!copy)
+      return copy.takeError();
+    copies.push_back(std::move(*copy));
     pointers.push_back(copies.back().data());
   }
   for (auto [result, want] : llvm::zip(results, spec.results)) {
@@ -640,11 +678,30 @@ static llvm::SmallVector<int64_t, 4> resultShape(const ResultSpec &spec,
 
 /// A result's tensor: a view of its argument when computed in place, new
 /// storage otherwise.
-static Tensor resultTensor(const ResultSpec &spec, llvm::ArrayRef<Tensor> args,
-                           int64_t steps) {
+static Expected<Tensor> resultTensor(const Function::Impl &fn, size_t index,
+                                     const ResultSpec &spec,
+                                     llvm::ArrayRef<Tensor> args,
+                                     int64_t steps) {
   if (spec.inPlaceOf >= 0)
     return Tensor::view(args[spec.inPlaceOf].data(), spec.dtype, spec.shape);
-  return Tensor::empty(spec.dtype, resultShape(spec, steps));
+  return Tensor::allocate(spec.dtype, resultShape(spec, steps),
+                          "result #" + llvm::Twine(index) + " of '" + fn.name +
+                              "'");
+}
+
+/// New tensors for the results of a call of `spec`.
+static Expected<std::vector<Tensor>>
+resultTensors(const Function::Impl &fn, const Specialization &spec,
+              llvm::ArrayRef<Tensor> args) {
+  std::vector<Tensor> results;
+  results.reserve(spec.results.size());
+  for (auto [j, r] : llvm::enumerate(spec.results)) {
+    Expected<Tensor> result = resultTensor(fn, j, r, args, fn.steps(args));
+    if (!result)
+      return result.takeError();
+    results.push_back(std::move(*result));
+  }
+  return results;
 }
 
 Expected<std::vector<Tensor>>
@@ -652,11 +709,7 @@ Function::allocateResults(llvm::ArrayRef<Tensor> args) {
   Expected<const Specialization *> spec = impl_->specialization(args);
   if (!spec)
     return spec.takeError();
-  std::vector<Tensor> results;
-  results.reserve((*spec)->results.size());
-  for (const ResultSpec &r : (*spec)->results)
-    results.push_back(resultTensor(r, args, impl_->steps(args)));
-  return results;
+  return resultTensors(*impl_, **spec, args);
 }
 
 std::string ArgumentInfo::typeString() const {
@@ -674,11 +727,10 @@ Expected<std::vector<Tensor>> Function::call(llvm::ArrayRef<Tensor> args) {
   Expected<const Specialization *> spec = impl_->specialization(args);
   if (!spec)
     return spec.takeError();
-  std::vector<Tensor> results;
-  results.reserve((*spec)->results.size());
-  for (const ResultSpec &r : (*spec)->results)
-    results.push_back(resultTensor(r, args, impl_->steps(args)));
-  if (Error e = invoke(*impl_, **spec, args, results))
+  Expected<std::vector<Tensor>> results = resultTensors(*impl_, **spec, args);
+  if (!results)
+    return results.takeError();
+  if (Error e = invoke(*impl_, **spec, args, *results))
     return std::move(e);
   return results;
 }

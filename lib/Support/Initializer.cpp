@@ -101,9 +101,12 @@ void fill(const Initializer &init, T *out, int64_t n,
 llvm::Expected<Tensor> Initializer::create(DType dtype,
                                            llvm::ArrayRef<int64_t> shape,
                                            uint64_t seed) const {
-  if (kind == Kind::Zeros)
-    return Tensor::zeros(dtype, shape);
-  Tensor t = Tensor::empty(dtype, shape);
+  // The shape is the model's: as large as it declares.
+  llvm::Expected<Tensor> allocated = Tensor::allocate(
+      dtype, shape, "its initial value", /*zeroed=*/kind == Kind::Zeros);
+  if (!allocated || kind == Kind::Zeros)
+    return allocated;
+  Tensor &t = *allocated;
   if (dtype == DType::F32)
     fill(*this, t.data<float>(), t.numElements(), shape, seed);
   else if (dtype == DType::F64)
@@ -113,7 +116,7 @@ llvm::Expected<Tensor> Initializer::create(DType dtype,
                                    "cannot initialize a tensor of " +
                                        dtypeName(dtype) + " (" + str() +
                                        "): only f32 and f64");
-  return t;
+  return allocated;
 }
 
 std::string Initializer::str() const {

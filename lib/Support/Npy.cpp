@@ -2,12 +2,17 @@
 
 #include "fuse/Npy.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cerrno>
 #include <cstring>
+#include <fcntl.h>
+#include <system_error>
+#include <unistd.h>
 
 using namespace fuse;
 using llvm::Error;
@@ -82,12 +87,36 @@ static std::optional<StringRef> dictValue(StringRef header, StringRef key) {
   return rest.take_until([](char c) { return c == ',' || c == '}'; }).trim();
 }
 
-Expected<Tensor> fuse::readNpy(StringRef path) {
+/// The bytes of the regular file `path`. A device, FIFO or directory has no
+/// size to check the header against (`/dev/zero` never ends): an error.
+static Expected<std::unique_ptr<llvm::MemoryBuffer>>
+readRegularFile(StringRef path) {
+  // Non-blocking: opening a FIFO must not wait for a writer.
+  std::string name = path.str();
+  int fd = ::open(name.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0)
+    return npyError(
+        path, "cannot open: " +
+                  std::error_code(errno, std::generic_category()).message());
+  llvm::scope_exit closeFd([&] { ::close(fd); });
+  llvm::sys::fs::file_status status;
+  if (std::error_code ec = llvm::sys::fs::status(fd, status))
+    return npyError(path, "cannot open: " + ec.message());
+  if (status.type() != llvm::sys::fs::file_type::regular_file)
+    return npyError(path, "not a regular file");
+  // Exactly the size fstat reported: a file growing meanwhile is not read on.
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
-      llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                  /*RequiresNullTerminator=*/false);
+      llvm::MemoryBuffer::getOpenFile(fd, path, status.getSize(),
+                                      /*RequiresNullTerminator=*/false);
   if (!file)
-    return npyError(path, "cannot open: " + file.getError().message());
+    return npyError(path, "cannot read: " + file.getError().message());
+  return std::move(*file);
+}
+
+Expected<Tensor> fuse::readNpy(StringRef path) {
+  Expected<std::unique_ptr<llvm::MemoryBuffer>> file = readRegularFile(path);
+  if (!file)
+    return file.takeError();
   StringRef data = (*file)->getBuffer();
   if (!data.starts_with("\x93NUMPY") || data.size() < 10)
     return npyError(path, "not a .npy file");
@@ -129,14 +158,21 @@ Expected<Tensor> fuse::readNpy(StringRef path) {
       return npyError(path, "bad shape '(" + *shapeText + ")'");
     shape.push_back(dim);
   }
-  Tensor tensor = Tensor::empty(*dtype, shape);
-  size_t bytes = tensor.numElements() * byteWidth(*dtype);
+  // The header fixes the data's size: checked against the file before
+  // anything is allocated.
+  std::optional<int64_t> bytes = tensorBytes(*dtype, shape);
+  if (!bytes)
+    return npyError(path, "shape (" + *shapeText + ") of " + dtypeName(*dtype) +
+                              " overflows: its size in bytes exceeds 64 bits");
   StringRef payload = data.drop_front(headerStart + headerLen);
-  if (payload.size() != bytes)
-    return npyError(path, "expected " + llvm::Twine(bytes) +
+  if (payload.size() != uint64_t(*bytes))
+    return npyError(path, "expected " + llvm::Twine(*bytes) +
                               " bytes of data, found " +
                               llvm::Twine(payload.size()));
-  std::memcpy(tensor.data(), payload.data(), bytes);
+  Expected<Tensor> tensor = Tensor::allocate(*dtype, shape, path);
+  if (!tensor)
+    return tensor.takeError();
+  std::memcpy(tensor->data(), payload.data(), *bytes);
   return tensor;
 }
 
@@ -156,13 +192,19 @@ Error fuse::writeNpy(StringRef path, const Tensor &tensor) {
   header.append((64 - total % 64) % 64, ' ');
   header.push_back('\n');
 
+  // Before opening the file: a failed copy leaves no partial file.
+  Expected<Tensor> copy = tensor.isContiguous()
+                              ? Expected<Tensor>(tensor)
+                              : tensor.checkedContiguousCopy(path);
+  if (!copy)
+    return copy.takeError();
+  const Tensor &contiguous = *copy;
   std::error_code ec;
   llvm::raw_fd_ostream out(path, ec, llvm::sys::fs::OF_None);
   if (ec)
     return npyError(path, "cannot write: " + ec.message());
   out << "\x93NUMPY" << char(1) << char(0) << char(header.size() & 0xff)
       << char(header.size() >> 8) << header;
-  Tensor contiguous = tensor.isContiguous() ? tensor : tensor.contiguousCopy();
   out.write(static_cast<const char *>(contiguous.data()),
             contiguous.numElements() * byteWidth(contiguous.dtype()));
   out.close();

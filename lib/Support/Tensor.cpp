@@ -2,12 +2,19 @@
 
 #include "fuse/Tensor.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/CheckedArithmetic.h"
+#include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/MathExtras.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <random>
+#include <unistd.h>
 
 using namespace fuse;
 
@@ -73,39 +80,113 @@ std::optional<DType> fuse::parseDType(llvm::StringRef name) {
       .Default(std::nullopt);
 }
 
+std::optional<int64_t> fuse::tensorBytes(DType dtype,
+                                         llvm::ArrayRef<int64_t> shape) {
+  if (llvm::any_of(shape, [](int64_t d) { return d < 0; }))
+    return std::nullopt;
+  // A zero dim anywhere makes the tensor empty, whatever the others are.
+  if (llvm::is_contained(shape, 0))
+    return 0;
+  std::optional<int64_t> bytes = static_cast<int64_t>(byteWidth(dtype));
+  for (int64_t d : shape)
+    if (!(bytes = llvm::checkedMul(*bytes, d)))
+      return std::nullopt;
+  return bytes;
+}
+
+/// The cgroup (v2) memory limit of this process, if one is set.
+static std::optional<uint64_t> cgroupMemoryLimit() {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
+      llvm::MemoryBuffer::getFileAsStream("/sys/fs/cgroup/memory.max");
+  uint64_t limit;
+  if (!file || (*file)->getBuffer().trim().getAsInteger(10, limit))
+    return std::nullopt; // No cgroup v2, or "max".
+  return limit;
+}
+
+uint64_t fuse::maxTensorBytes() {
+  static const uint64_t limit = [] {
+    uint64_t memory = std::numeric_limits<uint64_t>::max();
+    long pages = ::sysconf(_SC_PHYS_PAGES), pageSize = ::sysconf(_SC_PAGESIZE);
+    if (pages > 0 && pageSize > 0)
+      memory = llvm::SaturatingMultiply(uint64_t(pages), uint64_t(pageSize));
+    if (std::optional<uint64_t> cgroup = cgroupMemoryLimit())
+      memory = std::min(memory, *cgroup);
+    return memory;
+  }();
+  return limit;
+}
+
 static llvm::SmallVector<int64_t, 4>
 rowMajorStrides(llvm::ArrayRef<int64_t> shape) {
+  // Unsigned: a view's shape may overflow (allocate() rejects such shapes);
+  // its strides then wrap instead of being undefined behavior.
   llvm::SmallVector<int64_t, 4> strides(shape.size(), 1);
   for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
-    strides[i] = strides[i + 1] * shape[i + 1];
+    strides[i] =
+        static_cast<int64_t>(uint64_t(strides[i + 1]) * uint64_t(shape[i + 1]));
   return strides;
 }
 
 int64_t Tensor::numElements() const {
+  if (llvm::is_contained(shape_, 0))
+    return 0;
   int64_t n = 1;
   for (int64_t d : shape_)
-    n *= d;
+    if (llvm::MulOverflow(n, d, n))
+      return std::numeric_limits<int64_t>::max();
   return n;
 }
 
-Tensor Tensor::empty(DType dtype, llvm::ArrayRef<int64_t> shape) {
+llvm::Expected<Tensor> Tensor::allocate(DType dtype,
+                                        llvm::ArrayRef<int64_t> shape,
+                                        const llvm::Twine &what, bool zeroed) {
   Tensor t;
   t.dtype_ = dtype;
   t.shape_.assign(shape.begin(), shape.end());
+  auto fail = [&](const llvm::Twine &why) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   what + ": cannot allocate " +
+                                       t.typeString() + ": " + why);
+  };
+  for (auto [d, size] : llvm::enumerate(shape))
+    if (size < 0)
+      return fail("dim " + llvm::Twine(d) + " is negative");
+  std::optional<int64_t> bytes = tensorBytes(dtype, shape);
+  if (!bytes)
+    return fail("its size in bytes overflows 64 bits");
+  uint64_t limit = maxTensorBytes();
+  if (uint64_t(*bytes) > limit)
+    return fail("its " + llvm::Twine(*bytes) +
+                " bytes exceed the memory of this machine (" +
+                llvm::Twine(limit) + " bytes)");
+  // aligned_alloc wants a multiple of the alignment, and never size 0; the
+  // size is below 2^63, so rounding up cannot overflow.
+  size_t rounded = llvm::alignTo(std::max<uint64_t>(*bytes, 1), 64);
+  void *memory = std::aligned_alloc(64, rounded);
+  if (!memory)
+    return fail("out of memory (" + llvm::Twine(*bytes) + " bytes)");
+  if (zeroed)
+    std::memset(memory, 0, *bytes);
   t.strides_ = rowMajorStrides(shape);
-  size_t bytes = static_cast<size_t>(t.numElements()) * byteWidth(dtype);
-  // aligned_alloc wants a multiple of the alignment, and never size 0.
-  size_t rounded = (bytes + 63) / 64 * 64;
-  void *memory = std::aligned_alloc(64, rounded ? rounded : 64);
   t.storage_ = std::shared_ptr<void>(memory, std::free);
   t.data_ = memory;
   return t;
 }
 
+Tensor Tensor::empty(DType dtype, llvm::ArrayRef<int64_t> shape) {
+  llvm::Expected<Tensor> t = allocate(dtype, shape, "Tensor::empty");
+  if (!t)
+    llvm::report_fatal_error(t.takeError());
+  return std::move(*t);
+}
+
 Tensor Tensor::zeros(DType dtype, llvm::ArrayRef<int64_t> shape) {
-  Tensor t = empty(dtype, shape);
-  std::memset(t.data_, 0, t.numElements() * byteWidth(dtype));
-  return t;
+  llvm::Expected<Tensor> t =
+      allocate(dtype, shape, "Tensor::zeros", /*zeroed=*/true);
+  if (!t)
+    llvm::report_fatal_error(t.takeError());
+  return std::move(*t);
 }
 
 Tensor Tensor::uniform(llvm::ArrayRef<int64_t> shape, unsigned seed, float lo,
@@ -144,12 +225,23 @@ bool Tensor::isContiguous() const {
 }
 
 Tensor Tensor::contiguousCopy() const {
-  Tensor copy = empty(dtype_, shape_);
+  llvm::Expected<Tensor> copy = checkedContiguousCopy("Tensor::contiguousCopy");
+  if (!copy)
+    llvm::report_fatal_error(copy.takeError());
+  return std::move(*copy);
+}
+
+llvm::Expected<Tensor>
+Tensor::checkedContiguousCopy(const llvm::Twine &what) const {
+  llvm::Expected<Tensor> allocated = allocate(dtype_, shape_, what);
+  if (!allocated)
+    return allocated.takeError();
+  Tensor &copy = *allocated;
   size_t width = byteWidth(dtype_);
   int64_t count = numElements();
   if (isContiguous()) {
     std::memcpy(copy.data_, data_, count * width);
-    return copy;
+    return allocated;
   }
   llvm::SmallVector<int64_t, 4> index(shape_.size(), 0);
   auto *src = static_cast<const char *>(data_);
@@ -165,7 +257,7 @@ Tensor Tensor::contiguousCopy() const {
       index[d] = 0;
     }
   }
-  return copy;
+  return allocated;
 }
 
 std::string Tensor::typeString() const {

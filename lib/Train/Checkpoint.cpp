@@ -79,6 +79,10 @@ Expected<Metadata> fuse::loadCheckpoint(Trainer &trainer,
         ": not a Fuse checkpoint (its metadata has no "
         "format = " +
         kFormat + ")");
+  if (field("function") != trainer.name())
+    return llvm::createStringError(path + ": the checkpoint's function '" +
+                                   field("function") + "' is not '" +
+                                   trainer.name() + "'");
   int64_t step;
   if (llvm::StringRef(field("step")).getAsInteger(10, step) || step < 0)
     return llvm::createStringError(path + ": the checkpoint's step '" +

@@ -6,6 +6,7 @@
 #include "fuse/Trainer.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 #include <chrono>
 #include <cmath>
@@ -15,6 +16,9 @@ using llvm::Error;
 using llvm::Expected;
 
 namespace {
+
+/// Keras' default batch size.
+constexpr int64_t kDefaultBatchSize = 32;
 
 double secondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
@@ -205,10 +209,12 @@ private:
   bool hasAccuracy_ = false;
 };
 
-/// The checkpoint's value of `key`, checked against the caller's choice.
+/// The checkpoint's value of `key` (at least `min`), checked against the
+/// caller's choice.
 template <typename T>
 Expected<T> resolve(const Metadata &metadata, llvm::StringRef key,
-                    std::optional<T> chosen, T fallback, llvm::StringRef path) {
+                    std::optional<T> chosen, T fallback, llvm::StringRef path,
+                    T min = 0) {
   auto it = metadata.find(key.str());
   if (it == metadata.end())
     return chosen.value_or(fallback);
@@ -216,6 +222,11 @@ Expected<T> resolve(const Metadata &metadata, llvm::StringRef key,
   if (llvm::StringRef(it->second).getAsInteger(10, stored))
     return llvm::createStringError(path + ": the checkpoint's " + key + " '" +
                                    it->second + "' is not a number");
+  if constexpr (std::is_signed_v<T>)
+    if (stored < min)
+      return llvm::createStringError(path + ": the checkpoint's " + key + " '" +
+                                     it->second + "' is not at least " +
+                                     llvm::Twine(min));
   if (chosen && *chosen != stored)
     return llvm::createStringError(
         path + ": the checkpoint was trained with " + key + " " +
@@ -231,19 +242,40 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::LabeledImages &train,
                                const FitOptions &options,
                                const FitCallbacks &callbacks) {
   if (options.epochs < 0)
-    return llvm::createStringError("the number of epochs must not be negative");
+    return llvm::createStringError(
+        "the number of epochs must not be negative (--epochs " +
+        llvm::Twine(options.epochs) + ")");
   if (options.batchSize && *options.batchSize < 1)
-    return llvm::createStringError("the batch size must be at least 1");
+    return llvm::createStringError(
+        "the batch size must be at least 1 (--batch-size " +
+        llvm::Twine(*options.batchSize) + ")");
   if (options.stepsPerCall < 0)
-    return llvm::createStringError("the steps per call must not be negative");
+    return llvm::createStringError(
+        "the steps per call must not be negative (--steps-per-call " +
+        llvm::Twine(options.stepsPerCall) + ")");
   if (!std::isfinite(options.learningRate))
     return llvm::createStringError("the learning rate must be a finite number");
   if (!options.weightsPath.empty() && !options.resumePath.empty())
     return llvm::createStringError(
         "initial weights (--weights) and a checkpoint to resume "
         "(--resume) both set the parameters: give one");
+  if (train.size() == 0)
+    return llvm::createStringError("the training set has no examples");
   if (test && test->size() == 0)
     return llvm::createStringError("the test set has no examples");
+  // A step of more examples than there are would be the one partial batch
+  // of the whole set each epoch: surely not what was meant.
+  auto checkBatchSize = [&](int64_t batch, const llvm::Twine &source) -> Error {
+    if (batch > train.size())
+      return llvm::createStringError(
+          source + " " + llvm::Twine(batch) + " is larger than the " +
+          llvm::Twine(train.size()) + " examples of the training set");
+    return Error::success();
+  };
+  if (options.batchSize)
+    if (Error err =
+            checkBatchSize(*options.batchSize, "the batch size (--batch-size)"))
+      return std::move(err);
   Expected<std::unique_ptr<Trainer>> created =
       Trainer::create(engine, options.stepFunction);
   if (!created)
@@ -259,15 +291,25 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::LabeledImages &train,
                                                 0, options.resumePath);
     if (!seed)
       return seed.takeError();
-    Expected<int64_t> batch = resolve<int64_t>(
-        *metadata, "batch_size", options.batchSize, 32, options.resumePath);
+    Expected<int64_t> batch =
+        resolve<int64_t>(*metadata, "batch_size", options.batchSize,
+                         kDefaultBatchSize, options.resumePath, /*min=*/1);
     if (!batch)
       return batch.takeError();
+    if (Error err = checkBatchSize(*batch, options.resumePath +
+                                               ": the checkpoint's batch_size"))
+      return std::move(err);
+    if (Expected<int64_t> epoch = resolve<int64_t>(
+            *metadata, "epoch", std::nullopt, 0, options.resumePath);
+        !epoch)
+      return epoch.takeError();
     summary.seed = *seed;
     summary.batchSize = *batch;
   } else {
     summary.seed = options.seed.value_or(0);
-    summary.batchSize = options.batchSize.value_or(32);
+    // The default, as Keras', but never more than the examples.
+    summary.batchSize = options.batchSize.value_or(
+        std::min<int64_t>(kDefaultBatchSize, train.size()));
     if (Error err = trainer.initialize(summary.seed))
       return std::move(err);
     if (!options.weightsPath.empty())
@@ -335,8 +377,16 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::LabeledImages &train,
   bool autoK = options.stepsPerCall == 0;
   chunking.stepsPerCall = autoK ? 1 : options.stepsPerCall;
   const int64_t startStep = trainer.step();
-  const int64_t stepsPerEpoch = (n + batch - 1) / batch;
-  const int64_t endStep = std::max(options.epochs * stepsPerEpoch, startStep);
+  // ceil(n / batch) without overflowing n + batch - 1.
+  const int64_t stepsPerEpoch = n / batch + (n % batch != 0);
+  std::optional<int64_t> epochSteps =
+      llvm::checkedMul(options.epochs, stepsPerEpoch);
+  if (!epochSteps)
+    return llvm::createStringError(
+        "the number of epochs (--epochs) " + llvm::Twine(options.epochs) +
+        " is too large: that many epochs of " + llvm::Twine(stepsPerEpoch) +
+        " steps overflow the 64-bit step counter");
+  const int64_t endStep = std::max(*epochSteps, startStep);
   Expected<std::unique_ptr<data::ChunkLoader>> loader =
       data::ChunkLoader::create({train.images, train.labels}, chunking,
                                 startStep, endStep);

@@ -201,7 +201,15 @@ Error Trainer::trainSteps(llvm::ArrayRef<Tensor> batches) {
     Tensor &buffer = metricBuffers_[j];
     if (buffer.rank() == 0 || buffer.shape()[0] < k) {
       shape[0] = std::max<int64_t>(k, 1);
-      buffer = Tensor::empty(result.dtype, shape);
+      Expected<Tensor> grown = Tensor::allocate(
+          result.dtype, shape,
+          "result #" + llvm::Twine(j) + " of '" + steps_.name() + "'");
+      if (!grown) {
+        for (size_t slot : batchArgs_)
+          args_[slot] = Tensor();
+        return grown.takeError();
+      }
+      buffer = std::move(*grown);
     }
     shape[0] = k;
     results_[j] = Tensor::view(buffer.data(), result.dtype, shape);

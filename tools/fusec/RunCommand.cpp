@@ -6,6 +6,7 @@
 #include "fuse/Npy.h"
 #include "fuse/Profile.h"
 
+#include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
@@ -61,46 +62,142 @@ static llvm::Error specError(llvm::StringRef spec, const llvm::Twine &why) {
                                  "--arg=" + spec + ": " + why);
 }
 
-static bool isFloat(DType dtype) {
-  return dtype == DType::F32 || dtype == DType::F64;
+/// The semantics of a 16-bit float dtype.
+static const llvm::fltSemantics &halfSemantics(DType dtype) {
+  return dtype == DType::BF16 ? llvm::APFloat::BFloat()
+                              : llvm::APFloat::IEEEhalf();
 }
 
-/// Stores `value` into element `i` of a tensor of `dtype`.
-static void store(Tensor &t, int64_t i, double value) {
+/// The integer range of `dtype` (i1 holds 0 and 1, as numpy's bool).
+static std::pair<int64_t, int64_t> integerRange(DType dtype) {
+  switch (dtype) {
+  case DType::I1:
+    return {0, 1};
+  case DType::I8:
+    return {INT8_MIN, INT8_MAX};
+  case DType::I16:
+    return {INT16_MIN, INT16_MAX};
+  case DType::I32:
+    return {INT32_MIN, INT32_MAX};
+  default:
+    return {INT64_MIN, INT64_MAX};
+  }
+}
+
+namespace {
+/// One fill value, exact for every integer dtype (i64 beyond 2^53 too).
+struct Value {
+  bool isInteger;
+  int64_t integer;
+  double real;
+  static Value of(int64_t v) { return {true, v, static_cast<double>(v)}; }
+  static Value of(double v) { return {false, 0, v}; }
+};
+} // namespace
+
+/// Why `value` cannot be an element of `dtype` (out of range, NaN or a
+/// fraction into an integer), or nullopt when it fits. A float rounds to
+/// the nearest; a finite value rounding to infinity is out of range.
+static std::optional<std::string> whyNotFits(Value value, DType dtype) {
+  std::string range = ("is out of range for " + dtypeName(dtype)).str();
+  if (isFloatingPoint(dtype)) {
+    double v = value.real;
+    if (!std::isfinite(v))
+      return std::nullopt;
+    if (dtype == DType::F32 && std::isinf(static_cast<float>(v)))
+      return range;
+    if (dtype == DType::F16 || dtype == DType::BF16) {
+      llvm::APFloat f(v);
+      bool losesInfo;
+      if (f.convert(halfSemantics(dtype), llvm::APFloat::rmNearestTiesToEven,
+                    &losesInfo) &
+          llvm::APFloat::opOverflow)
+        return range;
+    }
+    return std::nullopt;
+  }
+  auto [lo, hi] = integerRange(dtype);
+  if (!value.isInteger) {
+    double v = value.real;
+    if (std::isnan(v))
+      return "is not a number: " + dtypeName(dtype).str() + " has no NaN";
+    if (std::trunc(v) != v && std::isfinite(v))
+      return "is not an integer, as " + dtypeName(dtype).str() + " needs";
+    // [-2^63, 2^63) holds every int64 and no other double.
+    if (!(v >= -0x1p63 && v < 0x1p63))
+      return range;
+    value = Value::of(static_cast<int64_t>(v));
+  }
+  if (value.integer < lo || value.integer > hi)
+    return range;
+  return std::nullopt;
+}
+
+/// Stores `value` (which fits, see whyNotFits) into element `i` of `t`.
+static void store(Tensor &t, int64_t i, Value value) {
+  // Only for integer dtypes, where a double value is a fitting integer.
+  auto integer = [&] {
+    return value.isInteger ? value.integer : static_cast<int64_t>(value.real);
+  };
   switch (t.dtype()) {
   case DType::F32:
-    t.data<float>()[i] = static_cast<float>(value);
+    t.data<float>()[i] = static_cast<float>(value.real);
     return;
   case DType::F64:
-    t.data<double>()[i] = value;
-    return;
-  case DType::I1:
-    t.data<bool>()[i] = value != 0;
-    return;
-  case DType::I8:
-    t.data<int8_t>()[i] = static_cast<int8_t>(value);
-    return;
-  case DType::I16:
-    t.data<int16_t>()[i] = static_cast<int16_t>(value);
-    return;
-  case DType::I32:
-    t.data<int32_t>()[i] = static_cast<int32_t>(value);
-    return;
-  case DType::I64:
-    t.data<int64_t>()[i] = static_cast<int64_t>(value);
+    t.data<double>()[i] = value.real;
     return;
   case DType::F16:
-  case DType::BF16:
+  case DType::BF16: {
+    llvm::APFloat f(value.real);
+    bool losesInfo;
+    f.convert(halfSemantics(t.dtype()), llvm::APFloat::rmNearestTiesToEven,
+              &losesInfo);
+    t.data<uint16_t>()[i] =
+        static_cast<uint16_t>(f.bitcastToAPInt().getZExtValue());
+    return;
+  }
+  case DType::I1:
+    t.data<bool>()[i] = integer() != 0;
+    return;
+  case DType::I8:
+    t.data<int8_t>()[i] = static_cast<int8_t>(integer());
+    return;
+  case DType::I16:
+    t.data<int16_t>()[i] = static_cast<int16_t>(integer());
+    return;
+  case DType::I32:
+    t.data<int32_t>()[i] = static_cast<int32_t>(integer());
+    return;
+  case DType::I64:
+    t.data<int64_t>()[i] = integer();
     return;
   }
 }
 
-static double load(const Tensor &t, int64_t i) {
+/// Element `i` of a floating-point tensor.
+static double loadFloat(const Tensor &t, int64_t i) {
   switch (t.dtype()) {
   case DType::F32:
     return t.data<float>()[i];
   case DType::F64:
     return t.data<double>()[i];
+  case DType::F16:
+  case DType::BF16: {
+    llvm::APFloat f(halfSemantics(t.dtype()),
+                    llvm::APInt(16, t.data<uint16_t>()[i]));
+    bool losesInfo;
+    f.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven,
+              &losesInfo);
+    return f.convertToDouble();
+  }
+  default:
+    return NAN;
+  }
+}
+
+/// Element `i` of an integer tensor, exactly.
+static int64_t loadInteger(const Tensor &t, int64_t i) {
+  switch (t.dtype()) {
   case DType::I1:
     return t.data<bool>()[i];
   case DType::I8:
@@ -110,12 +207,21 @@ static double load(const Tensor &t, int64_t i) {
   case DType::I32:
     return t.data<int32_t>()[i];
   case DType::I64:
-    return static_cast<double>(t.data<int64_t>()[i]);
-  case DType::F16:
-  case DType::BF16:
-    return NAN;
+    return t.data<int64_t>()[i];
+  default:
+    return 0;
   }
-  return NAN;
+}
+
+/// The constant `text` of a fill: an integer exactly, else a double.
+static std::optional<Value> parseConstant(llvm::StringRef text) {
+  int64_t integer;
+  if (!text.getAsInteger(10, integer))
+    return Value::of(integer);
+  double real;
+  if (!text.getAsDouble(real))
+    return Value::of(real);
+  return std::nullopt;
 }
 
 static llvm::Expected<Tensor> parseArg(llvm::StringRef spec) {
@@ -127,7 +233,7 @@ static llvm::Expected<Tensor> parseArg(llvm::StringRef spec) {
   llvm::SmallVector<llvm::StringRef> parts;
   type.split(parts, 'x');
   std::optional<DType> dtype = parseDType(parts.back());
-  if (!dtype || *dtype == DType::F16 || *dtype == DType::BF16)
+  if (!dtype)
     return specError(spec, "unsupported dtype '" + parts.back() + "'");
   llvm::SmallVector<int64_t> shape;
   for (llvm::StringRef part : llvm::ArrayRef(parts).drop_back()) {
@@ -136,55 +242,69 @@ static llvm::Expected<Tensor> parseArg(llvm::StringRef spec) {
       return specError(spec, "bad dim '" + part + "'");
     shape.push_back(d);
   }
-  Tensor t = Tensor::empty(*dtype, shape);
-  int64_t n = t.numElements();
+  // Checked before allocating: the fill may be wrong for a huge shape too.
   auto [kind, seedText] = fill.split(':');
-  double constant;
-  if (kind == "zeros" || kind == "ones") {
+  std::optional<Value> constant;
+  if (kind != "zeros" && kind != "ones" && kind != "iota" && kind != "random") {
+    if (!(constant = parseConstant(kind)))
+      return specError(spec, "unknown fill '" + fill + "'");
+    if (std::optional<std::string> why = whyNotFits(*constant, *dtype))
+      return specError(spec, "value " + kind + " " + *why);
+  }
+  unsigned seed = 0;
+  if (kind == "random" && !seedText.empty() && seedText.getAsInteger(10, seed))
+    return specError(spec, "bad seed '" + seedText + "'");
+  llvm::Expected<Tensor> allocated =
+      Tensor::allocate(*dtype, shape, "--arg=" + spec);
+  if (!allocated)
+    return allocated.takeError();
+  Tensor &t = *allocated;
+  int64_t n = t.numElements();
+  if (kind == "iota" && n > 0)
+    if (std::optional<std::string> why = whyNotFits(Value::of(n - 1), *dtype))
+      return specError(spec,
+                       "iota's last value " + llvm::Twine(n - 1) + " " + *why);
+  if (constant || kind == "zeros" || kind == "ones") {
+    Value v = constant ? *constant : Value::of(int64_t(kind == "ones"));
     for (int64_t i = 0; i < n; ++i)
-      store(t, i, kind == "ones" ? 1.0 : 0.0);
+      store(t, i, v);
   } else if (kind == "iota") {
     for (int64_t i = 0; i < n; ++i)
-      store(t, i, static_cast<double>(i));
-  } else if (kind == "random") {
-    unsigned seed = 0;
-    if (!seedText.empty() && seedText.getAsInteger(10, seed))
-      return specError(spec, "bad seed '" + seedText + "'");
+      store(t, i, Value::of(i));
+  } else {
     std::mt19937_64 rng(seed);
     std::uniform_real_distribution<double> uniform(-1.0, 1.0);
-    std::uniform_int_distribution<int64_t> small(0, 9);
+    // Small integers: 0 to 9, or 0 and 1 for i1.
+    std::uniform_int_distribution<int64_t> small(
+        0, std::min<int64_t>(9, integerRange(*dtype).second));
     for (int64_t i = 0; i < n; ++i)
       store(t, i,
-            isFloat(*dtype) ? uniform(rng) : static_cast<double>(small(rng)));
-  } else if (!kind.getAsDouble(constant)) {
-    for (int64_t i = 0; i < n; ++i)
-      store(t, i, constant);
-  } else {
-    return specError(spec, "unknown fill '" + fill + "'");
+            isFloatingPoint(*dtype) ? Value::of(uniform(rng))
+                                    : Value::of(small(rng)));
   }
-  return t;
+  return allocated;
 }
 
 static void printTensor(llvm::raw_ostream &os, const Tensor &t) {
   int64_t n = t.numElements();
   int64_t shown = std::min<int64_t>(n, printLimit);
+  bool isFloat = isFloatingPoint(t.dtype());
   os << "[";
   for (int64_t i = 0; i < shown; ++i) {
     if (i)
       os << ", ";
-    double v = load(t, i);
-    if (isFloat(t.dtype()))
-      os << llvm::format("%g", v);
+    if (isFloat)
+      os << llvm::format("%g", loadFloat(t, i));
     else
-      os << static_cast<int64_t>(v);
+      os << loadInteger(t, i);
   }
   if (shown < n)
     os << ", ... (" << n << " elements)";
   os << "]";
-  if (n > 1 && isFloat(t.dtype())) {
+  if (n > 1 && isFloat) {
     double lo = INFINITY, hi = -INFINITY, sum = 0;
     for (int64_t i = 0; i < n; ++i) {
-      double v = load(t, i);
+      double v = loadFloat(t, i);
       lo = std::min(lo, v);
       hi = std::max(hi, v);
       sum += v;

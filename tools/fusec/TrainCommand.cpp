@@ -18,6 +18,7 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -230,6 +231,79 @@ llvm::Error writeJson(llvm::StringRef path, const FitSummary &s) {
   return llvm::Error::success();
 }
 
+/// What identifies the file `path` names, existing or not: its real path,
+/// else its directory's real path and its name.
+std::string fileKey(llvm::StringRef path) {
+  llvm::SmallString<256> real;
+  if (!llvm::sys::fs::real_path(path, real))
+    return std::string(real);
+  llvm::SmallString<256> absolute(path);
+  llvm::sys::fs::make_absolute(absolute);
+  llvm::sys::path::remove_dots(absolute, /*remove_dot_dot=*/true);
+  llvm::SmallString<256> dir = llvm::sys::path::parent_path(absolute);
+  if (!llvm::sys::fs::real_path(dir, real))
+    llvm::sys::path::append(real, llvm::sys::path::filename(absolute));
+  else
+    real = absolute;
+  return std::string(real);
+}
+
+/// Whether `a` and `b` name the same file (through links and `..` too).
+bool sameFile(llvm::StringRef a, llvm::StringRef b) {
+  bool equivalent = false;
+  if (!llvm::sys::fs::equivalent(a, b, equivalent) && equivalent)
+    return true;
+  return fileKey(a) == fileKey(b);
+}
+
+/// Rejects outputs that would overwrite each other or an input: the JSON
+/// summary over the checkpoint, either over the model, the data or the
+/// weights read. (The checkpoint may replace --resume's or --weights' file:
+/// they are read before it is first written.)
+llvm::Error checkOutputPaths() {
+  struct NamedPath {
+    std::string option, path;
+  };
+  std::vector<NamedPath> outputs, inputs;
+  if (!checkpoint.empty())
+    outputs.push_back({"--checkpoint", checkpoint});
+  if (!jsonPath.empty())
+    outputs.push_back({"--json", jsonPath});
+  inputs.push_back({"the model", model});
+  if (!weights.empty())
+    inputs.push_back({"--weights", weights});
+  if (!resume.empty())
+    inputs.push_back({"--resume", resume});
+  for (llvm::StringRef split : {"train", "t10k"})
+    for (llvm::StringRef kind : {"images-idx3-ubyte", "labels-idx1-ubyte"})
+      for (llvm::StringRef suffix : {"", ".gz"}) {
+        llvm::SmallString<256> file(dataDir);
+        llvm::sys::path::append(file, split + "-" + kind + suffix);
+        if (llvm::sys::fs::exists(file))
+          inputs.push_back({"--data", std::string(file)});
+      }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    for (size_t j = i + 1; j < outputs.size(); ++j)
+      if (sameFile(outputs[i].path, outputs[j].path))
+        return llvm::createStringError(
+            outputs[i].option + " '" + outputs[i].path + "' and " +
+            outputs[j].option + " '" + outputs[j].path +
+            "' are the same file: one would overwrite the other");
+    for (const NamedPath &input : inputs) {
+      if (outputs[i].option == "--checkpoint" &&
+          (input.option == "--weights" || input.option == "--resume"))
+        continue;
+      if (sameFile(outputs[i].path, input.path))
+        return llvm::createStringError(outputs[i].option + " '" +
+                                       outputs[i].path + "' is the file of " +
+                                       input.option + " ('" + input.path +
+                                       "'): writing it would "
+                                       "overwrite an input");
+    }
+  }
+  return llvm::Error::success();
+}
+
 } // namespace
 
 int fusec::trainMain() {
@@ -238,6 +312,8 @@ int fusec::trainMain() {
                  << "\n";
     return 1;
   };
+  if (llvm::Error e = checkOutputPaths())
+    return fail(std::move(e));
   if (!jsonPath.empty())
     if (llvm::Error e = checkWritable(jsonPath))
       return fail(std::move(e));

@@ -47,12 +47,20 @@ struct Safetensors {
 /// `path` is untouched; the error names `path` and the OS reason. (Only a
 /// failed fsync of the directory is reported after `path` was replaced.)
 /// Names must be unique, valid UTF-8 and not "__metadata__".
+///
+/// The temporary file is `<path>.tmp-<pid>-<8 hex digits>`. A write killed
+/// before its rename leaves it behind; each write first removes those of
+/// `path` whose process is gone (and `<path>.tmp-<8 hex digits>` of older
+/// versions). Files of live processes (a concurrent writer, or a pid reused
+/// since) are kept, as is everything not named after `path`.
 llvm::Error
 writeSafetensors(llvm::StringRef path, llvm::ArrayRef<NamedTensor> tensors,
                  const std::map<std::string, std::string> &metadata = {});
 
 /// Reads a whole safetensors file into owning tensors. Like the Python
-/// package, rejects files whose tensors do not exactly cover the data.
+/// package, rejects files whose tensors do not exactly cover the data, and
+/// headers over 100 MB; `path` must be a regular file. Every size is
+/// checked against the file before anything is allocated.
 llvm::Expected<Safetensors> readSafetensors(llvm::StringRef path);
 
 } // namespace fuse::data

@@ -1,4 +1,5 @@
-"""Reads safetensors files (as `fusec train` checkpoints them) for tests.
+"""Reads (and edits) safetensors files (as `fusec train` checkpoints them)
+for tests.
 
 usage: safetensors.py header FILE
          Checks the layout (an 8-byte little-endian header length, a JSON
@@ -7,6 +8,8 @@ usage: safetensors.py header FILE
        safetensors.py compare A B [NAME...]
          Prints whether the named tensors (all of them when none are named)
          hold the same bytes in A and B; the metadata is not compared.
+       safetensors.py set-metadata IN OUT KEY VALUE
+         Writes IN to OUT with metadata KEY set to VALUE (the tensors kept).
 """
 
 import json
@@ -53,6 +56,16 @@ def main():
             print(f"metadata {key}: {metadata[key]}")
         for name, (dtype, shape, _) in tensors.items():
             print(f"tensor {name} {dtype} {shape}")
+    elif len(sys.argv) == 6 and sys.argv[1] == "set-metadata":
+        with open(sys.argv[2], "rb") as f:
+            data = f.read()
+        (length,) = struct.unpack("<Q", data[:8])
+        header = json.loads(data[8:8 + length])
+        header.setdefault("__metadata__", {})[sys.argv[4]] = sys.argv[5]
+        text = json.dumps(header, separators=(",", ":")).encode()
+        text += b" " * (-len(text) % 8)
+        with open(sys.argv[3], "wb") as f:
+            f.write(struct.pack("<Q", len(text)) + text + data[8 + length:])
     elif len(sys.argv) >= 4 and sys.argv[1] == "compare":
         (_, a), (_, b) = load(sys.argv[2]), load(sys.argv[3])
         names = sys.argv[4:]

@@ -1,0 +1,6 @@
+// A result of 2^36 f32 (256 GiB) from a scalar: fusec run must report it
+// cannot be allocated, not crash writing it.
+func.func @huge(%x: tensor<f32>) -> tensor<4294967296x4x4xf32> {
+  %y = fuse.broadcast_to %x : (tensor<f32>) -> tensor<4294967296x4x4xf32>
+  return %y : tensor<4294967296x4x4xf32>
+}
