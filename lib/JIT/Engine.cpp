@@ -6,6 +6,7 @@
 #include "SignatureCache.h"
 #include "Timers.h"
 #include "fuse/Codegen.h"
+#include "fuse/Parse.h"
 #include "fuse/Passes.h"
 #include "fuse/Pipeline.h"
 #include "fuse/Profile.h"
@@ -38,6 +39,8 @@
 
 #include <chrono>
 #include <mutex>
+
+#include <dlfcn.h>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>
@@ -156,14 +159,29 @@ Error defineRuntimeSymbols(llvm::orc::LLJIT &jit, llvm::orc::JITDylib &dylib) {
 std::string compilerBuildIdentity() {
   std::string identity =
       std::string("fuse ") + FUSE_VERSION + "\nllvm " + LLVM_VERSION_STRING;
-  llvm::sys::fs::file_status status;
-  if (!llvm::sys::fs::status("/proc/self/exe", status))
-    identity +=
-        "\nbinary " + std::to_string(status.getSize()) + " " +
-        std::to_string(
-            status.getLastModificationTime().time_since_epoch().count());
+  auto describe = [&](const std::string &path) {
+    llvm::sys::fs::file_status status;
+    if (!llvm::sys::fs::status(path, status))
+      identity +=
+          "\nbinary " + std::to_string(status.getSize()) + " " +
+          std::to_string(
+              status.getLastModificationTime().time_since_epoch().count());
+  };
+  describe("/proc/self/exe");
+  // The file holding this code, when Fuse is a shared library.
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void *>(&compilerBuildIdentity), &info) &&
+      info.dli_fname)
+    describe(info.dli_fname);
   return identity;
 }
+
+/// A module holding only one function, specialized for a call, and the
+/// specs of its results (derived from the call, never read from a cache).
+struct Specialized {
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  std::vector<ResultSpec> results;
+};
 
 struct LoadedModule {
   std::string source;
@@ -238,8 +256,14 @@ struct Function::Impl {
   Error checkSize(size_t i, const Tensor &arg) const;
   Expected<const Specialization *> specialization(llvm::ArrayRef<Tensor> args);
   Expected<std::unique_ptr<Specialization>> build(llvm::ArrayRef<Tensor> args);
-  Expected<CachedObject> compile(llvm::ArrayRef<Tensor> args,
+  Expected<Specialized> specialize(llvm::ArrayRef<Tensor> args,
+                                   std::string &diagnostics);
+  Expected<CachedObject> compile(Specialized &specialized,
+                                 llvm::ArrayRef<Tensor> args,
                                  std::string &diagnostics);
+  bool fitsCall(const CachedObject &entry,
+                llvm::ArrayRef<ResultSpec> results) const;
+  Expected<Specialization::Entry> link(std::unique_ptr<llvm::MemoryBuffer>);
   void warnOnRetrace();
 };
 
@@ -313,8 +337,8 @@ Error Function::Impl::validateSteps(llvm::ArrayRef<Tensor> args) const {
   return Error::success();
 }
 
-Expected<CachedObject> Function::Impl::compile(llvm::ArrayRef<Tensor> args,
-                                               std::string &diagnostics) {
+Expected<Specialized> Function::Impl::specialize(llvm::ArrayRef<Tensor> args,
+                                                 std::string &diagnostics) {
   mlir::MLIRContext &context = engine->context;
   llvm::raw_string_ostream os(diagnostics);
   mlir::SourceMgrDiagnosticHandler handler(module->sourceMgr, &context, os);
@@ -337,7 +361,7 @@ Expected<CachedObject> Function::Impl::compile(llvm::ArrayRef<Tensor> args,
                                    Signature::of(args, stacked).str() + ":\n" +
                                    diagnostics);
 
-  CachedObject entry;
+  Specialized specialized;
   for (auto [j, type] : llvm::enumerate(func->getResultTypes())) {
     auto tensor = llvm::dyn_cast<mlir::RankedTensorType>(type);
     std::optional<DType> dtype =
@@ -358,9 +382,20 @@ Expected<CachedObject> Function::Impl::compile(llvm::ArrayRef<Tensor> args,
           "result #" + llvm::Twine(j) + " of '" + name +
           "' has a dynamic shape that does not follow from the "
           "argument shapes");
-    entry.results.push_back(std::move(result));
+    specialized.results.push_back(std::move(result));
   }
+  specialized.module = std::move(clone);
+  return specialized;
+}
 
+Expected<CachedObject> Function::Impl::compile(Specialized &specialized,
+                                               llvm::ArrayRef<Tensor> args,
+                                               std::string &diagnostics) {
+  mlir::MLIRContext &context = engine->context;
+  llvm::raw_string_ostream os(diagnostics);
+  mlir::SourceMgrDiagnosticHandler handler(module->sourceMgr, &context, os);
+  mlir::ModuleOp clone = *specialized.module;
+  CachedObject entry;
   mlir::PassManager pm(&context);
   buildSimplifyPipeline(pm);
   PipelineOptions pipeline;
@@ -369,7 +404,7 @@ Expected<CachedObject> Function::Impl::compile(llvm::ArrayRef<Tensor> args,
   pipeline.profileLabel = name;
   buildLowerToLinalgPipeline(pm, pipeline);
   buildLowerToLLVMPipeline(pm, pipeline);
-  if (failed(pm.run(*clone)))
+  if (failed(pm.run(clone)))
     return llvm::createStringError("cannot compile '" + name + "' for " +
                                    Signature::of(args, stacked).str() + ":\n" +
                                    diagnostics);
@@ -377,7 +412,7 @@ Expected<CachedObject> Function::Impl::compile(llvm::ArrayRef<Tensor> args,
   if (!diagnostics.empty())
     engine->warnings() << diagnostics;
   if (auto compiled =
-          clone->lookupSymbol<mlir::LLVM::LLVMFuncOp>(kFunctionSymbol)) {
+          clone.lookupSymbol<mlir::LLVM::LLVMFuncOp>(kFunctionSymbol)) {
     if (auto sizes = compiled->getAttrOfType<mlir::DenseI64ArrayAttr>(
             kWorkspaceAttrName))
       for (int64_t size : sizes.asArrayRef())
@@ -389,7 +424,7 @@ Expected<CachedObject> Function::Impl::compile(llvm::ArrayRef<Tensor> args,
 
   llvm::LLVMContext llvmContext;
   Expected<std::unique_ptr<llvm::Module>> llvmModule =
-      translateToLLVMIR(*clone, llvmContext);
+      translateToLLVMIR(clone, llvmContext);
   if (!llvmModule)
     return llvmModule.takeError();
   if (Error e = addPackedWrapper(**llvmModule, kFunctionSymbol, kEntrySymbol))
@@ -408,35 +443,37 @@ Expected<CachedObject> Function::Impl::compile(llvm::ArrayRef<Tensor> args,
   return entry;
 }
 
-Expected<std::unique_ptr<Specialization>>
-Function::Impl::build(llvm::ArrayRef<Tensor> args) {
-  auto start = std::chrono::steady_clock::now();
-  Signature signature = Signature::of(args, stacked);
-  std::string keyText = engine->buildIdentity + "\ncpu " + engine->cpu +
-                        "\nmodule " + module->sourceHash + "\nfunction " +
-                        name + "\nsignature " + signature.str() + "\nfusion " +
-                        (engine->options.fusion ? "on" : "off") + "\nprofile " +
-                        (engine->options.profile ? "on" : "off");
-
-  std::optional<CachedObject> entry;
-  if (engine->diskCache) {
-    entry = engine->diskCache->load(keyText);
-    if (entry)
-      ++diskHits;
+/// Whether a decoded cache entry fits the call it is loaded for: the result
+/// specs come from specializing this call, never from the file, and every
+/// stored field must be one compiled code for this call could have. A
+/// mismatch is a miss, never a call with wrong sizes.
+bool Function::Impl::fitsCall(const CachedObject &entry,
+                              llvm::ArrayRef<ResultSpec> results) const {
+  // Size arguments: (operand, dim) pairs naming a stacked argument's or
+  // stacked out-parameter's dim 0, the only dims left to run time.
+  if (entry.dynamicSizes.size() % 2 != 0)
+    return false;
+  llvm::SmallVector<bool> operandIsStacked(stacked.begin(), stacked.end());
+  for (const ResultSpec &result : results)
+    if (result.inPlaceOf < 0)
+      operandIsStacked.push_back(result.stacked);
+  llvm::SmallVector<bool> seen(operandIsStacked.size(), false);
+  for (size_t at = 0; at < entry.dynamicSizes.size(); at += 2) {
+    int64_t operand = entry.dynamicSizes[at], dim = entry.dynamicSizes[at + 1];
+    if (operand < 0 ||
+        static_cast<size_t>(operand) >= operandIsStacked.size() ||
+        !operandIsStacked[operand] || dim != 0 || seen[operand])
+      return false;
+    seen[operand] = true;
   }
-  if (!entry) {
-    std::string diagnostics;
-    Expected<CachedObject> compiled = compile(args, diagnostics);
-    if (!compiled)
-      return compiled.takeError();
-    entry = std::move(*compiled);
-    if (engine->diskCache)
-      if (std::optional<std::string> problem =
-              engine->diskCache->store(keyText, *entry))
-        engine->warnings() << "fuse: warning: object cache: " << *problem
-                           << "\n";
-  }
+  // Workspace buffers are carved from one allocation at 64-byte offsets.
+  return llvm::all_of(entry.buffers,
+                      [](uint64_t bytes) { return bytes % 64 == 0; });
+}
 
+/// Adds `object` to a new JITDylib and returns its entry point.
+Expected<Specialization::Entry>
+Function::Impl::link(std::unique_ptr<llvm::MemoryBuffer> object) {
   llvm::orc::LLJIT &jit = *engine->jit;
   Expected<llvm::orc::JITDylib &> dylib = jit.createJITDylib(
       "fuse." + name + "." + std::to_string(engine->dylibCounter++));
@@ -450,18 +487,73 @@ Function::Impl::build(llvm::ArrayRef<Tensor> args) {
   dylib->addGenerator(std::move(*process));
   if (Error e = defineRuntimeSymbols(jit, *dylib))
     return std::move(e);
-  if (Error e = jit.addObjectFile(*dylib, std::move(entry->object)))
+  if (Error e = jit.addObjectFile(*dylib, std::move(object)))
     return std::move(e);
   Expected<llvm::orc::ExecutorAddr> address = jit.lookup(*dylib, kEntrySymbol);
   if (!address)
     return address.takeError();
+  return address->toPtr<Specialization::Entry>();
+}
+
+Expected<std::unique_ptr<Specialization>>
+Function::Impl::build(llvm::ArrayRef<Tensor> args) {
+  auto start = std::chrono::steady_clock::now();
+  Signature signature = Signature::of(args, stacked);
+  // The whole key is stored in the entry and compared on load: every input
+  // of the compilation (compiler build, target, source, function, call
+  // signature, code-changing options) is in it.
+  std::string keyText =
+      "fuse object cache 5\n" + engine->buildIdentity + "\ncpu " + engine->cpu +
+      "\nmodule " + module->sourceHash + "\nfunction " + name + "\nsignature " +
+      signature.str() + "\nfusion " + (engine->options.fusion ? "on" : "off") +
+      "\nprofile " +
+      (engine->options.profile ? "on" : "off");
+
+  // Specializing is cheap next to code generation and gives the result
+  // specs, which a cache entry therefore never carries.
+  std::string diagnostics;
+  Expected<Specialized> specialized = specialize(args, diagnostics);
+  if (!specialized)
+    return specialized.takeError();
+
+  std::optional<Specialization::Entry> entryPoint;
+  CachedObject entry;
+  if (engine->diskCache) {
+    std::optional<CachedObject> cached = engine->diskCache->load(keyText);
+    if (cached && fitsCall(*cached, specialized->results)) {
+      Expected<Specialization::Entry> linked = link(std::move(cached->object));
+      if (linked) {
+        entryPoint = *linked;
+        entry = std::move(*cached);
+        ++diskHits;
+      } else {
+        // An object that does not link is a miss like any other.
+        llvm::consumeError(linked.takeError());
+      }
+    }
+  }
+  if (!entryPoint) {
+    Expected<CachedObject> compiled = compile(*specialized, args, diagnostics);
+    if (!compiled)
+      return compiled.takeError();
+    entry = std::move(*compiled);
+    if (engine->diskCache)
+      if (std::optional<std::string> problem =
+              engine->diskCache->store(keyText, entry))
+        engine->warnings() << "fuse: warning: object cache: " << *problem
+                           << "\n";
+    Expected<Specialization::Entry> linked = link(std::move(entry.object));
+    if (!linked)
+      return linked.takeError();
+    entryPoint = *linked;
+  }
 
   auto spec = std::make_unique<Specialization>();
   spec->signature = std::move(signature);
-  spec->entry = address->toPtr<Specialization::Entry>();
-  spec->results = std::move(entry->results);
-  spec->buffers = std::move(entry->buffers);
-  spec->dynamicSizes = std::move(entry->dynamicSizes);
+  spec->entry = *entryPoint;
+  spec->results = std::move(specialized->results);
+  spec->buffers = std::move(entry.buffers);
+  spec->dynamicSizes = std::move(entry.dynamicSizes);
   // Sizes checked once here, so that no call computes an overflowed one
   // (a stacked result's dim 0 is the call's and is checked by allocation).
   for (auto [j, result] : llvm::enumerate(spec->results))
@@ -823,8 +915,7 @@ Error Engine::loadString(llvm::StringRef source, llvm::StringRef bufferName) {
   {
     mlir::SourceMgrDiagnosticHandler handler(loaded->sourceMgr, &impl.context,
                                              os);
-    loaded->module =
-        mlir::parseSourceFile<mlir::ModuleOp>(loaded->sourceMgr, &impl.context);
+    loaded->module = parseModule(loaded->sourceMgr, &impl.context);
   }
   if (!loaded->module)
     return llvm::createStringError(diagnostics);

@@ -10,8 +10,8 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/raw_ostream.h"
-#include "llvm/Support/xxhash.h"
 
+#include <array>
 #include <cstdlib>
 #include <cstring>
 
@@ -19,20 +19,43 @@ using namespace fuse;
 using namespace llvm;
 
 namespace {
-constexpr char kMagic[8] = {'F', 'U', 'S', 'E', 'O', 'B', 'J', '4'};
+/// The format version: entries of another format never decode.
+constexpr char kMagic[8] = {'F', 'U', 'S', 'E', 'O', 'B', 'J', '5'};
+constexpr size_t kDigestBytes = 32;
 
 template <typename T> void put(std::string &out, T value) {
   out.append(reinterpret_cast<const char *>(&value), sizeof(T));
 }
 
-/// Reads a T at `at`, advancing it; fails past the end.
-template <typename T> bool get(StringRef data, size_t &at, T &value) {
-  if (at + sizeof(T) > data.size())
-    return false;
-  std::memcpy(&value, data.data() + at, sizeof(T));
-  at += sizeof(T);
-  return true;
-}
+/// Reads fields from an entry, never past its end.
+class Reader {
+public:
+  explicit Reader(StringRef data) : data_(data) {}
+  template <typename T> bool get(T &value) {
+    if (sizeof(T) > data_.size() - at_)
+      return false;
+    std::memcpy(&value, data_.data() + at_, sizeof(T));
+    at_ += sizeof(T);
+    return true;
+  }
+  /// `size` bytes, if that many remain.
+  bool bytes(uint64_t size, StringRef &value) {
+    if (size > data_.size() - at_)
+      return false;
+    value = data_.substr(at_, size);
+    at_ += size;
+    return true;
+  }
+  /// A count of 8-byte items, bounded by the bytes that remain.
+  bool count(uint32_t &value) {
+    return get(value) && value <= (data_.size() - at_) / 8;
+  }
+  bool atEnd() const { return at_ == data_.size(); }
+
+private:
+  StringRef data_;
+  size_t at_ = 0;
+};
 } // namespace
 
 std::optional<std::string>
@@ -64,82 +87,10 @@ std::string ObjectCache::pathFor(StringRef keyText) const {
   return std::string(path);
 }
 
-std::optional<CachedObject> ObjectCache::load(StringRef keyText) const {
-  ErrorOr<std::unique_ptr<MemoryBuffer>> file =
-      MemoryBuffer::getFile(pathFor(keyText), /*IsText=*/false,
-                            /*RequiresNullTerminator=*/false);
-  if (!file)
-    return std::nullopt;
-  StringRef data = (*file)->getBuffer();
-  size_t at = 0;
-  if (data.size() < sizeof(kMagic) ||
-      std::memcmp(data.data(), kMagic, sizeof(kMagic)) != 0)
-    return std::nullopt;
-  at = sizeof(kMagic);
-  uint32_t numResults;
-  if (!get(data, at, numResults) || numResults > 4096)
-    return std::nullopt;
-  CachedObject entry;
-  for (uint32_t i = 0; i < numResults; ++i) {
-    uint8_t dtype, rank;
-    int32_t inPlaceOf;
-    uint8_t stacked;
-    if (!get(data, at, dtype) || !get(data, at, rank) ||
-        !get(data, at, inPlaceOf) || !get(data, at, stacked) ||
-        dtype > static_cast<uint8_t>(DType::I64) || stacked > 1)
-      return std::nullopt;
-    ResultSpec spec{static_cast<DType>(dtype), {}, inPlaceOf, stacked == 1};
-    for (uint8_t d = 0; d < rank; ++d) {
-      int64_t dim;
-      if (!get(data, at, dim) || dim < 0)
-        return std::nullopt;
-      spec.shape.push_back(dim);
-    }
-    entry.results.push_back(std::move(spec));
-  }
-  uint32_t numBuffers;
-  if (!get(data, at, numBuffers) || numBuffers > (1u << 20))
-    return std::nullopt;
-  for (uint32_t i = 0; i < numBuffers; ++i) {
-    uint64_t bytes;
-    if (!get(data, at, bytes))
-      return std::nullopt;
-    entry.buffers.push_back(bytes);
-  }
-  uint32_t numSizes;
-  if (!get(data, at, numSizes) || numSizes > 4096)
-    return std::nullopt;
-  for (uint32_t i = 0; i < numSizes; ++i) {
-    int64_t value;
-    if (!get(data, at, value) || value < 0)
-      return std::nullopt;
-    entry.dynamicSizes.push_back(value);
-  }
-  uint64_t size, checksum;
-  if (!get(data, at, size) || !get(data, at, checksum) ||
-      size != data.size() - at)
-    return std::nullopt;
-  StringRef object = data.substr(at, size);
-  if (xxh3_64bits(arrayRefFromStringRef(object)) != checksum)
-    return std::nullopt;
-  entry.object = MemoryBuffer::getMemBufferCopy(object, "fuse-cached-object");
-  return entry;
-}
-
-std::optional<std::string> ObjectCache::store(StringRef keyText,
-                                              const CachedObject &entry) const {
-  if (std::error_code ec = sys::fs::create_directories(directory_))
-    return "cannot create " + directory_ + ": " + ec.message();
+std::string ObjectCache::encode(StringRef keyText, const CachedObject &entry) {
   std::string bytes(kMagic, sizeof(kMagic));
-  put(bytes, static_cast<uint32_t>(entry.results.size()));
-  for (const ResultSpec &spec : entry.results) {
-    put(bytes, static_cast<uint8_t>(spec.dtype));
-    put(bytes, static_cast<uint8_t>(spec.shape.size()));
-    put(bytes, spec.inPlaceOf);
-    put(bytes, static_cast<uint8_t>(spec.stacked));
-    for (int64_t d : spec.shape)
-      put(bytes, d);
-  }
+  put(bytes, static_cast<uint64_t>(keyText.size()));
+  bytes.append(keyText.data(), keyText.size());
   put(bytes, static_cast<uint32_t>(entry.buffers.size()));
   for (uint64_t buffer : entry.buffers)
     put(bytes, buffer);
@@ -148,8 +99,77 @@ std::optional<std::string> ObjectCache::store(StringRef keyText,
     put(bytes, value);
   StringRef object = entry.object->getBuffer();
   put(bytes, static_cast<uint64_t>(object.size()));
-  put(bytes, xxh3_64bits(arrayRefFromStringRef(object)));
   bytes.append(object.data(), object.size());
+  std::array<uint8_t, 32> digest = SHA256::hash(arrayRefFromStringRef(bytes));
+  bytes.append(reinterpret_cast<const char *>(digest.data()), digest.size());
+  return bytes;
+}
+
+std::optional<std::pair<std::string, CachedObject>>
+ObjectCache::decode(StringRef bytes) {
+  // The digest covers every byte before it: header, key, metadata, object.
+  if (bytes.size() < sizeof(kMagic) + kDigestBytes ||
+      std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0)
+    return std::nullopt;
+  StringRef body = bytes.drop_back(kDigestBytes);
+  std::array<uint8_t, 32> digest = SHA256::hash(arrayRefFromStringRef(body));
+  if (std::memcmp(digest.data(), bytes.take_back(kDigestBytes).data(),
+                  kDigestBytes) != 0)
+    return std::nullopt;
+
+  Reader in(body.drop_front(sizeof(kMagic)));
+  uint64_t keySize;
+  StringRef key;
+  if (!in.get(keySize) || !in.bytes(keySize, key))
+    return std::nullopt;
+  CachedObject entry;
+  uint32_t numBuffers;
+  if (!in.count(numBuffers))
+    return std::nullopt;
+  entry.buffers.resize(numBuffers);
+  for (uint64_t &buffer : entry.buffers)
+    if (!in.get(buffer))
+      return std::nullopt;
+  uint32_t numSizes;
+  if (!in.count(numSizes))
+    return std::nullopt;
+  entry.dynamicSizes.resize(numSizes);
+  for (int64_t &value : entry.dynamicSizes)
+    if (!in.get(value))
+      return std::nullopt;
+  uint64_t objectSize;
+  StringRef object;
+  if (!in.get(objectSize) || !in.bytes(objectSize, object) || !in.atEnd())
+    return std::nullopt;
+  entry.object = MemoryBuffer::getMemBufferCopy(object, "fuse-cached-object");
+  return std::make_pair(key.str(), std::move(entry));
+}
+
+std::optional<CachedObject> ObjectCache::load(StringRef keyText) const {
+  std::string path = pathFor(keyText);
+  // Only a regular file: reading a FIFO or a device could block forever.
+  sys::fs::file_status status;
+  if (sys::fs::status(path, status) ||
+      status.type() != sys::fs::file_type::regular_file)
+    return std::nullopt;
+  ErrorOr<std::unique_ptr<MemoryBuffer>> file =
+      MemoryBuffer::getFile(path, /*IsText=*/false,
+                            /*RequiresNullTerminator=*/false);
+  if (!file)
+    return std::nullopt;
+  std::optional<std::pair<std::string, CachedObject>> decoded =
+      decode((*file)->getBuffer());
+  // A valid entry stored for another key (copied or renamed) is a miss.
+  if (!decoded || decoded->first != keyText)
+    return std::nullopt;
+  return std::move(decoded->second);
+}
+
+std::optional<std::string> ObjectCache::store(StringRef keyText,
+                                              const CachedObject &entry) const {
+  if (std::error_code ec = sys::fs::create_directories(directory_))
+    return "cannot create " + directory_ + ": " + ec.message();
+  std::string bytes = encode(keyText, entry);
 
   // Write beside the target, then rename: readers never see a partial file.
   SmallString<256> temporary;

@@ -12,6 +12,7 @@
 #include "Fuse/IR/FuseDialect.h"
 
 #include "fuse/Codegen.h"
+#include "fuse/Parse.h"
 #include "fuse/Passes.h"
 #include "fuse/Pipeline.h"
 #include "fuse/SourceNames.h"
@@ -190,7 +191,7 @@ static LogicalResult emitNative(ModuleOp module, llvm::raw_ostream &os) {
 
 static LogicalResult compile(MLIRContext &context, llvm::SourceMgr &sourceMgr,
                              llvm::raw_ostream &os) {
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = fuse::parseModule(sourceMgr, &context);
   if (!module)
     return failure();
   fuse::nameArguments(*module, sourceMgr);
