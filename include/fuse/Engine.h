@@ -78,6 +78,9 @@ struct ArgumentInfo {
   std::string typeString() const;
 };
 
+  /// `fuse.class_labels = C`: integer class labels of a cross-entropy over
+  /// C classes; every call checks each is in [0, C). 0 when not labels.
+  int64_t classes = 0;
 /// A declared result of a function.
 struct ResultInfo {
   DType dtype;

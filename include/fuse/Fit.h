@@ -42,6 +42,10 @@ struct FitOptions {
   std::string checkpointPath;
   /// Examples per call of the evaluation function.
   int64_t evalBatchSize = 1000;
+  /// Keep training when a step's loss is NaN or infinite. By default fit
+  /// stops with an error naming the step, before any checkpoint of the
+  /// diverged parameters is written.
+  bool allowNonFiniteLoss = false;
 };
 
 /// After each call of the K-step function.
@@ -83,7 +87,9 @@ struct FitCallbacks {
 /// Trains `engine`'s step function on `train` (images [N, ...] f32, labels
 /// [N] i32) and, after each epoch, evaluates it on `test` if given. The
 /// step function's batch inputs must be the images (any static shape with
-/// as many elements per example as the data) and integer labels.
+/// as many elements per example as the data) and integer labels; when they
+/// feed a cross-entropy over C classes (`ArgumentInfo::classes`), every
+/// label of both sets must be in [0, C).
 llvm::Expected<FitSummary> fit(Engine &engine, const data::LabeledImages &train,
                                const data::LabeledImages *test,
                                const FitOptions &options,

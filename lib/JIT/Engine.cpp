@@ -685,6 +685,63 @@ private:
 };
 
 /// Calls `spec` with contiguous copies of non-contiguous arguments. A result
+/// The first element of the contiguous integer `data` of `dtype` outside
+/// [0, classes), as (index, value), if any.
+static std::optional<std::pair<int64_t, int64_t>>
+firstBadLabel(const void *data, DType dtype, int64_t count, int64_t classes) {
+  auto scan = [&](auto *values) -> std::optional<std::pair<int64_t, int64_t>> {
+    for (int64_t k = 0; k < count; ++k) {
+      int64_t v = static_cast<int64_t>(values[k]);
+      if (v < 0 || v >= classes)
+        return std::make_pair(k, v);
+    }
+    return std::nullopt;
+  };
+  switch (dtype) {
+  case DType::I8:
+    return scan(static_cast<const int8_t *>(data));
+  case DType::I16:
+    return scan(static_cast<const int16_t *>(data));
+  case DType::I32:
+    return scan(static_cast<const int32_t *>(data));
+  case DType::I64:
+    return scan(static_cast<const int64_t *>(data));
+  default:
+    return std::nullopt;
+  }
+}
+
+/// Checks every class-label argument (`fuse.class_labels`) against its
+/// class count: compiled cross-entropy cannot report a label outside
+/// [0, C), it would read no logit. `pointers` are the arguments' contiguous
+/// buffers.
+static Error checkLabels(const Function::Impl &fn, llvm::ArrayRef<Tensor> args,
+                         llvm::ArrayRef<void *> pointers) {
+  for (auto [i, arg] : llvm::enumerate(args)) {
+    int64_t classes = fn.arguments[i].classes;
+    if (classes <= 0)
+      continue;
+    std::optional<std::pair<int64_t, int64_t>> bad =
+        firstBadLabel(pointers[i], arg.dtype(), arg.numElements(), classes);
+    if (!bad)
+      continue;
+    // The flat index as a row-major multi-index.
+    llvm::SmallVector<int64_t, 4> index(arg.rank());
+    for (int64_t d = arg.rank() - 1, rest = bad->first; d >= 0; --d) {
+      index[d] = rest % arg.shape()[d];
+      rest /= arg.shape()[d];
+    }
+    std::string at;
+    for (int64_t k : index)
+      at += (at.empty() ? "" : ", ") + std::to_string(k);
+    return llvm::createStringError(fn.describe(i) + ": label [" + at + "] is " +
+                                   llvm::Twine(bad->second) + ", outside [0, " +
+                                   llvm::Twine(classes) + ") for " +
+                                   llvm::Twine(classes) + " classes");
+  }
+  return Error::success();
+}
+
 /// computed in place is found in its argument, which must be contiguous;
 /// it is also copied into `results` when that names another buffer.
 static Error invoke(const Function::Impl &fn, const Specialization &spec,
@@ -707,6 +764,8 @@ static Error invoke(const Function::Impl &fn, const Specialization &spec,
     pointers.push_back(copies.back().data());
   }
   for (auto [result, want] : llvm::zip(results, spec.results)) {
+  if (Error e = checkLabels(fn, args, pointers))
+    return e;
     if (want.inPlaceOf < 0) {
       pointers.push_back(result.data());
       continue;
@@ -962,6 +1021,9 @@ Error Engine::loadString(llvm::StringRef source, llvm::StringRef bufferName) {
       if (info.stacked && fn->firstStacked < 0)
         fn->firstStacked = i;
       fn->arguments.push_back(std::move(info));
+      if (auto classes =
+              func.getArgAttrOfType<mlir::IntegerAttr>(i, kClassLabelsAttrName))
+        info.classes = classes.getInt();
     }
     for (auto [j, result] : llvm::enumerate(func.getResultTypes())) {
       auto type = llvm::dyn_cast<mlir::RankedTensorType>(result);

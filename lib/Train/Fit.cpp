@@ -96,6 +96,24 @@ Expected<BatchLayout> matchData(llvm::StringRef function,
   return layout;
 }
 
+/// Checks the i32 `labels` of the data set `what` against the class count of
+/// the model's labels argument `arg` (none: nothing to check).
+Error checkLabels(const Tensor &labels, const ArgumentInfo &arg,
+                  llvm::StringRef what) {
+  if (arg.classes <= 0)
+    return Error::success();
+  const int32_t *values = labels.data<int32_t>();
+  for (int64_t i = 0, n = labels.numElements(); i < n; ++i)
+    if (values[i] < 0 || values[i] >= arg.classes)
+      return llvm::createStringError(
+          "the model does not fit the data: label #" + llvm::Twine(i) +
+          " of the " + what + " set is " + llvm::Twine(values[i]) +
+          ", outside [0, " + llvm::Twine(arg.classes) + "): '" + arg.name +
+          "' feeds a cross-entropy over " + llvm::Twine(arg.classes) +
+          " classes");
+  return Error::success();
+}
+
 /// A view of the contiguous `t` as `lead` dims then `example`.
 Tensor reshaped(const Tensor &t, llvm::ArrayRef<int64_t> lead,
                 llvm::ArrayRef<int64_t> example) {
@@ -150,6 +168,8 @@ public:
         matchData(eval->name(), batchArgs, 1, test, e.batch_);
     if (!layout)
       return layout.takeError();
+    if (Error err = checkLabels(test.labels, batchArgs[layout->labels], "test"))
+      return std::move(err);
     e.layout_ = std::move(*layout);
     e.hasAccuracy_ = eval->results().size() >= 2;
     return std::optional<Evaluator>(std::move(e));
@@ -332,6 +352,9 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::LabeledImages &train,
       matchData(trainer.function().name(), batchArgs, 2, train, batch);
   if (!layout)
     return layout.takeError();
+  if (Error err =
+          checkLabels(train.labels, batchArgs[layout->labels], "training"))
+    return std::move(err);
   std::optional<Evaluator> evaluator;
   if (test) {
     Expected<std::optional<Evaluator>> e =
@@ -364,9 +387,14 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::LabeledImages &train,
 
   double lossSum = 0;
   int64_t lossCount = 0;
+  // The first step whose loss is NaN or infinite, and that loss.
+  std::optional<std::pair<int64_t, float>> diverged;
   trainer.setCallback([&](const StepsReport &report) {
-    for (float loss : report.losses)
+    for (auto [i, loss] : llvm::enumerate(report.losses)) {
       lossSum += loss;
+      if (!std::isfinite(loss) && !diverged)
+        diverged = {report.firstStep + int64_t(i), loss};
+    }
     lossCount += report.steps;
   });
 
@@ -418,6 +446,13 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::LabeledImages &train,
     batches[l.labels] = chunk.arrays[1];
     if (Error err = trainer.trainSteps(batches))
       return std::move(err);
+    // Stop before the diverged parameters reach a checkpoint.
+    if (diverged && !options.allowNonFiniteLoss)
+      return llvm::createStringError(
+          "the loss of step " + llvm::Twine(diverged->first) + " is " +
+          (std::isnan(diverged->second) ? "nan" : "infinite") +
+          ": training stopped, no checkpoint of its parameters written "
+          "(allowNonFiniteLoss, fusec train --allow-nan, continues)");
     double callSeconds = secondsSince(callStart);
     current.steps += chunk.steps;
     current.seconds = secondsSince(epochStart);

@@ -3,6 +3,7 @@
 #include "TestUtils.h"
 
 #include "fuse/Profile.h"
+#include "fuse/Trainer.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
@@ -11,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <cfloat>
+#include <cmath>
 #include <thread>
 
 #if defined(__x86_64__)
@@ -510,3 +512,100 @@ func.func @half(%x: tensor<4xf32>) -> tensor<4xf32> {
   }
 }
 #endif
+
+//===----------------------------------------------------------------------===//
+// Class labels
+//===----------------------------------------------------------------------===//
+
+constexpr const char *kCrossEntropy = R"mlir(
+func.func @loss(%logits: tensor<?x10xf32>, %y: tensor<?xi32>) -> tensor<f32> {
+  %l = fuse.softmax_cross_entropy %logits, %y
+      : (tensor<?x10xf32>, tensor<?xi32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+func.func @loss64(%logits: tensor<?x3xf32>, %y: tensor<?xi64>) -> tensor<f32> {
+  %l = fuse.softmax_cross_entropy %logits, %y
+      : (tensor<?x3xf32>, tensor<?xi64>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+func.func @any(%logits: tensor<?x?xf32>, %y: tensor<?xi8>) -> tensor<f32> {
+  %l = fuse.softmax_cross_entropy %logits, %y
+      : (tensor<?x?xf32>, tensor<?xi8>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+)mlir";
+
+// A label outside [0, C) would make cross-entropy read no logit and return
+// the row's logsumexp: every call checks the labels first and names the
+// argument, the label's position and its value.
+TEST(Engine, ClassLabelsAreCheckedBeforeTheCall) {
+  auto engine = makeEngine(kCrossEntropy);
+  Function &loss = unwrap(engine->lookup("loss"));
+  EXPECT_EQ(loss.arguments()[0].classes, 0);
+  EXPECT_EQ(loss.arguments()[1].classes, 10);
+  Tensor logits = randomTensor({2, 10}, 1);
+  EXPECT_EQ(errorOf(loss.call({logits, Tensor::fromValues<int32_t>({2}, {3, 10})})),
+            "argument 'y' (#1) of 'loss': label [1] is 10, outside [0, 10) "
+            "for 10 classes");
+  EXPECT_EQ(errorOf(loss.call({logits, Tensor::fromValues<int32_t>({2}, {-1, 0})})),
+            "argument 'y' (#1) of 'loss': label [0] is -1, outside [0, 10) "
+            "for 10 classes");
+  // Labels in range: the loss of the two rows.
+  std::vector<Tensor> out =
+      unwrap(loss.call({logits, Tensor::fromValues<int32_t>({2}, {9, 0})}));
+  double expected = 0;
+  for (int64_t r = 0; r < 2; ++r) {
+    double sum = 0;
+    for (int64_t c = 0; c < 10; ++c)
+      sum += std::exp(double(logits.data<float>()[r * 10 + c]));
+    expected += std::log(sum) - logits.data<float>()[r * 10 + (r ? 0 : 9)];
+  }
+  EXPECT_NEAR(out[0].data<float>()[0], expected / 2, 1e-5);
+  // A strided view is checked through the elements it views (the 10s are
+  // between them).
+  std::vector<int32_t> spaced = {1, 10, 2, 10};
+  Tensor view = Tensor::view(spaced.data(), DType::I32, {2}, {2});
+  EXPECT_EQ(errorOf(loss.call({logits, view})), "");
+
+  Function &loss64 = unwrap(engine->lookup("loss64"));
+  EXPECT_EQ(errorOf(loss64.call({randomTensor({3, 3}, 2),
+                                 Tensor::fromValues<int64_t>(
+                                     {3}, {0, 2, int64_t(1) << 40})})),
+            "argument 'y' (#1) of 'loss64': label [2] is 1099511627776, "
+            "outside [0, 3) for 3 classes");
+  // Without a static class count there is nothing to check against.
+  Function &any = unwrap(engine->lookup("any"));
+  EXPECT_EQ(any.arguments()[1].classes, 0);
+}
+
+// The K-step function's stacked labels are checked too, naming the step
+// and the example; the failed call takes no step.
+TEST(Engine, StackedClassLabelsAreChecked) {
+  auto engine = makeEngine(seedTrainingModule());
+  Function &steps = unwrap(engine->lookup("train_steps"));
+  int64_t labels = -1;
+  for (auto [i, arg] : llvm::enumerate(steps.arguments()))
+    if (arg.classes)
+      labels = int64_t(i);
+  ASSERT_GE(labels, 0);
+  EXPECT_EQ(steps.arguments()[labels].name, "y");
+  EXPECT_EQ(steps.arguments()[labels].classes, 10);
+  EXPECT_EQ(unwrap(engine->lookup("train_eval")).arguments().back().classes,
+            10);
+
+  std::unique_ptr<Trainer> trainer = unwrap(Trainer::create(*engine, "train"));
+  ASSERT_EQ(errorOf(trainer->initialize(0)), "");
+  ASSERT_EQ(errorOf(trainer->setInput(
+                "lr", Tensor::fromValues<float>({}, {1e-3f}))),
+            "");
+  Tensor x = Tensor::uniform({2, 3, 28, 28}, 3, 0.0f, 1.0f);
+  Tensor y = Tensor::fromValues<int32_t>({2, 3}, {0, 1, 2, 3, 4, 10});
+  EXPECT_EQ(errorOf(trainer->trainSteps({x, y})),
+            "argument 'y' (#" + std::to_string(labels) +
+                ") of 'train_steps': label [1, 2] is 10, outside [0, 10) "
+                "for 10 classes");
+  EXPECT_EQ(trainer->step(), 0);
+  y.data<int32_t>()[5] = 9;
+  EXPECT_EQ(errorOf(trainer->trainSteps({x, y})), "");
+  EXPECT_EQ(trainer->step(), 2);
+}

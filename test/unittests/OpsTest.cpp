@@ -258,6 +258,10 @@ int64_t intAt(const Tensor &t, int64_t linear) {
   if (t.dtype() != dtype)
     return ::testing::AssertionFailure()
            << "dtype " << dtypeName(t.dtype()).str() << ", expected "
+  case DType::I8:
+    return t.data<int8_t>()[linear];
+  case DType::I16:
+    return t.data<int16_t>()[linear];
            << dtypeName(dtype).str();
   if (t.shape() != shape)
     return ::testing::AssertionFailure() << "shape " << shapeString(t.shape())
@@ -786,6 +790,95 @@ void checkIntUnary(const char *op, int64_t lo, int64_t hi) {
                   : o == "abs" ? std::abs(v)
                                : v * v);
   }
+/// XLA's total integer division, as fuse.div defines it.
+template <typename T> int64_t totalDiv(T a, T b) {
+  if (b == 0)
+    return -1;
+  if (a == std::numeric_limits<T>::min() && b == -1)
+    return a;
+  return a / b;
+}
+
+/// Division by 0 and INT_MIN / -1 on every lane position of vectorized code
+/// (and its scalar tail), at run time and folded from constants: the same
+/// values, never a trap.
+template <typename T> void checkTotalDivision(const char *element) {
+  SCOPED_TRACE(element);
+  constexpr T lo = std::numeric_limits<T>::min();
+  constexpr T hi = std::numeric_limits<T>::max();
+  const std::vector<std::pair<T, T>> special = {
+      {7, 0},  {-7, 0},  {0, 0},   {lo, 0},  {hi, 0}, {lo, -1},
+      {lo, 1}, {hi, -1}, {-1, -1}, {lo, lo}, {7, -2}, {-7, 2}};
+  std::mt19937_64 rng(std::hash<std::string>()(element));
+  std::uniform_int_distribution<int64_t> any(lo, hi);
+  // 67 elements: the special pairs at shifting lanes among random ones.
+  std::vector<int64_t> xs, ys, ref;
+  for (int64_t i = 0; i < 67; ++i) {
+    T a = static_cast<T>(any(rng)), b = static_cast<T>(any(rng) % 5);
+    if (i % 3 == 0)
+      std::tie(a, b) = special[(i / 3) % special.size()];
+    xs.push_back(a);
+    ys.push_back(b);
+    ref.push_back(totalDiv<T>(a, b));
+  }
+  int64_t n = static_cast<int64_t>(xs.size());
+  Tensor x = Tensor::empty(dtypeOf<T>(), {n}),
+         y = Tensor::empty(dtypeOf<T>(), {n});
+  for (int64_t i = 0; i < n; ++i) {
+    x.data<T>()[i] = static_cast<T>(xs[i]);
+    y.data<T>()[i] = static_cast<T>(ys[i]);
+  }
+  Jit run(binarySource("div", {-1}, {-1}, {-1}, element));
+  std::vector<Tensor> out = run.call("f", {x, y});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_TRUE(allEqual(out[0], dtypeOf<T>(), {n}, ref)) << "at run time";
+
+  // The same division of constants folds; a constant 0 divisor of a run-time
+  // dividend is lowered, not folded.
+  auto literal = [](const std::vector<int64_t> &values) {
+    std::string s;
+    for (int64_t v : values)
+      s += (s.empty() ? "" : ", ") + std::to_string(v);
+    return "[" + s + "]";
+  };
+  std::string type = "tensor<" + std::to_string(n) + "x" + element + ">";
+  std::string source =
+      "func.func @folded() -> " + type + " {\n  %a = fuse.constant dense<" +
+      literal(xs) + "> : " + type + "\n  %b = fuse.constant dense<" +
+      literal(ys) + "> : " + type + "\n  %q = fuse.div %a, %b : (" + type +
+      ", " + type + ") -> " + type + "\n  return %q : " + type +
+      "\n}\nfunc.func @by_zero(%x: " + type + ") -> " + type +
+      " {\n  %z = fuse.constant dense<0> : tensor<" + element +
+      ">\n  %q = fuse.div %x, %z : (" + type + ", tensor<" + element +
+      ">) -> " + type + "\n  return %q : " + type + "\n}\n";
+  Jit folded(source);
+  out = folded.call("folded", {});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_TRUE(allEqual(out[0], dtypeOf<T>(), {n}, ref)) << "folded";
+  out = folded.call("by_zero", {x});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_TRUE(allEqual(out[0], dtypeOf<T>(), {n}, std::vector<int64_t>(n, -1)))
+      << "by a constant 0";
+}
+
+// x / 0 is -1 and INT_MIN / -1 is INT_MIN, as in XLA.
+TEST(OpsInteger, DivisionIsTotal) {
+  checkTotalDivision<int8_t>("i8");
+  checkTotalDivision<int16_t>("i16");
+  checkTotalDivision<int32_t>("i32");
+  checkTotalDivision<int64_t>("i64");
+}
+
+// i1 is signed too: 1 is -1, so x / 1 is x and x / 0 is -1 (true).
+TEST(OpsInteger, DivisionOfI1) {
+  Tensor x = Tensor::fromValues<bool>({4}, {false, true, false, true});
+  Tensor y = Tensor::fromValues<bool>({4}, {false, false, true, true});
+  Jit jit(binarySource("div", {4}, {4}, {4}, "i1"));
+  std::vector<Tensor> out = jit.call("f", {x, y});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_TRUE(allEqual(out[0], DType::I1, {4}, {1, 1, 0, 1}));
+}
+
   EXPECT_TRUE(allEqual(out[0], dtypeOf<T>(), {7, 5}, ref));
 }
 

@@ -13,9 +13,14 @@
 
 #include "TestUtils.h"
 
+#include "fuse/Fit.h"
 #include "fuse/Trainer.h"
 
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+
 #include <cstring>
+#include <functional>
 
 using namespace fuse;
 using namespace fuse::testing;
@@ -317,6 +322,81 @@ TEST(Trainer, ErrorsNameWhatIsWrong) {
       errorOf(trainer->trainSteps({stack(0, 2, batchX), stack(0, 3, batchY)})),
       "");
   EXPECT_EQ(trainer->step(), 0);
+}
+
+//===----------------------------------------------------------------------===//
+// fuse::fit's checks of the data and the losses
+//===----------------------------------------------------------------------===//
+
+/// `n` random 28x28 images with labels `label(i)`.
+data::LabeledImages imageSet(int64_t n, std::function<int32_t(int64_t)> label) {
+  data::LabeledImages set{Tensor::uniform({n, 28, 28}, 7, 0.0f, 1.0f),
+                          Tensor::empty(DType::I32, {n})};
+  for (int64_t i = 0; i < n; ++i)
+    set.labels.data<int32_t>()[i] = label(i);
+  return set;
+}
+
+/// The seed MLP with `classes` outputs instead of 10.
+std::string seedModelWithClasses(int classes) {
+  std::string source = seedTrainingModule();
+  std::string from = "10xf32", to = std::to_string(classes) + "xf32";
+  for (size_t at = source.find(from); at != std::string::npos;
+       at = source.find(from, at + to.size()))
+    source.replace(at, from.size(), to);
+  return source;
+}
+
+// The data's labels must be classes of the model: a 5-class model rejects
+// label 7 in either set before training, naming the label.
+TEST(Fit, LabelsOutsideTheModelsClassesAreRejected) {
+  auto engine = makeEngine(seedModelWithClasses(5));
+  FitOptions options;
+  options.batchSize = 8;
+  data::LabeledImages good = imageSet(32, [](int64_t i) { return i % 5; });
+  data::LabeledImages bad =
+      imageSet(32, [](int64_t i) { return i == 19 ? 7 : i % 5; });
+  EXPECT_EQ(errorOf(fit(*engine, bad, &good, options)),
+            "the model does not fit the data: label #19 of the training set "
+            "is 7, outside [0, 5): 'y' feeds a cross-entropy over 5 classes");
+  EXPECT_EQ(errorOf(fit(*engine, good, &bad, options)),
+            "the model does not fit the data: label #19 of the test set is "
+            "7, outside [0, 5): 'y' feeds a cross-entropy over 5 classes");
+  data::LabeledImages negative =
+      imageSet(32, [](int64_t i) { return i == 3 ? -1 : 0; });
+  EXPECT_NE(errorOf(fit(*engine, negative, nullptr, options))
+                .find("label #3 of the training set is -1"),
+            std::string::npos);
+  FitSummary summary = unwrap(fit(*engine, good, &good, options));
+  EXPECT_EQ(summary.steps, 4);
+}
+
+// A diverged loss stops training with an error naming the step, before a
+// checkpoint is written, unless allowed.
+TEST(Fit, NonFiniteLossStopsTraining) {
+  data::LabeledImages set = imageSet(64, [](int64_t i) { return i % 10; });
+  llvm::SmallString<128> dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("fuse-fit-nan", dir));
+  std::string checkpoint = (dir + "/nan.safetensors").str();
+  FitOptions options;
+  options.batchSize = 8;
+  options.stepsPerCall = 3;
+  // Adam moves every weight by about lr per step: 1e38 overflows the logits
+  // at the second step.
+  options.learningRate = 1e38f;
+  options.checkpointPath = checkpoint;
+  auto engine = makeEngine(seedTrainingModule());
+  std::string error = errorOf(fit(*engine, set, nullptr, options));
+  EXPECT_NE(error.find("the loss of step 1 is "), std::string::npos) << error;
+  EXPECT_NE(error.find("training stopped"), std::string::npos) << error;
+  EXPECT_FALSE(llvm::sys::fs::exists(checkpoint));
+
+  options.allowNonFiniteLoss = true;
+  engine = makeEngine(seedTrainingModule());
+  FitSummary summary = unwrap(fit(*engine, set, nullptr, options));
+  EXPECT_EQ(summary.steps, 8);
+  EXPECT_TRUE(llvm::sys::fs::exists(checkpoint));
+  llvm::sys::fs::remove_directories(dir);
 }
 
 } // namespace

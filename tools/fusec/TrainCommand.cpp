@@ -24,6 +24,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <limits>
 
 using namespace fuse;
 namespace cl = llvm::cl;
@@ -84,6 +85,11 @@ cl::opt<std::string> resume("resume",
                             cl::desc("Continue training from a checkpoint"),
                             cl::value_desc("PATH"), cl::cat(fusec::category()),
                             cl::sub(fusec::trainCommand));
+cl::opt<bool> allowNan(
+    "allow-nan",
+    cl::desc("Keep training when a step's loss is NaN or infinite (default: "
+             "stop with an error naming the step, before any checkpoint)"),
+    cl::cat(fusec::category()), cl::sub(fusec::trainCommand));
 cl::opt<std::string> jsonPath("json",
                               cl::desc("Write a summary of the run as JSON"),
                               cl::value_desc("PATH"),
@@ -317,15 +323,6 @@ int fusec::trainMain() {
   if (!jsonPath.empty())
     if (llvm::Error e = checkWritable(jsonPath))
       return fail(std::move(e));
-  llvm::Expected<data::LabeledImages> train =
-      data::loadIdxSplit(dataDir, data::Split::Train);
-  if (!train)
-    return fail(train.takeError());
-  llvm::Expected<data::LabeledImages> test =
-      data::loadIdxSplit(dataDir, data::Split::Test);
-  if (!test)
-    return fail(test.takeError());
-
   EngineOptions engineOptions;
   engineOptions.fusion = fusec::fusion;
   engineOptions.profile = fusec::profile;
@@ -336,6 +333,24 @@ int fusec::trainMain() {
   if (llvm::Error e = (*engine)->loadFile(model))
     return fail(std::move(e));
 
+  // The data's labels are checked against the model's class count (the
+  // logits' last dim of its cross-entropy), naming the file.
+  int64_t classes = std::numeric_limits<int64_t>::max();
+  if (llvm::Expected<Function &> fn = (*engine)->lookup(step)) {
+    for (const ArgumentInfo &arg : fn->arguments())
+      if (arg.perStep && arg.classes > 0)
+        classes = std::min(classes, arg.classes);
+  } else {
+    llvm::consumeError(fn.takeError());
+  }
+  llvm::Expected<data::LabeledImages> train =
+      data::loadIdxSplit(dataDir, data::Split::Train, classes);
+  if (!train)
+    return fail(train.takeError());
+  llvm::Expected<data::LabeledImages> test =
+      data::loadIdxSplit(dataDir, data::Split::Test, classes);
+  if (!test)
+    return fail(test.takeError());
   FitOptions options;
   options.stepFunction = step;
   options.epochs = epochs;
@@ -349,6 +364,7 @@ int fusec::trainMain() {
   options.resumePath = resume;
   options.checkpointPath = checkpoint;
 
+  options.allowNonFiniteLoss = allowNan;
   llvm::outs() << "Training '" << step << "' of " << model << " on "
                << train->size() << " images of " << dataDir << ", testing on "
                << test->size() << "\n";
