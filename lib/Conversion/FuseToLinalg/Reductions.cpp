@@ -127,7 +127,7 @@ Value isLabelClass(OpBuilder &b, Location l, Value label) {
   return arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, c, index);
 }
 
-/// mean_i(max_i + log(sum_c exp(x_ic - max_i)) - x_{i,label_i}).
+/// mean_i((max_i - x_{i,label_i}) + log(sum_c exp(x_ic - max_i))).
 struct SoftmaxCrossEntropyLowering
     : OpConversionPattern<SoftmaxCrossEntropyOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -159,9 +159,13 @@ struct SoftmaxCrossEntropyLowering
         rewriter, loc, type.getDimSize(0), 0, elementType, {max, sum, picked},
         {identity, identity, identity}, Combiner::Sum,
         [](OpBuilder &b, Location l, ValueRange a) {
-          Value lse = arith::AddFOp::create(b, l, a[0],
-                                            math::LogOp::create(b, l, a[1]));
-          return arith::SubFOp::create(b, l, lse, a[2]).getResult();
+          // (max - picked) + log(sum), not (max + log(sum)) - picked: with
+          // logits near 1e4 the latter rounds at their magnitude (~5e-4
+          // absolute); the difference of two close logits is exact.
+          Value gap = arith::SubFOp::create(b, l, a[0], a[2]);
+          return arith::AddFOp::create(b, l, gap,
+                                       math::LogOp::create(b, l, a[1]))
+              .getResult();
         });
     rewriter.replaceOp(op, divideBy(rewriter, loc, total, type.getDimSize(0)));
     return success();
