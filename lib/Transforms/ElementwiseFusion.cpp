@@ -177,7 +177,7 @@ void FusionPlan::build(RewriterBase &rewriter, linalg::GenericOp root) {
   SmallVector<BlockArgument> inputArgs;
   struct Frame {
     linalg::GenericOp op;
-    unsigned next;
+    int64_t next; // getNumDpsInputs()'s type: clang rejects narrowing it
   };
   SmallVector<Frame> stack = {{root, 0}};
   while (!stack.empty()) {
