@@ -707,6 +707,11 @@ def Fuse_AdamOp : Fuse_OptimizerOp<"adam"> {
     States per parameter: `m`, `v`, and `vmax` when `amsgrad`; laid out as
     all `m`, then all `v` (then all `vmax`). Results: the new parameters,
     then the new states in the same layout.
+
+    The per-call scalars (`lr / (1 - beta1^t)`, `1 / sqrt(1 - beta2^t)`) are
+    computed in f64, as PyTorch and Keras do, and rounded to the parameters'
+    type once per call; so are Adagrad's `clr` and LAMB's bias corrections
+    and trust ratio.
   }];
   let extraArguments = (ins DefaultValuedAttr<F64Attr, "0.9">:$beta1,
       DefaultValuedAttr<F64Attr, "0.999">:$beta2,

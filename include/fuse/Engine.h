@@ -40,6 +40,10 @@ struct EngineOptions {
   /// one pass over memory per operation (the baseline fusion is measured
   /// against); results are the same.
   bool fusion = true;
+  /// Compute eligible 3x3 convolutions with Winograd's algorithm: faster,
+  /// but rounded differently from direct sums (docs/performance.md gives
+  /// the measured error); off by default, as in oneDNN and PyTorch.
+  bool winograd = false;
   /// Run compiled code with denormal floats flushed to zero (FTZ and DAZ),
   /// as XLA and TensorFlow do: values decaying towards zero (Adam's moments
   /// where a gradient stays 0) would otherwise slow every operation on them

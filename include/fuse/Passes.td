@@ -222,8 +222,11 @@ def FuseTileAndVectorize
       wide), are split instead into a product over whole tiles and edge
       products over the rest, each zeroing its own part (their consumer is then not
       fused);
-    - conv2d with a 3x3 filter, unit strides and dilations, an even output
-      and whole registers of channels and filters (WinogradConvolution.cpp):
+    - with `winograd=true` (off by default: its sums are rounded
+      differently from direct ones, and are not exactly 0 where the exact
+      sum is, which a ReLU's gradient at 0 tells apart), conv2d with a 3x3
+      filter, unit strides and dilations, an even output and whole
+      registers of channels and filters (WinogradConvolution.cpp):
       Winograd's F(4x4, 3x3) on the output's largest block whose sides 4
       divides, F(2x2, 3x3) on the strips of 2 left below and to its right.
       The filter is transformed once; per image, each
@@ -242,7 +245,7 @@ def FuseTileAndVectorize
       A zero-padded input (an input gradient's) is padded image by image:
       one image's buffer, its border filled once, takes each image in its
       interior, instead of the whole batch being padded in memory.
-      `winograd=false` keeps the direct form for all of these;
+      Without `winograd`, these are direct convolutions as below;
     - other conv2d (ConvolutionTiling.cpp): loops over output tiles of 8 columns
       x 2 vectors of filters (narrower rows take several images per tile;
       a width that is not a whole number of 8-column tiles gets a second
@@ -293,7 +296,7 @@ def FuseTileAndVectorize
   let options = [
     Option<"vectorBits", "vector-bits", "unsigned", /*default=*/"0",
            "Vector register width in bits (0: the host's)">,
-    Option<"winograd", "winograd", "bool", /*default=*/"true",
+    Option<"winograd", "winograd", "bool", /*default=*/"false",
            "Compute the 3x3 convolutions (and filter gradients) that "
            "allow it with Winograd's F(4x4, 3x3) or F(2x2, 3x3)">
   ];
@@ -343,7 +346,8 @@ def FuseFuseOptimizer
 
     With `fuse=false` the rule is expanded into one fuse op per arithmetic
     operation instead, as an eager framework runs it: the unfused baseline.
-    Both forms perform the same operations in the same order.
+    Both forms perform the same operations in the same order; per-call
+    scalars are computed in f64.
   }];
   let options = [
     Option<"fuse", "fuse", "bool", /*default=*/"true",
@@ -372,6 +376,13 @@ def FuseDistinctResults
     Arguments are the caller's and read-only (`bufferization.writable =
     false`), except those a result is tied to with `fuse.in_place`, which
     bufferization may update in place.
+
+    Likewise a value an `scf.for` carries (the K-step function's parameters
+    and optimizer states) is materialized in its iteration argument at the
+    yield, so it stays in one buffer across iterations however the step
+    computed it (the unfused optimizer writes new tensors), unless it is
+    computed into that argument already (through destination-passing ops'
+    `outs` and loop inits).
   }];
   let dependentDialects = [
     "::mlir::bufferization::BufferizationDialect",

@@ -30,6 +30,13 @@ struct PipelineOptions {
   bool profile = false;
   /// The function name profile regions show (default: the symbol).
   std::string profileLabel;
+  /// Compute the 3x3 convolutions that allow it (and their filter
+  /// gradients) with Winograd's F(4x4, 3x3) / F(2x2, 3x3): 2-4x fewer
+  /// multiply-adds, but sums rounded differently from a direct sum (a few
+  /// ulps of the tile's largest term, and not 0 where the exact sum is 0).
+  /// Off by default, as in oneDNN and PyTorch on CPUs: the direct sums
+  /// match a reference to rounding, including exact zeros before a ReLU.
+  bool winograd = false;
 };
 
 /// Whole-module rewrites that run once, before any specialization: training

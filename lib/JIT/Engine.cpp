@@ -401,6 +401,7 @@ Expected<CachedObject> Function::Impl::compile(Specialized &specialized,
   PipelineOptions pipeline;
   pipeline.fusion = engine->options.fusion;
   pipeline.profile = engine->options.profile;
+  pipeline.winograd = engine->options.winograd;
   pipeline.profileLabel = name;
   buildLowerToLinalgPipeline(pm, pipeline);
   buildLowerToLLVMPipeline(pm, pipeline);
@@ -506,7 +507,7 @@ Function::Impl::build(llvm::ArrayRef<Tensor> args) {
       "fuse object cache 5\n" + engine->buildIdentity + "\ncpu " + engine->cpu +
       "\nmodule " + module->sourceHash + "\nfunction " + name + "\nsignature " +
       signature.str() + "\nfusion " + (engine->options.fusion ? "on" : "off") +
-      "\nprofile " +
+      "\nwinograd " + (engine->options.winograd ? "on" : "off") + "\nprofile " +
       (engine->options.profile ? "on" : "off");
 
   // Specializing is cheap next to code generation and gives the result

@@ -56,7 +56,9 @@ void fuse::buildLowerToLLVMPipeline(OpPassManager &pm,
   }
   {
     OpPassManager &func = pm.nest<func::FuncOp>();
-    func.addPass(createFuseTileAndVectorize());
+    FuseTileAndVectorizeOptions strategy;
+    strategy.winograd = options.winograd;
+    func.addPass(createFuseTileAndVectorize(strategy));
     func.addPass(createCanonicalizerPass());
     func.addPass(createCSEPass());
     func.addPass(createFuseDistinctResults());

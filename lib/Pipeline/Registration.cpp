@@ -23,10 +23,15 @@ struct NamedPipelineOptions : PassPipelineOptions<NamedPipelineOptions> {
                        llvm::cl::desc("Time every operation (fuse-insert-"
                                       "timers)"),
                        llvm::cl::init(false)};
+  Option<bool> winograd{*this, "winograd",
+                        llvm::cl::desc("Winograd 3x3 convolutions (fuse-"
+                                       "tile-and-vectorize's option)"),
+                        llvm::cl::init(false)};
   fuse::PipelineOptions get() const {
     fuse::PipelineOptions options;
     options.fusion = fusion;
     options.profile = profile;
+    options.winograd = winograd;
     return options;
   }
 };

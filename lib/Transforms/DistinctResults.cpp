@@ -6,7 +6,9 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "llvm/ADT/DenseSet.h"
 
 namespace fuse {
@@ -17,6 +19,28 @@ namespace fuse {
 using namespace mlir;
 
 namespace {
+/// Whether `value` is computed into `destination`: reached from it through
+/// destination-passing ops (their tied `outs`) and the inits of loops.
+/// Bufferization then keeps it in the destination's buffer.
+bool computedInto(Value value, Value destination) {
+  while (value != destination) {
+    auto result = dyn_cast<OpResult>(value);
+    if (!result)
+      return false;
+    Operation *op = result.getOwner();
+    if (auto dps = dyn_cast<DestinationStyleOpInterface>(op))
+      value = dps.getTiedOpOperand(result)->get();
+    else if (auto loop = dyn_cast<scf::ForOp>(op))
+      value = loop.getInits()[result.getResultNumber()];
+    else if (auto materialize =
+                 dyn_cast<bufferization::MaterializeInDestinationOp>(op))
+      value = materialize.getDest();
+    else
+      return false;
+  }
+  return true;
+}
+
 struct FuseDistinctResultsPass
     : fuse::impl::FuseDistinctResultsBase<FuseDistinctResultsPass> {
   void runOnOperation() override {
@@ -38,6 +62,25 @@ struct FuseDistinctResultsPass
         func.setArgAttr(i,
                         bufferization::BufferizationDialect::kWritableAttrName,
                         builder.getBoolAttr(writable.contains(i)));
+
+    // A loop's carried value (the K-step function's parameters and states)
+    // must end each iteration in the buffer it started in, however it was
+    // computed: one written into a new tensor (the unfused optimizer's
+    // update) is copied into it at the yield.
+    func.walk([&](scf::ForOp loop) {
+      auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+      OpBuilder b(yield);
+      for (auto [operand, iterArg] :
+           llvm::zip_equal(yield->getOpOperands(), loop.getRegionIterArgs())) {
+        Value value = operand.get();
+        if (!isa<RankedTensorType>(value.getType()) ||
+            computedInto(value, iterArg))
+          continue;
+        operand.set(bufferization::MaterializeInDestinationOp::create(
+                        b, yield.getLoc(), value, iterArg)
+                        .getResult());
+      }
+    });
 
     func.walk([&](func::ReturnOp ret) {
       llvm::DenseSet<Value> seen;

@@ -136,3 +136,39 @@ func.func @in_place(%p: tensor<4xf32>, %g: tensor<4xf32>) -> (tensor<4xf32> {fus
 func.func @swapped(%a: tensor<4xf32>, %b: tensor<4xf32>, %c: tensor<4xf32>) -> (tensor<4xf32> {fuse.in_place = 0 : i64}, tensor<4xf32> {fuse.in_place = 1 : i64}, tensor<4xf32> {fuse.in_place = 2 : i64}) {
   return %b, %a, %c : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// A loop's carried values stay in one buffer: %p, updated into a new tensor
+// (as the unfused optimizer writes it), is copied into its iteration
+// argument at the yield; %q, computed into its iteration argument (a
+// generic's outs), and %s, inserted into it, need nothing.
+// CHECK-LABEL: func @carried
+// CHECK: scf.for {{.*}} iter_args(%[[P:[^ ]*]] = %{{[^,]*}}, %[[Q:[^ ]*]] = %{{[^,]*}}, %[[S:[^ ]*]] = %{{[^)]*}})
+// CHECK: %[[NEWP:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<4xf32>)
+// CHECK: %[[NEWQ:.*]] = linalg.generic {{.*}} outs(%[[Q]] : tensor<4xf32>)
+// CHECK: %[[NEWS:.*]] = tensor.insert_slice %{{.*}} into %[[S]]
+// CHECK: %[[KEPT:.*]] = bufferization.materialize_in_destination %[[NEWP]] in %[[P]]
+// CHECK-NOT: materialize_in_destination
+// CHECK: scf.yield %[[KEPT]], %[[NEWQ]], %[[NEWS]]
+#id = affine_map<(d0) -> (d0)>
+func.func @carried(%p0: tensor<4xf32>, %q0: tensor<4xf32>, %s0: tensor<8xf32>, %n: index) -> (tensor<4xf32> {fuse.in_place = 0 : i64}, tensor<4xf32> {fuse.in_place = 1 : i64}, tensor<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r:3 = scf.for %i = %c0 to %n step %c1 iter_args(%p = %p0, %q = %q0, %s = %s0) -> (tensor<4xf32>, tensor<4xf32>, tensor<8xf32>) {
+    %e = tensor.empty() : tensor<4xf32>
+    %np = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%p : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %1 = arith.addf %in, %in : f32
+      linalg.yield %1 : f32
+    } -> tensor<4xf32>
+    %nq = linalg.generic {indexing_maps = [#id], iterator_types = ["parallel"]} outs(%q : tensor<4xf32>) {
+    ^bb0(%out: f32):
+      %1 = arith.mulf %out, %out : f32
+      linalg.yield %1 : f32
+    } -> tensor<4xf32>
+    %ns = tensor.insert_slice %np into %s[4] [4] [1] : tensor<4xf32> into tensor<8xf32>
+    scf.yield %np, %nq, %ns : tensor<4xf32>, tensor<4xf32>, tensor<8xf32>
+  }
+  return %r#0, %r#1, %r#2 : tensor<4xf32>, tensor<4xf32>, tensor<8xf32>
+}

@@ -12,8 +12,9 @@
 // Adam on two parameters of different shapes: one generic each, reading the
 // gradient and updating the parameter, m and v (the arguments themselves:
 // no tensor.empty, no intermediate tensor). 1 - beta^t and the reciprocal
-// of its square root are computed once, in f64 (as PyTorch does), before the
-// loops, rounded to f32 there, and both bodies multiply by it (no divide by a per-call constant per element). Without fusion, one fuse op per
+// of its square root are computed once, in f64 (as PyTorch does), before
+// the loops, rounded to f32 there, and both bodies multiply by it (no divide
+// by a per-call constant per element). Without fusion, one fuse op per
 // arithmetic operation, on whole tensors, and no loop of its own.
 // CHECK-LABEL: func @adam
 // CHECK-SAME: (%[[LR:[^:]*]]: tensor<f32>, %[[STEP:[^:]*]]: tensor<i64>, %[[W:[^:]*]]: tensor<4x3xf32>, %[[B:[^:]*]]: tensor<3xf32>, %[[GW:[^:]*]]: tensor<4x3xf32>, %[[GB:[^:]*]]: tensor<3xf32>, %[[MW:[^:]*]]: tensor<4x3xf32>, %[[MB:[^:]*]]: tensor<3xf32>, %[[VW:[^:]*]]: tensor<4x3xf32>, %[[VB:[^:]*]]: tensor<3xf32>)

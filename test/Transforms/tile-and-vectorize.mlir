@@ -1,6 +1,6 @@
-// RUN: fuse-opt %s --fuse-tile-and-vectorize=vector-bits=512 --split-input-file | FileCheck %s
-// RUN: fuse-opt %s --fuse-tile-and-vectorize=vector-bits=512 --split-input-file | FileCheck %s --check-prefix=GLOBAL
-// RUN: fuse-opt %s --fuse-tile-and-vectorize="vector-bits=512 winograd=false" --split-input-file | FileCheck %s --check-prefix=NOWINO
+// RUN: fuse-opt %s --fuse-tile-and-vectorize="vector-bits=512 winograd=true" --split-input-file | FileCheck %s
+// RUN: fuse-opt %s --fuse-tile-and-vectorize="vector-bits=512 winograd=true" --split-input-file | FileCheck %s --check-prefix=GLOBAL
+// RUN: fuse-opt %s --fuse-tile-and-vectorize=vector-bits=512 --split-input-file | FileCheck %s --check-prefix=NOWINO
 
 // Whatever the op, no vector.mask region survives the pass (masks are folded
 // into the transfers), and no named contraction, convolution or pool is left
@@ -1035,7 +1035,8 @@ func.func @conv_winograd_large(%x: tensor<1x58x58x16xf32>, %k: tensor<3x3x16x32x
 
 // -----
 
-// winograd=false keeps the direct form: loops over tiles of 8 columns.
+// Without winograd=true (the default), the direct form: loops over tiles of
+// 8 columns.
 // NOWINO-LABEL: func @conv_winograd_off
 // NOWINO-NOT: alloc_tensor
 // NOWINO: vector.contract {{.*}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>

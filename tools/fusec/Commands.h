@@ -16,6 +16,9 @@ llvm::cl::OptionCategory &category();
 /// against.
 extern llvm::cl::opt<bool> fusion;
 
+/// `--winograd` (every command): 3x3 convolutions with Winograd's algorithm.
+extern llvm::cl::opt<bool> winograd;
+
 /// `--profile` (every command): time each operation of the compiled code
 /// (fuse-insert-timers) and print the totals after running.
 extern llvm::cl::opt<bool> profile;

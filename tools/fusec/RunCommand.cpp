@@ -322,6 +322,7 @@ int fusec::runMain() {
   };
   EngineOptions options;
   options.fusion = fusec::fusion;
+  options.winograd = fusec::winograd;
   options.profile = fusec::profile;
   llvm::Expected<std::unique_ptr<Engine>> engine = Engine::create(options);
   if (!engine)

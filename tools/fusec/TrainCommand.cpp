@@ -325,6 +325,7 @@ int fusec::trainMain() {
       return fail(std::move(e));
   EngineOptions engineOptions;
   engineOptions.fusion = fusec::fusion;
+  engineOptions.winograd = fusec::winograd;
   engineOptions.profile = fusec::profile;
   llvm::Expected<std::unique_ptr<Engine>> engine =
       Engine::create(engineOptions);

@@ -82,6 +82,14 @@ cl::opt<bool> fusec::fusion(
     cl::init(true), cl::cat(fusec::category()),
     cl::sub(cl::SubCommand::getAll()));
 
+cl::opt<bool> fusec::winograd(
+    "winograd",
+    cl::desc("Compute 3x3 convolutions with Winograd's F(4x4, 3x3): 2-4x "
+             "fewer multiply-adds, sums rounded differently from direct ones "
+             "(not exactly 0 where the exact sum is)"),
+    cl::init(false), cl::cat(fusec::category()),
+    cl::sub(cl::SubCommand::getAll()));
+
 cl::opt<bool> fusec::profile(
     "profile",
     cl::desc("Time every operation of the compiled code and print the "
@@ -226,6 +234,7 @@ static LogicalResult compile(MLIRContext &context, llvm::SourceMgr &sourceMgr,
   fuse::buildSimplifyPipeline(pm);
   fuse::PipelineOptions options;
   options.fusion = fusec::fusion;
+  options.winograd = fusec::winograd;
   options.profile = fusec::profile;
   if (emit != Emit::Fuse)
     fuse::buildLowerToLinalgPipeline(pm, options);
