@@ -544,12 +544,14 @@ TEST(Engine, ClassLabelsAreCheckedBeforeTheCall) {
   EXPECT_EQ(loss.arguments()[0].classes, 0);
   EXPECT_EQ(loss.arguments()[1].classes, 10);
   Tensor logits = randomTensor({2, 10}, 1);
-  EXPECT_EQ(errorOf(loss.call({logits, Tensor::fromValues<int32_t>({2}, {3, 10})})),
-            "argument 'y' (#1) of 'loss': label [1] is 10, outside [0, 10) "
-            "for 10 classes");
-  EXPECT_EQ(errorOf(loss.call({logits, Tensor::fromValues<int32_t>({2}, {-1, 0})})),
-            "argument 'y' (#1) of 'loss': label [0] is -1, outside [0, 10) "
-            "for 10 classes");
+  EXPECT_EQ(
+      errorOf(loss.call({logits, Tensor::fromValues<int32_t>({2}, {3, 10})})),
+      "argument 'y' (#1) of 'loss': label [1] is 10, outside [0, 10) "
+      "for 10 classes");
+  EXPECT_EQ(
+      errorOf(loss.call({logits, Tensor::fromValues<int32_t>({2}, {-1, 0})})),
+      "argument 'y' (#1) of 'loss': label [0] is -1, outside [0, 10) "
+      "for 10 classes");
   // Labels in range: the loss of the two rows.
   std::vector<Tensor> out =
       unwrap(loss.call({logits, Tensor::fromValues<int32_t>({2}, {9, 0})}));
@@ -568,10 +570,15 @@ TEST(Engine, ClassLabelsAreCheckedBeforeTheCall) {
   EXPECT_EQ(errorOf(loss.call({logits, view})), "");
 
   Function &loss64 = unwrap(engine->lookup("loss64"));
-  EXPECT_EQ(errorOf(loss64.call({randomTensor({3, 3}, 2),
-                                 Tensor::fromValues<int64_t>(
-                                     {3}, {0, 2, int64_t(1) << 40})})),
+  EXPECT_EQ(errorOf(loss64.call(
+                {randomTensor({3, 3}, 2),
+                 Tensor::fromValues<int64_t>({3}, {0, 2, int64_t(1) << 40})})),
             "argument 'y' (#1) of 'loss64': label [2] is 1099511627776, "
+func.func @loss8(%logits: tensor<?x4xf32>, %y: tensor<?xi8>) -> tensor<f32> {
+  %l = fuse.softmax_cross_entropy %logits, %y
+      : (tensor<?x4xf32>, tensor<?xi8>) -> tensor<f32>
+  return %l : tensor<f32>
+}
             "outside [0, 3) for 3 classes");
   // Without a static class count there is nothing to check against.
   Function &any = unwrap(engine->lookup("any"));
@@ -595,9 +602,9 @@ TEST(Engine, StackedClassLabelsAreChecked) {
 
   std::unique_ptr<Trainer> trainer = unwrap(Trainer::create(*engine, "train"));
   ASSERT_EQ(errorOf(trainer->initialize(0)), "");
-  ASSERT_EQ(errorOf(trainer->setInput(
-                "lr", Tensor::fromValues<float>({}, {1e-3f}))),
-            "");
+  ASSERT_EQ(
+      errorOf(trainer->setInput("lr", Tensor::fromValues<float>({}, {1e-3f}))),
+      "");
   Tensor x = Tensor::uniform({2, 3, 28, 28}, 3, 0.0f, 1.0f);
   Tensor y = Tensor::fromValues<int32_t>({2, 3}, {0, 1, 2, 3, 4, 10});
   EXPECT_EQ(errorOf(trainer->trainSteps({x, y})),
@@ -609,3 +616,8 @@ TEST(Engine, StackedClassLabelsAreChecked) {
   EXPECT_EQ(errorOf(trainer->trainSteps({x, y})), "");
   EXPECT_EQ(trainer->step(), 2);
 }
+  Function &loss8 = unwrap(engine->lookup("loss8"));
+  EXPECT_EQ(errorOf(loss8.call({randomTensor({2, 4}, 3),
+                                Tensor::fromValues<int8_t>({2}, {3, -100})})),
+            "argument 'y' (#1) of 'loss8': label [1] is -100, outside [0, 4) "
+            "for 4 classes");
