@@ -78,13 +78,13 @@ struct ArgumentInfo {
   bool stacked = false;
   /// `fuse.init`: how training initializes it (parameters, states).
   std::optional<Initializer> init;
+  /// `fuse.class_labels = C`: integer class labels of a cross-entropy over
+  /// C classes; every call checks each is in [0, C). 0 when not labels.
+  int64_t classes = 0;
   /// The declared type, e.g. "tensor<?x28x28xf32>".
   std::string typeString() const;
 };
 
-  /// `fuse.class_labels = C`: integer class labels of a cross-entropy over
-  /// C classes; every call checks each is in [0, C). 0 when not labels.
-  int64_t classes = 0;
 /// A declared result of a function.
 struct ResultInfo {
   DType dtype;

@@ -685,7 +685,6 @@ private:
   bool active_ = false;
 };
 
-/// Calls `spec` with contiguous copies of non-contiguous arguments. A result
 /// The first element of the contiguous integer `data` of `dtype` outside
 /// [0, classes), as (index, value), if any.
 static std::optional<std::pair<int64_t, int64_t>>
@@ -743,6 +742,7 @@ static Error checkLabels(const Function::Impl &fn, llvm::ArrayRef<Tensor> args,
   return Error::success();
 }
 
+/// Calls `spec` with contiguous copies of non-contiguous arguments. A result
 /// computed in place is found in its argument, which must be contiguous;
 /// it is also copied into `results` when that names another buffer.
 static Error invoke(const Function::Impl &fn, const Specialization &spec,
@@ -764,9 +764,9 @@ static Error invoke(const Function::Impl &fn, const Specialization &spec,
     copies.push_back(std::move(*copy));
     pointers.push_back(copies.back().data());
   }
-  for (auto [result, want] : llvm::zip(results, spec.results)) {
   if (Error e = checkLabels(fn, args, pointers))
     return e;
+  for (auto [result, want] : llvm::zip(results, spec.results)) {
     if (want.inPlaceOf < 0) {
       pointers.push_back(result.data());
       continue;
@@ -1018,13 +1018,13 @@ Error Engine::loadString(llvm::StringRef source, llvm::StringRef bufferName) {
       if (auto init =
               func.getArgAttrOfType<fuse::InitializerAttr>(i, kInitAttrName))
         info.init = toInitializer(init);
+      if (auto classes =
+              func.getArgAttrOfType<mlir::IntegerAttr>(i, kClassLabelsAttrName))
+        info.classes = classes.getInt();
       fn->stacked.push_back(info.stacked);
       if (info.stacked && fn->firstStacked < 0)
         fn->firstStacked = i;
       fn->arguments.push_back(std::move(info));
-      if (auto classes =
-              func.getArgAttrOfType<mlir::IntegerAttr>(i, kClassLabelsAttrName))
-        info.classes = classes.getInt();
     }
     for (auto [j, result] : llvm::enumerate(func.getResultTypes())) {
       auto type = llvm::dyn_cast<mlir::RankedTensorType>(result);

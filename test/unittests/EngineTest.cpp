@@ -528,6 +528,11 @@ func.func @loss64(%logits: tensor<?x3xf32>, %y: tensor<?xi64>) -> tensor<f32> {
       : (tensor<?x3xf32>, tensor<?xi64>) -> tensor<f32>
   return %l : tensor<f32>
 }
+func.func @loss8(%logits: tensor<?x4xf32>, %y: tensor<?xi8>) -> tensor<f32> {
+  %l = fuse.softmax_cross_entropy %logits, %y
+      : (tensor<?x4xf32>, tensor<?xi8>) -> tensor<f32>
+  return %l : tensor<f32>
+}
 func.func @any(%logits: tensor<?x?xf32>, %y: tensor<?xi8>) -> tensor<f32> {
   %l = fuse.softmax_cross_entropy %logits, %y
       : (tensor<?x?xf32>, tensor<?xi8>) -> tensor<f32>
@@ -574,12 +579,12 @@ TEST(Engine, ClassLabelsAreCheckedBeforeTheCall) {
                 {randomTensor({3, 3}, 2),
                  Tensor::fromValues<int64_t>({3}, {0, 2, int64_t(1) << 40})})),
             "argument 'y' (#1) of 'loss64': label [2] is 1099511627776, "
-func.func @loss8(%logits: tensor<?x4xf32>, %y: tensor<?xi8>) -> tensor<f32> {
-  %l = fuse.softmax_cross_entropy %logits, %y
-      : (tensor<?x4xf32>, tensor<?xi8>) -> tensor<f32>
-  return %l : tensor<f32>
-}
             "outside [0, 3) for 3 classes");
+  Function &loss8 = unwrap(engine->lookup("loss8"));
+  EXPECT_EQ(errorOf(loss8.call({randomTensor({2, 4}, 3),
+                                Tensor::fromValues<int8_t>({2}, {3, -100})})),
+            "argument 'y' (#1) of 'loss8': label [1] is -100, outside [0, 4) "
+            "for 4 classes");
   // Without a static class count there is nothing to check against.
   Function &any = unwrap(engine->lookup("any"));
   EXPECT_EQ(any.arguments()[1].classes, 0);
@@ -616,8 +621,3 @@ TEST(Engine, StackedClassLabelsAreChecked) {
   EXPECT_EQ(errorOf(trainer->trainSteps({x, y})), "");
   EXPECT_EQ(trainer->step(), 2);
 }
-  Function &loss8 = unwrap(engine->lookup("loss8"));
-  EXPECT_EQ(errorOf(loss8.call({randomTensor({2, 4}, 3),
-                                Tensor::fromValues<int8_t>({2}, {3, -100})})),
-            "argument 'y' (#1) of 'loss8': label [1] is -100, outside [0, 4) "
-            "for 4 classes");

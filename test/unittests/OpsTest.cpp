@@ -241,6 +241,10 @@ int64_t intAt(const Tensor &t, int64_t linear) {
     return t.data<int32_t>()[linear];
   case DType::I64:
     return t.data<int64_t>()[linear];
+  case DType::I8:
+    return t.data<int8_t>()[linear];
+  case DType::I16:
+    return t.data<int16_t>()[linear];
   case DType::I1:
     return t.data<uint8_t>()[linear];
   default:
@@ -258,10 +262,6 @@ int64_t intAt(const Tensor &t, int64_t linear) {
   if (t.dtype() != dtype)
     return ::testing::AssertionFailure()
            << "dtype " << dtypeName(t.dtype()).str() << ", expected "
-  case DType::I8:
-    return t.data<int8_t>()[linear];
-  case DType::I16:
-    return t.data<int16_t>()[linear];
            << dtypeName(dtype).str();
   if (t.shape() != shape)
     return ::testing::AssertionFailure() << "shape " << shapeString(t.shape())
@@ -773,23 +773,6 @@ TEST(OpsInteger, DivisionIsSigned) {
                        {3, -3, -3, 3, 0, 0, 1073741823, -2147483}));
 }
 
-template <typename T>
-void checkIntUnary(const char *op, int64_t lo, int64_t hi) {
-  const char *element = dtypeOf<T>() == DType::I32 ? "i32" : "i64";
-  SCOPED_TRACE(std::string(op) + " " + element);
-  Jit jit(unarySource(op, {-1, 5}, element));
-  Tensor x = randomInts<T>({7, 5}, 3, lo, hi);
-  std::vector<Tensor> out = jit.call("f", {x});
-  ASSERT_EQ(out.size(), 1u);
-  std::vector<int64_t> ref;
-  for (int64_t i = 0; i < 35; ++i) {
-    int64_t v = x.data<T>()[i];
-    std::string o = op;
-    ref.push_back(o == "relu"  ? std::max<int64_t>(v, 0)
-                  : o == "neg" ? -v
-                  : o == "abs" ? std::abs(v)
-                               : v * v);
-  }
 /// XLA's total integer division, as fuse.div defines it.
 template <typename T> int64_t totalDiv(T a, T b) {
   if (b == 0)
@@ -879,6 +862,23 @@ TEST(OpsInteger, DivisionOfI1) {
   EXPECT_TRUE(allEqual(out[0], DType::I1, {4}, {1, 1, 0, 1}));
 }
 
+template <typename T>
+void checkIntUnary(const char *op, int64_t lo, int64_t hi) {
+  const char *element = dtypeOf<T>() == DType::I32 ? "i32" : "i64";
+  SCOPED_TRACE(std::string(op) + " " + element);
+  Jit jit(unarySource(op, {-1, 5}, element));
+  Tensor x = randomInts<T>({7, 5}, 3, lo, hi);
+  std::vector<Tensor> out = jit.call("f", {x});
+  ASSERT_EQ(out.size(), 1u);
+  std::vector<int64_t> ref;
+  for (int64_t i = 0; i < 35; ++i) {
+    int64_t v = x.data<T>()[i];
+    std::string o = op;
+    ref.push_back(o == "relu"  ? std::max<int64_t>(v, 0)
+                  : o == "neg" ? -v
+                  : o == "abs" ? std::abs(v)
+                               : v * v);
+  }
   EXPECT_TRUE(allEqual(out[0], dtypeOf<T>(), {7, 5}, ref));
 }
 
