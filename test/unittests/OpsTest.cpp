@@ -67,13 +67,30 @@ constexpr double kSoftmaxRtol = 1e-5, kSoftmaxAtol = 1e-6;
 // Running code
 //===----------------------------------------------------------------------===//
 
+/// How 3x3 convolutions are computed: direct sums (the default) or
+/// Winograd's transforms (EngineOptions::winograd).
+enum class Conv { Direct, Winograd };
+
+/// The tolerance of a convolution's sums in multiples of a direct sum's:
+/// Winograd's transforms round differently, within 4 times.
+double slackOf(Conv algorithm) {
+  return algorithm == Conv::Winograd ? 4 : 1;
+}
+
+const char *nameOf(Conv algorithm) {
+  return algorithm == Conv::Winograd ? "winograd" : "direct";
+}
+
 /// A loaded module whose functions are called with errors reported as test
 /// failures (and an empty result list) instead of aborting.
 class Jit {
 public:
-  explicit Jit(const std::string &source) : source_(source) {
+  Jit(Conv algorithm, const std::string &source) : Jit(source, algorithm) {}
+  explicit Jit(const std::string &source, Conv algorithm = Conv::Direct)
+      : source_(source) {
     EngineOptions options;
     options.diskCache = false;
+    options.winograd = algorithm == Conv::Winograd;
     // Sweeping shapes through one function is the point here, not a retrace.
     options.retraceWarningThreshold = 1000;
     llvm::Expected<std::unique_ptr<Engine>> engine = Engine::create(options);
@@ -1655,7 +1672,9 @@ TEST(OpsConv2D, PaddedReferenceMatchesExplicitPadding) {
 /// rows and columns) in both orders, against the naive sums; the filter
 /// gradient with `slack` times the tolerance of a direct sum.
 void checkFilterAndBiasGradients(int64_t n, int64_t h, int64_t w, int64_t c,
-                                 int64_t fo, unsigned seed, double slack) {
+                                 int64_t fo, unsigned seed, Conv algorithm) {
+  SCOPED_TRACE(nameOf(algorithm));
+  double slack = slackOf(algorithm);
   for (bool biasFirst : {false, true}) {
     SCOPED_TRACE("C=" + std::to_string(c) + (biasFirst ? " bias first" : ""));
     const int64_t oh = h - 2, ow = w - 2;
@@ -1697,8 +1716,8 @@ void checkFilterAndBiasGradients(int64_t n, int64_t h, int64_t w, int64_t c,
 // Both direct filter-gradient paths (8 channels; 1 channel): one image loop
 // computes the filter and bias gradients.
 TEST(OpsConv2D, BiasGradientBesideFilterGradient) {
-  checkFilterAndBiasGradients(3, 9, 11, 8, 16, 750, /*slack=*/1);
-  checkFilterAndBiasGradients(3, 9, 11, 1, 16, 760, /*slack=*/1);
+  checkFilterAndBiasGradients(3, 9, 11, 8, 16, 750, Conv::Direct);
+  checkFilterAndBiasGradients(3, 9, 11, 1, 16, 760, Conv::Direct);
 }
 
 // Filter gradients of 3x3 filters with whole registers of channels and
@@ -1711,8 +1730,10 @@ TEST(OpsConv2D, BiasGradientBesideFilterGradient) {
 // of transformed values round differently from a direct sum: the tolerance
 // is 4 times a direct sum's.
 TEST(OpsConv2D, WinogradFilterGradient) {
-  checkFilterAndBiasGradients(3, 14, 28, 16, 32, 770, /*slack=*/4);
-  checkFilterAndBiasGradients(2, 26, 26, 32, 32, 780, /*slack=*/4);
+  for (Conv algorithm : {Conv::Direct, Conv::Winograd})
+    checkFilterAndBiasGradients(3, 14, 28, 16, 32, 770, algorithm);
+  for (Conv algorithm : {Conv::Direct, Conv::Winograd})
+    checkFilterAndBiasGradients(2, 26, 26, 32, 32, 780, algorithm);
 }
 
 TEST(OpsConv2D, SingleChannelFilterGradient) {
@@ -1790,7 +1811,9 @@ void inputGradientReference(const Tensor &g, const Tensor &k,
 /// fuse.conv2d_input_grad of a 3x3 filter at the given sizes against the
 /// naive reference, with `slack` times the tolerance of a direct sum.
 void checkInputGradient(int64_t n, int64_t h, int64_t w, int64_t c, int64_t fo,
-                        unsigned seed, double slack) {
+                        unsigned seed, Conv algorithm) {
+  SCOPED_TRACE(nameOf(algorithm));
+  double slack = slackOf(algorithm);
   const int64_t oh = h - 2, ow = w - 2;
   std::string xt = tensorType({n, h, w, c}, "f32"),
               gt = tensorType({n, oh, ow, fo}, "f32"),
@@ -1825,7 +1848,7 @@ TEST(OpsConv2D, GradientsAtCodegenSizes) {
   std::vector<Tensor> out = jit.call("filter", {x, g, k});
   ASSERT_EQ(out.size(), 1u);
   EXPECT_TRUE(checkFilterGradient(out[0], x, g));
-  checkInputGradient(n, h, w, c, fo, 700, /*slack=*/1);
+  checkInputGradient(n, h, w, c, fo, 700, Conv::Direct);
 }
 
 /// The naive 3x3 convolution of `x` with `k` plus the bias `b`, and its
@@ -1860,7 +1883,9 @@ void convBiasReference(const Tensor &x, const Tensor &k, const Tensor &b,
 /// the sum alone is fused and the ReLU is a pass of its own; @plain has no
 /// consumer.
 void checkConvBiasRelu(int64_t n, int64_t h, int64_t w, int64_t c, int64_t fo,
-                       unsigned seed, double slack) {
+                       unsigned seed, Conv algorithm) {
+  SCOPED_TRACE(nameOf(algorithm));
+  double slack = slackOf(algorithm);
   const int64_t oh = h - 2, ow = w - 2;
   std::string xt = tensorType({n, h, w, c}, "f32"),
               kt = tensorType({3, 3, c, fo}, "f32"),
@@ -1903,7 +1928,7 @@ void checkConvBiasRelu(int64_t n, int64_t h, int64_t w, int64_t c, int64_t fo,
 // each output tile (ConvolutionTiling.cpp), on the main tiles of 8 columns
 // and on the edge tiles (27 = 24 + 3 columns, 4 images per edge tile).
 TEST(OpsConv2D, FusedBiasReluAtCodegenSizes) {
-  checkConvBiasRelu(4, 20, 29, 8, 32, 710, /*slack=*/1);
+  checkConvBiasRelu(4, 20, 29, 8, 32, 710, Conv::Direct);
 }
 
 // 3x3 convolutions with an even output and whole registers of channels and
@@ -1919,10 +1944,14 @@ TEST(OpsConv2D, FusedBiasReluAtCodegenSizes) {
 // transformed values round differently from a direct sum: the tolerance is
 // 4 times a direct sum's.
 TEST(OpsConv2D, Winograd) {
-  checkConvBiasRelu(3, 14, 28, 16, 32, 720, /*slack=*/4);
-  checkConvBiasRelu(2, 26, 26, 48, 32, 730, /*slack=*/4);
-  checkConvBiasRelu(1, 10, 10, 16, 16, 735, /*slack=*/4);
-  checkInputGradient(2, 26, 26, 16, 32, 740, /*slack=*/4);
+  for (Conv algorithm : {Conv::Direct, Conv::Winograd})
+    checkConvBiasRelu(3, 14, 28, 16, 32, 720, algorithm);
+  for (Conv algorithm : {Conv::Direct, Conv::Winograd})
+    checkConvBiasRelu(2, 26, 26, 48, 32, 730, algorithm);
+  for (Conv algorithm : {Conv::Direct, Conv::Winograd})
+    checkConvBiasRelu(1, 10, 10, 16, 16, 735, algorithm);
+  for (Conv algorithm : {Conv::Direct, Conv::Winograd})
+    checkInputGradient(2, 26, 26, 16, 32, 740, algorithm);
 }
 
 // The seed CNN's backward pass from its second convolution into its first:
@@ -1941,7 +1970,7 @@ TEST(OpsConv2D, InputGradientIntoFilterGradient) {
               xt = tensorType({n, h + 2, w + 2, 1}, "f32"),
               k1t = tensorType({3, 3, 1, c}, "f32"),
               bt = tensorType({c}, "f32");
-  Jit jit(
+  Jit jit(Conv::Winograd, 
       "func.func @chain(%g: " + gt + ", %k: " + kt + ", %a: " + at +
       ", %x: " + xt + ", %k1: " + k1t + ", %zero: tensor<f32>) -> (" + k1t +
       ", " + bt + ") {\n  %dx = fuse.conv2d_input_grad %g, %k, %a : (" + gt +
@@ -2006,7 +2035,7 @@ TEST(OpsConv2D, WinogradMaxPoolGradients) {
   std::string args =
       "(%x: " + xt + ", %k: " + kt + ", %b: " + bt + ", %w: " + pt + ")";
   std::string types = xt + ", " + kt + ", " + bt + ", " + pt;
-  Jit jit("func.func @loss" + args + " -> tensor<f32> {\n" +
+  Jit jit(Conv::Winograd, "func.func @loss" + args + " -> tensor<f32> {\n" +
           "  %y = fuse.conv2d %x, %k : (" + xt + ", " + kt + ") -> " + yt +
           "\n  %s = fuse.add %y, %b : (" + yt + ", " + bt + ") -> " + yt +
           "\n  %r = fuse.relu %s : " + yt +
@@ -2110,7 +2139,7 @@ TEST(OpsConv2D, WinogradThenMaxPool) {
       "\n  %r = fuse.relu %s : " + yt +
       "\n  %p = fuse.max_pool2d %r {window = array<i64: 2, 2>} : (" + yt +
       ") -> " + pt + "\n";
-  Jit jit("func.func @both" + head + " -> (" + yt + ", " + pt + ") {\n" + body +
+  Jit jit(Conv::Winograd, "func.func @both" + head + " -> (" + yt + ", " + pt + ") {\n" + body +
           "  return %r, %p : " + yt + ", " + pt + "\n}\nfunc.func @pooled" +
           head + " -> " + pt + " {\n" + body + "  return %p : " + pt + "\n}\n");
   Tensor x = randomTensor({n, h, w, c}, 800),
