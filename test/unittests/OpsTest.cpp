@@ -73,9 +73,7 @@ enum class Conv { Direct, Winograd };
 
 /// The tolerance of a convolution's sums in multiples of a direct sum's:
 /// Winograd's transforms round differently, within 4 times.
-double slackOf(Conv algorithm) {
-  return algorithm == Conv::Winograd ? 4 : 1;
-}
+double slackOf(Conv algorithm) { return algorithm == Conv::Winograd ? 4 : 1; }
 
 const char *nameOf(Conv algorithm) {
   return algorithm == Conv::Winograd ? "winograd" : "direct";
@@ -1970,18 +1968,21 @@ TEST(OpsConv2D, InputGradientIntoFilterGradient) {
               xt = tensorType({n, h + 2, w + 2, 1}, "f32"),
               k1t = tensorType({3, 3, 1, c}, "f32"),
               bt = tensorType({c}, "f32");
-  Jit jit(Conv::Winograd, 
-      "func.func @chain(%g: " + gt + ", %k: " + kt + ", %a: " + at +
-      ", %x: " + xt + ", %k1: " + k1t + ", %zero: tensor<f32>) -> (" + k1t +
-      ", " + bt + ") {\n  %dx = fuse.conv2d_input_grad %g, %k, %a : (" + gt +
-      ", " + kt + ", " + at + ") -> " + at +
-      "\n  %m = fuse.compare gt, %a, %zero : (" + at + ", tensor<f32>) -> " +
-      mt + "\n  %dz = fuse.select %m, %dx, %zero : (" + mt + ", " + at +
-      ", tensor<f32>) -> " + at +
-      "\n  %dw = fuse.conv2d_filter_grad %x, %dz, %k1 : (" + xt + ", " + at +
-      ", " + k1t + ") -> " + k1t +
-      "\n  %db = fuse.reduce_sum %dz {axes = array<i64: 0, 1, 2>} : (" + at +
-      ") -> " + bt + "\n  return %dw, %db : " + k1t + ", " + bt + "\n}\n");
+  Jit jit(Conv::Winograd,
+          "func.func @chain(%g: " + gt + ", %k: " + kt + ", %a: " + at +
+              ", %x: " + xt + ", %k1: " + k1t + ", %zero: tensor<f32>) -> (" +
+              k1t + ", " + bt +
+              ") {\n  %dx = fuse.conv2d_input_grad %g, %k, %a : (" + gt + ", " +
+              kt + ", " + at + ") -> " + at +
+              "\n  %m = fuse.compare gt, %a, %zero : (" + at +
+              ", tensor<f32>) -> " + mt +
+              "\n  %dz = fuse.select %m, %dx, %zero : (" + mt + ", " + at +
+              ", tensor<f32>) -> " + at +
+              "\n  %dw = fuse.conv2d_filter_grad %x, %dz, %k1 : (" + xt + ", " +
+              at + ", " + k1t + ") -> " + k1t +
+              "\n  %db = fuse.reduce_sum %dz {axes = array<i64: 0, 1, 2>} : (" +
+              at + ") -> " + bt + "\n  return %dw, %db : " + k1t + ", " + bt +
+              "\n}\n");
   Tensor g = randomTensor({n, oh, ow, fo}, 790),
          k = randomTensor({3, 3, c, fo}, 791),
          a = randomTensor({n, h, w, c}, 792),
@@ -2035,23 +2036,24 @@ TEST(OpsConv2D, WinogradMaxPoolGradients) {
   std::string args =
       "(%x: " + xt + ", %k: " + kt + ", %b: " + bt + ", %w: " + pt + ")";
   std::string types = xt + ", " + kt + ", " + bt + ", " + pt;
-  Jit jit(Conv::Winograd, "func.func @loss" + args + " -> tensor<f32> {\n" +
-          "  %y = fuse.conv2d %x, %k : (" + xt + ", " + kt + ") -> " + yt +
-          "\n  %s = fuse.add %y, %b : (" + yt + ", " + bt + ") -> " + yt +
-          "\n  %r = fuse.relu %s : " + yt +
-          "\n  %p = fuse.max_pool2d %r {window = array<i64: 2, 2>} : (" + yt +
-          ") -> " + pt + "\n  %m = fuse.mul %p, %w : (" + pt + ", " + pt +
-          ") -> " + pt +
-          "\n  %l = fuse.reduce_sum %m {axes = array<i64: 0, 1, "
-          "2, 3>} : (" +
-          pt + ") -> tensor<f32>\n  return %l : tensor<f32>\n}\n" +
-          "func.func @vg" + args + " -> (tensor<f32>, " + xt + ", " + kt +
-          ", " + bt +
-          ") {\n  %r:4 = fuse.value_and_grad @loss(%x, %k, %b, %w) {wrt = "
-          "array<i64: 0, 1, 2>} : (" +
-          types + ") -> (tensor<f32>, " + xt + ", " + kt + ", " + bt +
-          ")\n  return %r#0, %r#1, %r#2, %r#3 : tensor<f32>, " + xt + ", " +
-          kt + ", " + bt + "\n}\n");
+  Jit jit(Conv::Winograd,
+          "func.func @loss" + args + " -> tensor<f32> {\n" +
+              "  %y = fuse.conv2d %x, %k : (" + xt + ", " + kt + ") -> " + yt +
+              "\n  %s = fuse.add %y, %b : (" + yt + ", " + bt + ") -> " + yt +
+              "\n  %r = fuse.relu %s : " + yt +
+              "\n  %p = fuse.max_pool2d %r {window = array<i64: 2, 2>} : (" +
+              yt + ") -> " + pt + "\n  %m = fuse.mul %p, %w : (" + pt + ", " +
+              pt + ") -> " + pt +
+              "\n  %l = fuse.reduce_sum %m {axes = array<i64: 0, 1, "
+              "2, 3>} : (" +
+              pt + ") -> tensor<f32>\n  return %l : tensor<f32>\n}\n" +
+              "func.func @vg" + args + " -> (tensor<f32>, " + xt + ", " + kt +
+              ", " + bt +
+              ") {\n  %r:4 = fuse.value_and_grad @loss(%x, %k, %b, %w) {wrt = "
+              "array<i64: 0, 1, 2>} : (" +
+              types + ") -> (tensor<f32>, " + xt + ", " + kt + ", " + bt +
+              ")\n  return %r#0, %r#1, %r#2, %r#3 : tensor<f32>, " + xt + ", " +
+              kt + ", " + bt + "\n}\n");
   Tensor x = randomTensor({n, h, w, c}, 810),
          k = randomTensor({3, 3, c, fo}, 811), b = randomTensor({fo}, 812),
          weight = randomTensor({n, oh / 2, ow / 2, fo}, 813);
@@ -2139,9 +2141,11 @@ TEST(OpsConv2D, WinogradThenMaxPool) {
       "\n  %r = fuse.relu %s : " + yt +
       "\n  %p = fuse.max_pool2d %r {window = array<i64: 2, 2>} : (" + yt +
       ") -> " + pt + "\n";
-  Jit jit(Conv::Winograd, "func.func @both" + head + " -> (" + yt + ", " + pt + ") {\n" + body +
-          "  return %r, %p : " + yt + ", " + pt + "\n}\nfunc.func @pooled" +
-          head + " -> " + pt + " {\n" + body + "  return %p : " + pt + "\n}\n");
+  Jit jit(Conv::Winograd, "func.func @both" + head + " -> (" + yt + ", " + pt +
+                              ") {\n" + body + "  return %r, %p : " + yt +
+                              ", " + pt + "\n}\nfunc.func @pooled" + head +
+                              " -> " + pt + " {\n" + body +
+                              "  return %p : " + pt + "\n}\n");
   Tensor x = randomTensor({n, h, w, c}, 800),
          k = randomTensor({3, 3, c, fo}, 801), b = randomTensor({fo}, 802);
   Shape shape = {n, oh, ow, fo};
