@@ -145,6 +145,9 @@ public:
 
   /// A function of a loaded module.
   llvm::Expected<Function &> lookup(llvm::StringRef name);
+  /// The names of every loaded function, sorted; those a module's
+  /// `fuse.train_step` defines (the step and its `<name>_steps`) included.
+  std::vector<std::string> functionNames() const;
 
   struct Impl;
 

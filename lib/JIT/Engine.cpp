@@ -990,6 +990,9 @@ Error Engine::loadString(llvm::StringRef source, llvm::StringRef bufferName) {
       return llvm::createStringError(diagnostics);
   }
 
+  // Functions are registered only once the whole module loads: each refers
+  // to its module, which is kept only then.
+  std::vector<std::unique_ptr<Function>> loadedFunctions;
   for (mlir::func::FuncOp func : loaded->module->getOps<mlir::func::FuncOp>()) {
     if (func.isExternal())
       continue;
@@ -1044,8 +1047,11 @@ Error Engine::loadString(llvm::StringRef source, llvm::StringRef bufferName) {
             "number of steps");
       fn->results.push_back(std::move(info));
     }
-    std::string name = fn->name;
-    impl.functions[name] = std::make_unique<Function>(std::move(fn));
+    loadedFunctions.push_back(std::make_unique<Function>(std::move(fn)));
+  }
+  for (std::unique_ptr<Function> &function : loadedFunctions) {
+    std::string name = function->name().str();
+    impl.functions[name] = std::move(function);
   }
   impl.modules.push_back(std::move(loaded));
   return Error::success();
@@ -1058,4 +1064,13 @@ Expected<Function &> Engine::lookup(llvm::StringRef name) {
     return llvm::createStringError("no function named '" + name +
                                    "' is loaded");
   return *it->second;
+}
+
+std::vector<std::string> Engine::functionNames() const {
+  std::lock_guard<std::mutex> lock(impl_->contextMutex);
+  std::vector<std::string> names;
+  for (const auto &entry : impl_->functions)
+    names.push_back(entry.getKey().str());
+  llvm::sort(names);
+  return names;
 }

@@ -393,6 +393,50 @@ func.func @g(%x: tensor<4xf32>) -> (tensor<?xf32> {fuse.stacked}) {
             "gives the number of steps");
 }
 
+// A load that fails loads none of its functions, even those before the one
+// that fails (they would refer to a module that is not kept).
+TEST(Engine, FailedLoadLoadsNoFunction) {
+  EngineOptions options;
+  options.diskCache = false;
+  auto engine = unwrap(Engine::create(options));
+  EXPECT_TRUE(engine->functionNames().empty());
+  EXPECT_EQ(errorOf(engine->loadString(R"mlir(
+func.func @ok(%x: tensor<4xf32>) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}
+func.func @g(%x: tensor<4xf32>) -> (tensor<?xf32> {fuse.stacked}) {
+  %r = fuse.reshape %x : (tensor<4xf32>) -> tensor<?xf32>
+  return %r : tensor<?xf32>
+})mlir")),
+            "function 'g': result #0 is stacked but no argument is: nothing "
+            "gives the number of steps");
+  EXPECT_TRUE(engine->functionNames().empty());
+  EXPECT_EQ(errorOf(engine->lookup("ok")),
+            "no function named 'ok' is loaded");
+
+  ASSERT_FALSE(engine->loadString(kAffine));
+  // @h precedes the clash with the loaded @affine.
+  EXPECT_EQ(errorOf(engine->loadString(R"mlir(
+func.func @h(%x: tensor<4xf32>) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}
+func.func @affine(%x: tensor<4xf32>) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+})mlir")),
+            "function 'affine' is already loaded");
+  EXPECT_EQ(engine->functionNames(), std::vector<std::string>{"affine"});
+  ASSERT_FALSE(engine->loadString(R"mlir(
+func.func @ok(%x: tensor<4xf32>) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+})mlir"));
+  EXPECT_EQ(engine->functionNames(),
+            (std::vector<std::string>{"affine", "ok"}));
+  Tensor x = randomTensor({4}, 1);
+  std::vector<Tensor> results = unwrap(unwrap(engine->lookup("ok")).call({x}));
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].at<float>({3}), x.at<float>({3}));
+}
+
 // A stacked argument needs its step dim, checked before the signature.
 TEST(Engine, StackedArgumentOfRankZeroIsAnError) {
   auto engine = makeEngine(R"mlir(
