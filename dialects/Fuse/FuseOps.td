@@ -443,10 +443,17 @@ def Fuse_SoftmaxCrossEntropyOp : Fuse_Op<"softmax_cross_entropy",
     For `N x C` logits and `N` integer class labels in `[0, C)`, the mean over
     the batch of `-log_softmax(logits)[i, labels[i]]`, computed stably. The
     result is a 0-d tensor. Labels are signed integers of 8 bits or more
-    (`i1` is rejected: its 1 reads as -1). A label outside `[0, C)` has no
-    defined loss: when `C` is static, `fuse-mark-class-labels` marks the
-    function arguments that reach `labels` and the engine rejects such a
-    label before the call.
+    (`i1` is rejected: its 1 reads as -1).
+
+    A label outside `[0, C)` (negative, or `C` and above) has no loss: that
+    row's loss is NaN, so the mean is NaN, never a finite number (PyTorch
+    raises; JAX's gather of the label's logit, in its default fill mode,
+    gives NaN too). The check costs one compare and select per row. Before
+    the call, the JIT engine rejects such a label with an error naming the
+    argument wherever it sees the labels are an argument
+    (`fuse-mark-class-labels`, run at load and again on each
+    specialization, where a dynamic `C` is known); a computed label
+    (`y - 1`, a select) is no argument and gets the NaN.
 
     ```mlir
     %l = fuse.softmax_cross_entropy %logits, %y
@@ -539,7 +546,8 @@ def Fuse_SoftmaxCrossEntropyGradOp : Fuse_Op<"softmax_cross_entropy_grad",
   let description = [{
     `grad * (softmax(logits) - one_hot(labels)) / batch`, computed stably in
     one pass over the logits: the vector-Jacobian product of
-    `fuse.softmax_cross_entropy` for the 0-d incoming gradient `grad`.
+    `fuse.softmax_cross_entropy` for the 0-d incoming gradient `grad`. A row
+    whose label is outside `[0, C)` is NaN, as its loss is.
   }];
   let arguments = (ins Fuse_FloatTensor:$logits, Fuse_IntTensor:$labels,
                        Fuse_FloatScalar:$grad);

@@ -79,7 +79,10 @@ struct ArgumentInfo {
   /// `fuse.init`: how training initializes it (parameters, states).
   std::optional<Initializer> init;
   /// `fuse.class_labels = C`: integer class labels of a cross-entropy over
-  /// C classes; every call checks each is in [0, C). 0 when not labels.
+  /// C classes; every call checks each is in [0, C). 0 when not labels or
+  /// when C is dynamic in the declaration: a call then checks against the
+  /// C of its shapes. A label the check cannot see (computed from an
+  /// argument) gives a NaN loss.
   int64_t classes = 0;
   /// The declared type, e.g. "tensor<?x28x28xf32>".
   std::string typeString() const;

@@ -30,6 +30,7 @@ struct FitOptions {
   std::optional<int64_t> batchSize;
   /// Steps per call (K); 0 chooses K so that a call takes about 0.1 s.
   int64_t stepsPerCall = 0;
+  /// A finite number, at least 0.
   float learningRate = 1e-3f;
   /// Seeds the initializers and the data order; unset: 0, or the resumed
   /// checkpoint's.
@@ -42,9 +43,10 @@ struct FitOptions {
   std::string checkpointPath;
   /// Examples per call of the evaluation function.
   int64_t evalBatchSize = 1000;
-  /// Keep training when a step's loss is NaN or infinite. By default fit
-  /// stops with an error naming the step, before any checkpoint of the
-  /// diverged parameters is written.
+  /// Keep training when a step's loss is NaN or infinite, or a parameter,
+  /// optimizer state or test loss is at an epoch's end. By default fit
+  /// stops with an error naming the step (or epoch) and the tensor, before
+  /// any checkpoint of the diverged parameters is written.
   bool allowNonFiniteLoss = false;
 };
 

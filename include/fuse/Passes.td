@@ -52,10 +52,11 @@ def FuseMarkClassLabels : Pass<"fuse-mark-class-labels", "::mlir::ModuleOp"> {
     its gradient) over `[N, C]` logits with a static `C`, directly or
     through slices, casts and reshapes (the smallest `C` when it reaches
     several). The JIT engine checks, before each call, that every element
-    of such an argument is in `[0, C)`: compiled code cannot report an
-    out-of-range label, and cross-entropy would silently read no logit.
+    of such an argument is in `[0, C)`, naming the argument: compiled code
+    cannot say which label was out of range (its cross-entropy gives NaN).
     Runs after `fuse-wrap-steps`, so step, K-step and evaluation functions
-    are all marked.
+    are all marked, and again on each specialization, which marks an
+    argument whose `C` is dynamic in the declaration.
   }];
 }
 

@@ -1,6 +1,7 @@
 //===- Idx.cpp - IDX data sets (MNIST, Fashion-MNIST) ---------------------===//
 
 #include "fuse/Data/Idx.h"
+#include "fuse/LabelRange.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -255,11 +256,10 @@ fuse::data::loadIdxSplit(llvm::StringRef dir, Split split, int64_t numClasses) {
         "'" + labelsPath + "' has " + llvm::Twine(labels->shape()[0]) +
         " labels for the " + llvm::Twine(images->shape()[0]) + " images of '" +
         imagesPath + "'");
-  for (int64_t i = 0; i < labels->shape()[0]; ++i)
-    if (labels->data<int32_t>()[i] >= numClasses)
-      return llvm::createStringError(
-          "'" + labelsPath + "': label #" + llvm::Twine(i) + " is " +
-          llvm::Twine(labels->data<int32_t>()[i]) + ", not below the " +
-          llvm::Twine(numClasses) + " classes");
+  if (std::optional<BadLabel> bad = findLabelOutside(*labels, numClasses))
+    return llvm::createStringError(
+        "'" + labelsPath + "': label #" + llvm::Twine(bad->index) + " is " +
+        llvm::Twine(bad->value) + ", outside [0, " + llvm::Twine(numClasses) +
+        ") for " + llvm::Twine(numClasses) + " classes");
   return LabeledImages{std::move(*images), std::move(*labels)};
 }

@@ -2,6 +2,7 @@
 
 #include "fuse/Engine.h"
 
+#include "ClassLabels.h"
 #include "ObjectCache.h"
 #include "SignatureCache.h"
 #include "Timers.h"
@@ -176,11 +177,13 @@ std::string compilerBuildIdentity() {
   return identity;
 }
 
-/// A module holding only one function, specialized for a call, and the
-/// specs of its results (derived from the call, never read from a cache).
+/// A module holding only one function, specialized for a call, the specs
+/// of its results (derived from the call, never read from a cache) and the
+/// class count of each argument that is class labels (0: none).
 struct Specialized {
   mlir::OwningOpRef<mlir::ModuleOp> module;
   std::vector<ResultSpec> results;
+  std::vector<int64_t> classes;
 };
 
 struct LoadedModule {
@@ -384,6 +387,8 @@ Expected<Specialized> Function::Impl::specialize(llvm::ArrayRef<Tensor> args,
           "argument shapes");
     specialized.results.push_back(std::move(result));
   }
+  // The call's shapes may make a dynamic class count static.
+  specialized.classes = markClassLabels(*clone, kFunctionSymbol);
   specialized.module = std::move(clone);
   return specialized;
 }
@@ -553,6 +558,7 @@ Function::Impl::build(llvm::ArrayRef<Tensor> args) {
   spec->signature = std::move(signature);
   spec->entry = *entryPoint;
   spec->results = std::move(specialized->results);
+  spec->classes = std::move(specialized->classes);
   spec->buffers = std::move(entry.buffers);
   spec->dynamicSizes = std::move(entry.dynamicSizes);
   // Sizes checked once here, so that no call computes an overflowed one
@@ -685,63 +691,6 @@ private:
   bool active_ = false;
 };
 
-/// The first element of the contiguous integer `data` of `dtype` outside
-/// [0, classes), as (index, value), if any.
-static std::optional<std::pair<int64_t, int64_t>>
-firstBadLabel(const void *data, DType dtype, int64_t count, int64_t classes) {
-  auto scan = [&](auto *values) -> std::optional<std::pair<int64_t, int64_t>> {
-    for (int64_t k = 0; k < count; ++k) {
-      int64_t v = static_cast<int64_t>(values[k]);
-      if (v < 0 || v >= classes)
-        return std::make_pair(k, v);
-    }
-    return std::nullopt;
-  };
-  switch (dtype) {
-  case DType::I8:
-    return scan(static_cast<const int8_t *>(data));
-  case DType::I16:
-    return scan(static_cast<const int16_t *>(data));
-  case DType::I32:
-    return scan(static_cast<const int32_t *>(data));
-  case DType::I64:
-    return scan(static_cast<const int64_t *>(data));
-  default:
-    return std::nullopt;
-  }
-}
-
-/// Checks every class-label argument (`fuse.class_labels`) against its
-/// class count: compiled cross-entropy cannot report a label outside
-/// [0, C), it would read no logit. `pointers` are the arguments' contiguous
-/// buffers.
-static Error checkLabels(const Function::Impl &fn, llvm::ArrayRef<Tensor> args,
-                         llvm::ArrayRef<void *> pointers) {
-  for (auto [i, arg] : llvm::enumerate(args)) {
-    int64_t classes = fn.arguments[i].classes;
-    if (classes <= 0)
-      continue;
-    std::optional<std::pair<int64_t, int64_t>> bad =
-        firstBadLabel(pointers[i], arg.dtype(), arg.numElements(), classes);
-    if (!bad)
-      continue;
-    // The flat index as a row-major multi-index.
-    llvm::SmallVector<int64_t, 4> index(arg.rank());
-    for (int64_t d = arg.rank() - 1, rest = bad->first; d >= 0; --d) {
-      index[d] = rest % arg.shape()[d];
-      rest /= arg.shape()[d];
-    }
-    std::string at;
-    for (int64_t k : index)
-      at += (at.empty() ? "" : ", ") + std::to_string(k);
-    return llvm::createStringError(fn.describe(i) + ": label [" + at + "] is " +
-                                   llvm::Twine(bad->second) + ", outside [0, " +
-                                   llvm::Twine(classes) + ") for " +
-                                   llvm::Twine(classes) + " classes");
-  }
-  return Error::success();
-}
-
 /// Calls `spec` with contiguous copies of non-contiguous arguments. A result
 /// computed in place is found in its argument, which must be contiguous;
 /// it is also copied into `results` when that names another buffer.
@@ -764,7 +713,8 @@ static Error invoke(const Function::Impl &fn, const Specialization &spec,
     copies.push_back(std::move(*copy));
     pointers.push_back(copies.back().data());
   }
-  if (Error e = checkLabels(fn, args, pointers))
+  if (Error e = checkClassLabels(args, pointers, spec.classes,
+                                 [&](size_t i) { return fn.describe(i); }))
     return e;
   for (auto [result, want] : llvm::zip(results, spec.results)) {
     if (want.inPlaceOf < 0) {

@@ -65,6 +65,9 @@ struct Specialization {
   /// over the arguments and then the results passed as out-parameters.
   std::vector<int64_t> dynamicSizes;
   uint64_t workspaceBytes = 0;
+  /// Per argument: the class count its labels are checked against before
+  /// each call (0: not class labels), marked on the specialized function.
+  std::vector<int64_t> classes;
 
   /// A workspace to call with (holding every buffer, in order); give it
   /// back with releaseWorkspace. The one kept between calls makes

@@ -3,6 +3,7 @@
 #include "fuse/Fit.h"
 #include "fuse/Checkpoint.h"
 #include "fuse/Data/Batches.h"
+#include "fuse/LabelRange.h"
 #include "fuse/Trainer.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -10,6 +11,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 
 using namespace fuse;
 using llvm::Error;
@@ -102,15 +104,68 @@ Error checkLabels(const Tensor &labels, const ArgumentInfo &arg,
                   llvm::StringRef what) {
   if (arg.classes <= 0)
     return Error::success();
-  const int32_t *values = labels.data<int32_t>();
-  for (int64_t i = 0, n = labels.numElements(); i < n; ++i)
-    if (values[i] < 0 || values[i] >= arg.classes)
+  std::optional<BadLabel> bad = findLabelOutside(labels, arg.classes);
+  if (!bad)
+    return Error::success();
+  return llvm::createStringError(
+      "the model does not fit the data: label #" + llvm::Twine(bad->index) +
+      " of the " + what + " set is " + llvm::Twine(bad->value) +
+      ", outside [0, " + llvm::Twine(arg.classes) + "): '" + arg.name +
+      "' feeds a cross-entropy over " + llvm::Twine(arg.classes) + " classes");
+}
+
+/// The first NaN or infinite element of the float tensor `t` (contiguous):
+/// its row-major index and how it is not finite.
+std::optional<std::pair<int64_t, const char *>>
+firstNonFinite(const Tensor &t) {
+  auto classify = [](double v) { return std::isnan(v) ? "nan" : "infinite"; };
+  // f16 and bf16: every exponent bit set.
+  auto scanHalf = [&](uint16_t exponent, uint16_t mantissa)
+      -> std::optional<std::pair<int64_t, const char *>> {
+    const uint16_t *bits = t.data<uint16_t>();
+    for (int64_t k = 0, n = t.numElements(); k < n; ++k)
+      if ((bits[k] & exponent) == exponent)
+        return std::make_pair(k, bits[k] & mantissa ? "nan" : "infinite");
+    return std::nullopt;
+  };
+  switch (t.dtype()) {
+  case DType::F32:
+    for (int64_t k = 0, n = t.numElements(); k < n; ++k)
+      if (!std::isfinite(t.data<float>()[k]))
+        return std::make_pair(k, classify(t.data<float>()[k]));
+    return std::nullopt;
+  case DType::F64:
+    for (int64_t k = 0, n = t.numElements(); k < n; ++k)
+      if (!std::isfinite(t.data<double>()[k]))
+        return std::make_pair(k, classify(t.data<double>()[k]));
+    return std::nullopt;
+  case DType::F16:
+    return scanHalf(0x7c00, 0x03ff);
+  case DType::BF16:
+    return scanHalf(0x7f80, 0x007f);
+  default:
+    return std::nullopt;
+  }
+}
+
+/// Checks that every parameter and optimizer state of `trainer` is finite:
+/// each step's loss is computed before its update, so the last update
+/// before a checkpoint is seen only here.
+Error checkFinite(const Trainer &trainer, int64_t epoch, int64_t epochs) {
+  for (const std::string &name : trainer.stateNames()) {
+    Expected<Tensor> state = trainer.state(name);
+    if (!state)
+      return state.takeError();
+    if (std::optional<std::pair<int64_t, const char *>> bad =
+            firstNonFinite(*state))
       return llvm::createStringError(
-          "the model does not fit the data: label #" + llvm::Twine(i) +
-          " of the " + what + " set is " + llvm::Twine(values[i]) +
-          ", outside [0, " + llvm::Twine(arg.classes) + "): '" + arg.name +
-          "' feeds a cross-entropy over " + llvm::Twine(arg.classes) +
-          " classes");
+          "after step " + llvm::Twine(trainer.step() - 1) + ", the last of " +
+          "epoch " + llvm::Twine(epoch + 1) + "/" + llvm::Twine(epochs) +
+          ", '" + name + "' is " + bad->second + " (element #" +
+          llvm::Twine(bad->first) +
+          "): training stopped, no checkpoint of its parameters written "
+          "(allowNonFiniteLoss, fusec train --allow-nan, continues)");
+  }
   return Error::success();
 }
 
@@ -273,8 +328,14 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::LabeledImages &train,
     return llvm::createStringError(
         "the steps per call must not be negative (--steps-per-call " +
         llvm::Twine(options.stepsPerCall) + ")");
-  if (!std::isfinite(options.learningRate))
-    return llvm::createStringError("the learning rate must be a finite number");
+  // As torch.optim: "Invalid learning rate".
+  if (!std::isfinite(options.learningRate) || options.learningRate < 0) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%g", double(options.learningRate));
+    return llvm::createStringError("invalid learning rate (--lr " +
+                                   llvm::Twine(text) +
+                                   "): it must be a finite number, at least 0");
+  }
   if (!options.weightsPath.empty() && !options.resumePath.empty())
     return llvm::createStringError(
         "initial weights (--weights) and a checkpoint to resume "
@@ -479,6 +540,10 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::LabeledImages &train,
       continue;
 
     summary.trainSeconds += current.seconds;
+    // No checkpoint of diverged parameters, and none returned at the end.
+    if (!options.allowNonFiniteLoss)
+      if (Error err = checkFinite(trainer, epoch, options.epochs))
+        return std::move(err);
     if (evaluator) {
       Expected<std::pair<double, std::optional<double>>> result =
           evaluator->run(trainer, *test);
@@ -486,6 +551,13 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::LabeledImages &train,
         return result.takeError();
       current.testLoss = result->first;
       current.testAccuracy = result->second;
+      if (!std::isfinite(result->first) && !options.allowNonFiniteLoss)
+        return llvm::createStringError(
+            "the test loss after epoch " + llvm::Twine(epoch + 1) + "/" +
+            llvm::Twine(options.epochs) + " is " +
+            (std::isnan(result->first) ? "nan" : "infinite") +
+            ": training stopped, no checkpoint of its parameters written "
+            "(allowNonFiniteLoss, fusec train --allow-nan, continues)");
     }
     if (!options.checkpointPath.empty()) {
       Metadata metadata = {{"seed", std::to_string(summary.seed)},

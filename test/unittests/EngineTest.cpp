@@ -582,6 +582,30 @@ func.func @any(%logits: tensor<?x?xf32>, %y: tensor<?xi8>) -> tensor<f32> {
       : (tensor<?x?xf32>, tensor<?xi8>) -> tensor<f32>
   return %l : tensor<f32>
 }
+func.func @one_based(%logits: tensor<?x?xf32>, %y: tensor<?xi32>)
+    -> tensor<f32> {
+  %one = fuse.constant dense<1> : tensor<i32>
+  %y0 = fuse.sub %y, %one : (tensor<?xi32>, tensor<i32>) -> tensor<?xi32>
+  %l = fuse.softmax_cross_entropy %logits, %y0
+      : (tensor<?x?xf32>, tensor<?xi32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+func.func @chosen(%logits: tensor<?x4xf32>, %pick: tensor<?xi1>,
+                  %a: tensor<?xi64>, %b: tensor<?xi64>) -> tensor<f32> {
+  %y = fuse.select %pick, %a, %b
+      : (tensor<?xi1>, tensor<?xi64>, tensor<?xi64>) -> tensor<?xi64>
+  %l = fuse.softmax_cross_entropy %logits, %y
+      : (tensor<?x4xf32>, tensor<?xi64>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+func.func @grad(%logits: tensor<?x4xf32>, %y: tensor<?xi32>,
+                %g: tensor<f32>) -> tensor<?x4xf32> {
+  %one = fuse.constant dense<1> : tensor<i32>
+  %y0 = fuse.sub %y, %one : (tensor<?xi32>, tensor<i32>) -> tensor<?xi32>
+  %d = fuse.softmax_cross_entropy_grad %logits, %y0, %g
+      : (tensor<?x4xf32>, tensor<?xi32>, tensor<f32>) -> tensor<?x4xf32>
+  return %d : tensor<?x4xf32>
+}
 )mlir";
 
 // A label outside [0, C) would make cross-entropy read no logit and return
@@ -629,9 +653,76 @@ TEST(Engine, ClassLabelsAreCheckedBeforeTheCall) {
                                 Tensor::fromValues<int8_t>({2}, {3, -100})})),
             "argument 'y' (#1) of 'loss8': label [1] is -100, outside [0, 4) "
             "for 4 classes");
-  // Without a static class count there is nothing to check against.
+}
+
+// A class count dynamic in the declaration is known once the call's shapes
+// specialize it: each specialization checks against its own C.
+TEST(Engine, ClassLabelsAreCheckedAgainstTheSpecializedClassCount) {
+  auto engine = makeEngine(kCrossEntropy);
   Function &any = unwrap(engine->lookup("any"));
-  EXPECT_EQ(any.arguments()[1].classes, 0);
+  EXPECT_EQ(errorOf(any.call({randomTensor({2, 4}, 1),
+                              Tensor::fromValues<int8_t>({2}, {3, 4})})),
+            "argument 'y' (#1) of 'any': label [1] is 4, outside [0, 4) "
+            "for 4 classes");
+  EXPECT_EQ(errorOf(any.call({randomTensor({2, 4}, 1),
+                              Tensor::fromValues<int8_t>({2}, {-1, 0})})),
+            "argument 'y' (#1) of 'any': label [0] is -1, outside [0, 4) "
+            "for 4 classes");
+  // Label 4 is a class of a 5-class call.
+  std::vector<Tensor> out = unwrap(any.call(
+      {randomTensor({2, 5}, 1), Tensor::fromValues<int8_t>({2}, {3, 4})}));
+  EXPECT_TRUE(std::isfinite(out[0].data<float>()[0]));
+}
+
+// A computed label is no argument the engine can check: a label outside
+// [0, C) makes its row's loss NaN (never the row's finite logsumexp), and
+// the gradient's row NaN; the other rows are untouched.
+TEST(Engine, ComputedLabelsOutsideTheClassesGiveNaN) {
+  auto engine = makeEngine(kCrossEntropy);
+  Function &oneBased = unwrap(engine->lookup("one_based"));
+  EXPECT_EQ(oneBased.arguments()[1].classes, 0);
+  Tensor logits = randomTensor({3, 10}, 4);
+  for (int32_t bad : {0, 11, 200, INT32_MIN}) {
+    std::vector<Tensor> out = unwrap(oneBased.call(
+        {logits, Tensor::fromValues<int32_t>({3}, {1, bad, 10})}));
+    EXPECT_TRUE(std::isnan(out[0].data<float>()[0])) << bad;
+  }
+  std::vector<Tensor> good = unwrap(
+      oneBased.call({logits, Tensor::fromValues<int32_t>({3}, {1, 5, 10})}));
+  EXPECT_TRUE(std::isfinite(good[0].data<float>()[0]));
+
+  Function &chosen = unwrap(engine->lookup("chosen"));
+  Tensor pick = Tensor::fromValues<bool>({2}, {true, false});
+  Tensor a = Tensor::fromValues<int64_t>({2}, {0, 1});
+  EXPECT_TRUE(std::isfinite(
+      unwrap(chosen.call({randomTensor({2, 4}, 5), pick, a,
+                          Tensor::fromValues<int64_t>({2}, {9, 3})}))[0]
+          .data<float>()[0]));
+  EXPECT_TRUE(std::isnan(unwrap(chosen.call(
+      {randomTensor({2, 4}, 5), pick, a,
+       Tensor::fromValues<int64_t>({2}, {0, int64_t(1) << 40})}))[0]
+                             .data<float>()[0]));
+
+  // The gradient: row 1's label (5 - 1 = 4) is outside [0, 4).
+  Function &grad = unwrap(engine->lookup("grad"));
+  Tensor x = randomTensor({3, 4}, 6);
+  Tensor d = unwrap(grad.call({x, Tensor::fromValues<int32_t>({3}, {1, 5, 4}),
+                               Tensor::fromValues<float>({}, {1.0f})}))[0];
+  for (int64_t r = 0; r < 3; ++r) {
+    double sum = 0;
+    for (int64_t c = 0; c < 4; ++c)
+      sum += std::exp(double(x.data<float>()[r * 4 + c]));
+    for (int64_t c = 0; c < 4; ++c) {
+      float got = d.data<float>()[r * 4 + c];
+      if (r == 1) {
+        EXPECT_TRUE(std::isnan(got)) << c;
+        continue;
+      }
+      double p = std::exp(double(x.data<float>()[r * 4 + c])) / sum;
+      double target = (r == 0 ? 0 : 3) == c ? 1 : 0;
+      EXPECT_NEAR(got, (p - target) / 3, 1e-6) << r << ", " << c;
+    }
+  }
 }
 
 // The K-step function's stacked labels are checked too, naming the step

@@ -109,7 +109,7 @@ TEST_F(IdxFiles, SplitsAreCheckedAgainstTheirLabels) {
   write("t10k-labels-idx1-ubyte", {2}, {1, 12}, false);
   EXPECT_EQ(errorOf(loadIdxSplit(dir_, Split::Test)),
             "'" + path("t10k-labels-idx1-ubyte") +
-                "': label #1 is 12, not below the 10 classes");
+                "': label #1 is 12, outside [0, 10) for 10 classes");
   EXPECT_EQ(errorOf(loadIdxSplit(path("nope"), Split::Test)),
             "no data set directory '" + path("nope") + "'");
 }

@@ -399,4 +399,61 @@ TEST(Fit, NonFiniteLossStopsTraining) {
   llvm::sys::fs::remove_directories(dir);
 }
 
+// Each step's loss is computed before its update, so the last update of an
+// epoch can make the parameters non-finite while every loss was finite
+// (one step per epoch here): they are checked before each checkpoint and
+// at the end, naming the step, the epoch and the tensor.
+TEST(Fit, NonFiniteParametersAreNeverCheckpointed) {
+  data::LabeledImages set = imageSet(8, [](int64_t i) { return i % 10; });
+  llvm::SmallString<128> dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("fuse-fit-inf", dir));
+  std::string checkpoint = (dir + "/inf.safetensors").str();
+  FitOptions options;
+  options.batchSize = 8;
+  options.epochs = 2;
+  // Adam's first step size lr / (1 - beta1) rounds to inf in f32.
+  options.learningRate = 1e38f;
+  options.checkpointPath = checkpoint;
+  auto engine = makeEngine(seedTrainingModule());
+  std::string error = errorOf(fit(*engine, set, &set, options));
+  EXPECT_EQ(error.find("after step 0, the last of epoch 1/2, '"), 0u) << error;
+  EXPECT_TRUE(error.find("' is nan (element #") != std::string::npos ||
+              error.find("' is infinite (element #") != std::string::npos)
+      << error;
+  EXPECT_NE(error.find("no checkpoint of its parameters written"),
+            std::string::npos)
+      << error;
+  EXPECT_FALSE(llvm::sys::fs::exists(checkpoint));
+
+  options.allowNonFiniteLoss = true;
+  engine = makeEngine(seedTrainingModule());
+  FitSummary summary = unwrap(fit(*engine, set, &set, options));
+  EXPECT_EQ(summary.steps, 2);
+  EXPECT_TRUE(llvm::sys::fs::exists(checkpoint));
+  llvm::sys::fs::remove_directories(dir);
+}
+
+// As torch.optim's "Invalid learning rate": a negative or non-finite one is
+// an error naming the option, before anything runs.
+TEST(Fit, InvalidLearningRatesAreRejected) {
+  data::LabeledImages set = imageSet(8, [](int64_t i) { return i % 10; });
+  auto engine = makeEngine(seedTrainingModule());
+  FitOptions options;
+  options.batchSize = 8;
+  options.learningRate = -0.5f;
+  EXPECT_EQ(errorOf(fit(*engine, set, nullptr, options)),
+            "invalid learning rate (--lr -0.5): it must be a finite number, "
+            "at least 0");
+  options.learningRate = std::numeric_limits<float>::infinity();
+  EXPECT_EQ(errorOf(fit(*engine, set, nullptr, options)),
+            "invalid learning rate (--lr inf): it must be a finite number, "
+            "at least 0");
+  options.learningRate = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_EQ(errorOf(fit(*engine, set, nullptr, options)),
+            "invalid learning rate (--lr nan): it must be a finite number, "
+            "at least 0");
+  options.learningRate = 0;
+  EXPECT_EQ(errorOf(fit(*engine, set, nullptr, options).takeError()), "");
+}
+
 } // namespace

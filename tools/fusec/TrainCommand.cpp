@@ -13,6 +13,7 @@
 #include "fuse/Data/Idx.h"
 #include "fuse/Fit.h"
 #include "fuse/Profile.h"
+#include "fuse/Trainer.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
@@ -310,6 +311,41 @@ llvm::Error checkOutputPaths() {
   return llvm::Error::success();
 }
 
+/// The class count the data's labels must fit: the smallest C of the
+/// cross-entropies the step function `step`'s integer per-step arguments
+/// (the labels) feed, as fuse-mark-class-labels found it. An error naming
+/// the model when a label argument has none (its labels are computed, or
+/// feed no cross-entropy): fusec train never trains on unchecked labels.
+llvm::Expected<int64_t> classCount(Engine &engine, llvm::StringRef model,
+                                   llvm::StringRef step) {
+  llvm::Expected<Function &> fn = engine.lookup(step);
+  if (fn &&
+      !llvm::errorToBool(engine.lookup((step + "_steps").str()).takeError())) {
+    std::optional<int64_t> classes;
+    for (const ArgumentInfo &arg : fn->arguments()) {
+      if (!arg.perStep || isFloatingPoint(arg.dtype))
+        continue;
+      if (arg.classes <= 0)
+        return llvm::createStringError(
+            "cannot check the data's labels against '" + model + "': '" +
+            arg.name + "' of '" + step +
+            "' does not feed a softmax_cross_entropy directly (through "
+            "slices, casts or reshapes), so its class count is unknown");
+      classes = std::min(classes.value_or(arg.classes), arg.classes);
+    }
+    // No integer batch input: fit reports that the model does not fit.
+    return classes.value_or(std::numeric_limits<int64_t>::max());
+  }
+  if (!fn)
+    llvm::consumeError(fn.takeError());
+  // Not a step function: the trainer's error says why.
+  llvm::Expected<std::unique_ptr<Trainer>> trainer =
+      Trainer::create(engine, step);
+  if (!trainer)
+    return trainer.takeError();
+  return llvm::createStringError("'" + step + "' is not a step function");
+}
+
 } // namespace
 
 int fusec::trainMain() {
@@ -335,21 +371,17 @@ int fusec::trainMain() {
     return fail(std::move(e));
 
   // The data's labels are checked against the model's class count (the
-  // logits' last dim of its cross-entropy), naming the file.
-  int64_t classes = std::numeric_limits<int64_t>::max();
-  if (llvm::Expected<Function &> fn = (*engine)->lookup(step)) {
-    for (const ArgumentInfo &arg : fn->arguments())
-      if (arg.perStep && arg.classes > 0)
-        classes = std::min(classes, arg.classes);
-  } else {
-    llvm::consumeError(fn.takeError());
-  }
+  // logits' last dim of its cross-entropy), naming the file; a model whose
+  // count cannot be found is an error, never trained unchecked.
+  llvm::Expected<int64_t> classes = classCount(**engine, model, step);
+  if (!classes)
+    return fail(classes.takeError());
   llvm::Expected<data::LabeledImages> train =
-      data::loadIdxSplit(dataDir, data::Split::Train, classes);
+      data::loadIdxSplit(dataDir, data::Split::Train, *classes);
   if (!train)
     return fail(train.takeError());
   llvm::Expected<data::LabeledImages> test =
-      data::loadIdxSplit(dataDir, data::Split::Test, classes);
+      data::loadIdxSplit(dataDir, data::Split::Test, *classes);
   if (!test)
     return fail(test.takeError());
   FitOptions options;

@@ -15,6 +15,8 @@
 #include "llvm/Support/CheckedArithmetic.h"
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 
 using namespace mlir;
 using namespace fuse;
@@ -691,6 +693,8 @@ enum class Range { Finite, NonNegative, UnitInterval };
 struct HyperparameterRule {
   StringLiteral optimizer, name;
   Range range;
+  /// The update also uses 1 - value as a constant.
+  bool complement = false;
 };
 } // namespace
 
@@ -698,31 +702,54 @@ struct HyperparameterRule {
 // decay or an epsilon (>= 0) or a moment coefficient (in [0, 1)).
 static const HyperparameterRule kHyperparameterRules[] = {
     {"sgd", "momentum", Range::NonNegative},
-    {"sgd", "dampening", Range::Finite},
+    {"sgd", "dampening", Range::Finite, /*complement=*/true},
     {"sgd", "weight_decay", Range::NonNegative},
-    {"adam", "beta1", Range::UnitInterval},
-    {"adam", "beta2", Range::UnitInterval},
+    {"adam", "beta1", Range::UnitInterval, /*complement=*/true},
+    {"adam", "beta2", Range::UnitInterval, /*complement=*/true},
     {"adam", "eps", Range::NonNegative},
     {"adam", "weight_decay", Range::NonNegative},
     {"adagrad", "lr_decay", Range::NonNegative},
     {"adagrad", "initial_accumulator_value", Range::NonNegative},
     {"adagrad", "eps", Range::NonNegative},
     {"adagrad", "weight_decay", Range::NonNegative},
-    {"rmsprop", "alpha", Range::UnitInterval},
+    {"rmsprop", "alpha", Range::UnitInterval, /*complement=*/true},
     {"rmsprop", "eps", Range::NonNegative},
     {"rmsprop", "momentum", Range::NonNegative},
     {"rmsprop", "weight_decay", Range::NonNegative},
-    {"lamb", "beta1", Range::UnitInterval},
-    {"lamb", "beta2", Range::UnitInterval},
+    {"lamb", "beta1", Range::UnitInterval, /*complement=*/true},
+    {"lamb", "beta2", Range::UnitInterval, /*complement=*/true},
     {"lamb", "eps", Range::NonNegative},
     {"lamb", "weight_decay", Range::NonNegative},
 };
 
+/// The shortest decimal that reads back as `value`, e.g. "1e+39".
+static std::string shortestDecimal(double value) {
+  char text[32];
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::snprintf(text, sizeof(text), "%.*g", digits, value);
+    if (std::strtod(text, nullptr) == value)
+      break;
+  }
+  return text;
+}
+
+/// Whether `value` rounds to a finite number of `type`.
+static bool isFiniteIn(double value, FloatType type) {
+  APFloat rounded(value);
+  bool losesInfo = false;
+  rounded.convert(type.getFloatSemantics(), APFloat::rmNearestTiesToEven,
+                  &losesInfo);
+  return rounded.isFinite();
+}
+
 /// Checks the float hyperparameters in `attrs` of the optimizer `optimizer`
-/// (`adam` for `fuse.adam`): every one finite, each in its range. Absent
-/// ones take their (valid) defaults.
+/// (`adam` for `fuse.adam`): every one finite, each in its range, and
+/// finite in each of `paramTypes` (the parameters' element types), where
+/// the update's constants are built, with 1 - value where the update uses
+/// that. Absent ones take their (valid) defaults.
 static LogicalResult
 verifyHyperparameters(StringRef optimizer, ArrayRef<NamedAttribute> attrs,
+                      ArrayRef<Type> paramTypes,
                       function_ref<InFlightDiagnostic()> emitError) {
   for (NamedAttribute attr : attrs) {
     auto value = dyn_cast<FloatAttr>(attr.getValue());
@@ -744,14 +771,41 @@ verifyHyperparameters(StringRef optimizer, ArrayRef<NamedAttribute> attrs,
         return emitError() << "'" << name << "' must be in [0, 1), got "
                            << text;
     }
+    bool complement = llvm::any_of(kHyperparameterRules, [&](const auto &r) {
+      return r.optimizer == optimizer && r.name == name && r.complement;
+    });
+    for (Type type : paramTypes) {
+      auto floatType = dyn_cast<FloatType>(type);
+      if (!floatType)
+        continue;
+      if (!isFiniteIn(v, floatType))
+        return emitError() << "'" << name << "' = " << shortestDecimal(v)
+                           << " overflows the parameters' type " << floatType;
+      if (complement && !isFiniteIn(1.0 - v, floatType))
+        return emitError() << "1 - '" << name
+                           << "' = " << shortestDecimal(1.0 - v)
+                           << " overflows the parameters' type " << floatType;
+    }
   }
   return success();
 }
 
-/// The hyperparameters of an optimizer op.
-static LogicalResult verifyHyperparameters(Operation *op) {
+/// The distinct element types of `params`.
+static SmallVector<Type> elementTypesOf(TypeRange params) {
+  SmallVector<Type> types;
+  for (Type type : params) {
+    Type element = getElementTypeOrSelf(type);
+    if (!llvm::is_contained(types, element))
+      types.push_back(element);
+  }
+  return types;
+}
+
+/// The hyperparameters of an optimizer op with parameters `params`.
+static LogicalResult verifyHyperparameters(Operation *op, ValueRange params) {
   StringRef optimizer = op->getName().stripDialect();
   return verifyHyperparameters(optimizer, op->getAttrDictionary().getValue(),
+                               elementTypesOf(params.getTypes()),
                                [op] { return op->emitOpError(); });
 }
 
@@ -760,7 +814,7 @@ unsigned SgdOp::getNumStatesPerParam() {
 }
 
 LogicalResult SgdOp::verify() {
-  if (failed(verifyHyperparameters(*this)))
+  if (failed(verifyHyperparameters(*this, getParams())))
     return failure();
   double momentum = getMomentum().convertToDouble();
   if (getNesterov() &&
@@ -774,7 +828,7 @@ unsigned AdamOp::getNumStatesPerParam() { return getAmsgrad() ? 3 : 2; }
 
 /// Adam and LAMB share their moment hyperparameters.
 template <typename OpTy> static LogicalResult verifyAdamLike(OpTy op) {
-  if (failed(verifyHyperparameters(op)))
+  if (failed(verifyHyperparameters(op, op.getParams())))
     return failure();
   return verifyOptimizer(op, op.getParams(), op.getGrads(), op.getStates(),
                          op.getResultTypes(), op.getNumStatesPerParam());
@@ -789,7 +843,7 @@ double AdagradOp::getStateInitialValue(unsigned) {
 }
 
 LogicalResult AdagradOp::verify() {
-  if (failed(verifyHyperparameters(*this)))
+  if (failed(verifyHyperparameters(*this, getParams())))
     return failure();
   return verifyOptimizer(*this, getParams(), getGrads(), getStates(),
                          getResultTypes(), getNumStatesPerParam());
@@ -801,7 +855,7 @@ unsigned RmspropOp::getNumStatesPerParam() {
 }
 
 LogicalResult RmspropOp::verify() {
-  if (failed(verifyHyperparameters(*this)))
+  if (failed(verifyHyperparameters(*this, getParams())))
     return failure();
   return verifyOptimizer(*this, getParams(), getGrads(), getStates(),
                          getResultTypes(), getNumStatesPerParam());
@@ -979,8 +1033,11 @@ TrainStepOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   NamedAttrList attrs(hyperparameters);
   if (failed(optimizer->verifyInherentAttrs(attrs, emitError)))
     return failure();
+  SmallVector<Type> paramTypes;
+  for (int64_t i : getParams())
+    paramTypes.push_back(inputs[i]);
   return verifyHyperparameters(getOptimizer(), hyperparameters.getValue(),
-                               emitError);
+                               elementTypesOf(paramTypes), emitError);
 }
 
 #define GET_OP_CLASSES

@@ -35,7 +35,7 @@ enum class Split { Train, Test };
 
 /// `train-images-idx3-ubyte(.gz)` and `train-labels-idx1-ubyte(.gz)` (or
 /// `t10k-...` for the test split) from `dir`, checked against each other:
-/// as many labels as images, every label below `numClasses`.
+/// as many labels as images, every label in [0, numClasses).
 llvm::Expected<LabeledImages> loadIdxSplit(llvm::StringRef dir, Split split,
                                            int64_t numClasses = 10);
 

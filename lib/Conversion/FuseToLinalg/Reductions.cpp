@@ -8,6 +8,8 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/DialectConversion.h"
 
+#include <limits>
+
 using namespace mlir;
 
 namespace fuse::lowering {
@@ -127,7 +129,27 @@ Value isLabelClass(OpBuilder &b, Location l, Value label) {
   return arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, c, index);
 }
 
-/// mean_i((max_i - x_{i,label_i}) + log(sum_c exp(x_ic - max_i))).
+/// Whether the integer `label` is a class in [0, classes): one unsigned
+/// compare of the sign-extended label (a negative one is huge unsigned).
+Value isClass(OpBuilder &b, Location l, Value label, int64_t classes) {
+  Value index = arith::IndexCastOp::create(b, l, b.getIndexType(), label);
+  Value count = arith::ConstantIndexOp::create(b, l, classes);
+  return arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, index, count);
+}
+
+/// `value` where `label` is a class of `classes`, NaN otherwise: an
+/// out-of-range label has no loss (the row would pick no logit and give its
+/// logsumexp, a finite wrong answer), so its row is NaN, never finite.
+Value nanUnlessClass(OpBuilder &b, Location l, Value label, int64_t classes,
+                     Value value) {
+  Value nan = scalarConstant(b, l, value.getType(),
+                             std::numeric_limits<double>::quiet_NaN());
+  return arith::SelectOp::create(b, l, isClass(b, l, label, classes), value,
+                                 nan);
+}
+
+/// mean_i((max_i - x_{i,label_i}) + log(sum_c exp(x_ic - max_i))), each
+/// row NaN where its label is outside [0, C).
 struct SoftmaxCrossEntropyLowering
     : OpConversionPattern<SoftmaxCrossEntropyOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -155,25 +177,29 @@ struct SoftmaxCrossEntropyLowering
         });
 
     AffineMap identity = rewriter.getMultiDimIdentityMap(1);
+    int64_t classes = type.getDimSize(1);
+    auto rowLoss = [&](OpBuilder &b, Location l, ValueRange a) {
+      // (max - picked) + log(sum), not (max + log(sum)) - picked: with
+      // logits near 1e4 the latter rounds at their magnitude (~5e-4
+      // absolute); the difference of two close logits is exact.
+      Value gap = arith::SubFOp::create(b, l, a[0], a[2]);
+      Value loss =
+          arith::AddFOp::create(b, l, gap, math::LogOp::create(b, l, a[1]));
+      // Once per row, not per logit.
+      return nanUnlessClass(b, l, a[3], classes, loss);
+    };
     Value total = buildReduction(
-        rewriter, loc, type.getDimSize(0), 0, elementType, {max, sum, picked},
-        {identity, identity, identity}, Combiner::Sum,
-        [](OpBuilder &b, Location l, ValueRange a) {
-          // (max - picked) + log(sum), not (max + log(sum)) - picked: with
-          // logits near 1e4 the latter rounds at their magnitude (~5e-4
-          // absolute); the difference of two close logits is exact.
-          Value gap = arith::SubFOp::create(b, l, a[0], a[2]);
-          return arith::AddFOp::create(b, l, gap,
-                                       math::LogOp::create(b, l, a[1]))
-              .getResult();
-        });
+        rewriter, loc, type.getDimSize(0), 0, elementType,
+        {max, sum, picked, adaptor.getLabels()},
+        {identity, identity, identity, identity}, Combiner::Sum, rowLoss);
     rewriter.replaceOp(op, divideBy(rewriter, loc, total, type.getDimSize(0)));
     return success();
   }
 };
 
 /// grad * (softmax(logits) - one_hot(labels)) / batch, in one pass over the
-/// logits after the two softmax reductions.
+/// logits after the two softmax reductions; a row whose label is outside
+/// [0, C) is NaN, through its scale grad / batch.
 struct SoftmaxCrossEntropyGradLowering
     : OpConversionPattern<SoftmaxCrossEntropyGradOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -187,12 +213,21 @@ struct SoftmaxCrossEntropyGradLowering
     Type elementType = type.getElementType();
     auto [max, sum] = softmaxStatistics(rewriter, loc, logits, 1);
     AffineMap rows = dropDimsMap(2, 1, context);
-    int64_t batch = type.getDimSize(0);
+    int64_t batch = type.getDimSize(0), classes = type.getDimSize(1);
+    // Each row's scale, checking its label once per row, not per logit.
+    Value scales = buildParallel(
+        rewriter, loc, RankedTensorType::get({batch}, elementType),
+        {adaptor.getLabels(), adaptor.getGrad()},
+        {rewriter.getMultiDimIdentityMap(1), AffineMap::get(1, 0, {}, context)},
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          Value scale = arith::DivFOp::create(
+              b, l, a[1],
+              scalarConstant(b, l, elementType, static_cast<double>(batch)));
+          return nanUnlessClass(b, l, a[0], classes, scale);
+        });
     Value result = buildParallel(
-        rewriter, loc, type,
-        {logits, max, sum, adaptor.getLabels(), adaptor.getGrad()},
-        {rewriter.getMultiDimIdentityMap(2), rows, rows, rows,
-         AffineMap::get(2, 0, {}, context)},
+        rewriter, loc, type, {logits, max, sum, adaptor.getLabels(), scales},
+        {rewriter.getMultiDimIdentityMap(2), rows, rows, rows, rows},
         [&](OpBuilder &b, Location l, ValueRange a) {
           Value p = arith::DivFOp::create(
               b, l,
@@ -203,11 +238,8 @@ struct SoftmaxCrossEntropyGradLowering
           Value target = arith::SelectOp::create(
               b, l, hit, scalarConstant(b, l, elementType, 1),
               scalarConstant(b, l, elementType, 0));
-          Value scale = arith::DivFOp::create(
-              b, l, a[4],
-              scalarConstant(b, l, elementType, static_cast<double>(batch)));
           return arith::MulFOp::create(
-                     b, l, arith::SubFOp::create(b, l, p, target), scale)
+                     b, l, arith::SubFOp::create(b, l, p, target), a[4])
               .getResult();
         });
     rewriter.replaceOp(op, result);

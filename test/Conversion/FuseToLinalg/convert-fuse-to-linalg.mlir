@@ -800,13 +800,20 @@ func.func @softmax_cross_entropy(%x: tensor<4x10xf32>, %y: tensor<4xi32>) -> ten
   // CHECK-NEXT: %[[Z:.*]] = arith.constant 0.000000e+00 : f32
   // CHECK-NEXT: %[[V:.*]] = arith.select %[[HIT]], %[[LOGIT]], %[[Z]] : f32
   // CHECK-NEXT: arith.addf %[[ACC]], %[[V]] : f32
-  // CHECK: %[[TOTAL:.*]] = linalg.generic {indexing_maps = [#[[$VEC]], #[[$VEC]], #[[$VEC]], #[[$TO_SCALAR]]], iterator_types = ["reduction"]}
-  // CHECK-SAME: ins(%[[MAX]], %[[SUM]], %[[PICKED]] : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) outs(%{{.*}} : tensor<f32>)
-  // CHECK: ^bb0(%[[M:.*]]: f32, %[[S:.*]]: f32, %[[P:.*]]: f32, %[[A:.*]]: f32):
+  // A label outside [0, 10) makes its row NaN: one unsigned compare (a
+  // negative label is huge) and a select per row.
+  // CHECK: %[[TOTAL:.*]] = linalg.generic {indexing_maps = [#[[$VEC]], #[[$VEC]], #[[$VEC]], #[[$VEC]], #[[$TO_SCALAR]]], iterator_types = ["reduction"]}
+  // CHECK-SAME: ins(%[[MAX]], %[[SUM]], %[[PICKED]], %[[Y]] : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xi32>) outs(%{{.*}} : tensor<f32>)
+  // CHECK: ^bb0(%[[M:.*]]: f32, %[[S:.*]]: f32, %[[P:.*]]: f32, %[[YL:.*]]: i32, %[[A:.*]]: f32):
   // CHECK-NEXT: %[[GAP:.*]] = arith.subf %[[M]], %[[P]] : f32
   // CHECK-NEXT: %[[LOG:.*]] = math.log %[[S]] : f32
   // CHECK-NEXT: %[[NLL:.*]] = arith.addf %[[GAP]], %[[LOG]] : f32
-  // CHECK-NEXT: arith.addf %[[A]], %[[NLL]] : f32
+  // CHECK-NEXT: %[[NAN:.*]] = arith.constant 0x7FC00000 : f32
+  // CHECK-NEXT: %[[YI:.*]] = arith.index_cast %[[YL]] : i32 to index
+  // CHECK-NEXT: %[[TEN:.*]] = arith.constant 10 : index
+  // CHECK-NEXT: %[[OK:.*]] = arith.cmpi ult, %[[YI]], %[[TEN]] : index
+  // CHECK-NEXT: %[[ROW:.*]] = arith.select %[[OK]], %[[NLL]], %[[NAN]] : f32
+  // CHECK-NEXT: arith.addf %[[A]], %[[ROW]] : f32
   // CHECK: %[[MEAN:.*]] = linalg.generic
   // CHECK-SAME: ins(%[[TOTAL]] : tensor<f32>)
   // CHECK: %[[N:.*]] = arith.constant 4.000000e+00 : f32
@@ -894,11 +901,18 @@ func.func @mixed(%x: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK-LABEL: func @backward_ops
 // CHECK: arith.constant dense<1.000000e+00> : tensor<4x10xf32>
 // CHECK: tensor.expand_shape %{{.*}} : tensor<40xf32> into tensor<4x1x10xf32>
-// CHECK: linalg.generic
+// The cross-entropy gradient: each row's scale grad / batch, NaN where the
+// row's label is outside [0, 10), then one pass over the logits.
+// CHECK: %[[SCALES:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<4xi32>, tensor<f32>) outs(%{{.*}} : tensor<4xf32>)
+// CHECK: arith.divf %{{.*}}, %{{.*}} : f32
+// CHECK: arith.cmpi ult
+// CHECK: arith.select
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[SCALES]] : tensor<4x10xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xi32>, tensor<4xf32>)
 // CHECK: math.exp
 // CHECK: linalg.index 1
 // CHECK: arith.cmpi eq
-// CHECK: arith.divf %{{.*}}, %{{.*}} : f32
+// CHECK-NOT: arith.cmpi ult
+// CHECK: arith.mulf
 func.func @backward_ops(%x: tensor<4x10xf32>, %y: tensor<4xi32>, %g: tensor<f32>) -> (tensor<4x10xf32>, tensor<4x1x10xf32>, tensor<4x10xf32>) {
   %0 = fuse.full_like %x {value = 1.0 : f64} : tensor<4x10xf32>
   %1 = fuse.expand_dims %x {axes = array<i64: 1>} : (tensor<4x10xf32>) -> tensor<4x1x10xf32>

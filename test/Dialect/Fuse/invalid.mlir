@@ -793,6 +793,37 @@ fuse.train_step @t {loss = @loss, params = array<i64: 0>, optimizer = "rmsprop",
 
 // -----
 
+// Hyperparameters finite in f64 but not in the parameters' type, where the
+// update builds its constants (1 - dampening too): named with the type.
+func.func @f(%lr: tensor<f32>, %s: tensor<i64>, %p: tensor<4xf32>, %g: tensor<4xf32>) {
+  // expected-error @below {{'fuse.sgd' op 'weight_decay' = 1e+39 overflows the parameters' type 'f32'}}
+  %0 = fuse.sgd %lr, %s params(%p : tensor<4xf32>) grads(%g : tensor<4xf32>) states() {weight_decay = 1.0e39 : f64} -> tensor<4xf32>
+  return
+}
+// -----
+func.func @f(%lr: tensor<f32>, %s: tensor<i64>, %p: tensor<4xf32>, %g: tensor<4xf32>, %q: tensor<2xf16>, %h: tensor<2xf16>) {
+  // expected-error @below {{'fuse.adam' op 'eps' = 1e+05 overflows the parameters' type 'f16'}}
+  %0:6 = fuse.adam %lr, %s params(%p, %q : tensor<4xf32>, tensor<2xf16>) grads(%g, %h : tensor<4xf32>, tensor<2xf16>) states(%p, %q, %p, %q : tensor<4xf32>, tensor<2xf16>, tensor<4xf32>, tensor<2xf16>) {eps = 1.0e5 : f64} -> tensor<4xf32>, tensor<2xf16>, tensor<4xf32>, tensor<2xf16>, tensor<4xf32>, tensor<2xf16>
+  return
+}
+// -----
+func.func @f(%lr: tensor<f32>, %s: tensor<i64>, %p: tensor<4xf16>, %g: tensor<4xf16>) {
+  // expected-error @below {{'fuse.sgd' op 1 - 'dampening' = 65520.5 overflows the parameters' type 'f16'}}
+  %0:2 = fuse.sgd %lr, %s params(%p : tensor<4xf16>) grads(%g : tensor<4xf16>) states(%p : tensor<4xf16>) {momentum = 0.9 : f64, dampening = -65519.5 : f64} -> tensor<4xf16>, tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @loss(%w: tensor<4xbf16>, %x: tensor<4xbf16>) -> tensor<bf16> {
+  %l = fuse.mse_loss %w, %x : (tensor<4xbf16>, tensor<4xbf16>) -> tensor<bf16>
+  return %l : tensor<bf16>
+}
+// expected-error @below {{'fuse.train_step' op hyperparameters of fuse.rmsprop: 'weight_decay' = 1e+39 overflows the parameters' type 'bf16'}}
+fuse.train_step @t {loss = @loss, params = array<i64: 0>, optimizer = "rmsprop", hyperparameters = {weight_decay = 1.0e39 : f64}}
+
+// -----
+
 // Element counts that overflow int64 do not wrap.
 func.func @f(%x: tensor<4294967296x4294967296xf32>) {
   // expected-error @below {{'fuse.reshape' op input shape 4294967296x4294967296 has more elements than fit in 64 bits}}
