@@ -25,8 +25,10 @@ struct FitOptions {
   /// Train until this many epochs are done (counting those of a resumed
   /// checkpoint, as Keras' `epochs`); their steps must fit in int64.
   int64_t epochs = 1;
-  /// Examples per step, at most the training set's; unset: 32 (or all
-  /// examples when fewer), or the resumed checkpoint's.
+  /// Examples per step; unset: 32 (Keras'), or the resumed checkpoint's.
+  /// Each epoch ends with a partial batch of the remaining examples: a
+  /// batch larger than the training set trains one batch of all of them
+  /// per epoch, as Keras and PyTorch's DataLoader do.
   std::optional<int64_t> batchSize;
   /// Steps per call (K); 0 chooses K so that a call takes about 0.1 s.
   int64_t stepsPerCall = 0;

@@ -43,8 +43,10 @@ std::optional<size_t> findExcessiveNesting(llvm::StringRef text);
 std::string excessiveNestingMessage();
 
 /// Parses the main buffer of `sourceMgr` as a module, like
-/// mlir::parseSourceFile, with the nesting guard above. Errors are emitted
-/// on `context` with their location; null on failure.
+/// mlir::parseSourceFile (which verifies it), with the nesting guard above,
+/// then checks that every static tensor type's byte size fits in int64
+/// (fuse::verifyTensorSizes). Errors are emitted on `context` with their
+/// location; null on failure.
 mlir::OwningOpRef<mlir::ModuleOp> parseModule(llvm::SourceMgr &sourceMgr,
                                               mlir::MLIRContext *context);
 

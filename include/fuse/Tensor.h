@@ -32,10 +32,17 @@ std::optional<DType> parseDType(llvm::StringRef name);
 /// dim is negative or the size does not fit in int64_t.
 std::optional<int64_t> tensorBytes(DType dtype, llvm::ArrayRef<int64_t> shape);
 
-/// The largest tensor Tensor::allocate accepts: the machine's physical
-/// memory. A larger request could only succeed through overcommit and end
-/// in the OOM killer when touched, so it is an error up front.
+/// The largest tensor Tensor::allocate accepts (and the largest result or
+/// workspace the engine compiles for): the machine's physical memory (or
+/// cgroup limit). A larger request could only succeed through overcommit and
+/// end in the OOM killer when touched, so it is an error up front. The
+/// environment variable FUSE_MAX_TENSOR_BYTES, a decimal byte count,
+/// replaces the bound (read on every call: tests set it to be independent
+/// of the host; other values are ignored with a warning).
 uint64_t maxTensorBytes();
+/// "the memory of this machine (N bytes)" or "FUSE_MAX_TENSOR_BYTES (N
+/// bytes)": the bound and where it comes from, for diagnostics.
+std::string describeMaxTensorBytes();
 
 template <typename T> constexpr DType dtypeOf();
 template <> constexpr DType dtypeOf<float>() { return DType::F32; }

@@ -2,18 +2,17 @@
 
 #include "fuse/Data/Idx.h"
 #include "fuse/LabelRange.h"
+#include "fuse/RegularFile.h"
 
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
 #include <zlib.h>
 
 #include <cstdlib>
-#include <fcntl.h>
 #include <memory>
 #include <optional>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <vector>
 
 using namespace fuse;
@@ -94,24 +93,15 @@ Expected<Tensor> fuse::data::readIdx(llvm::StringRef path) {
   };
   // Only a regular file has a size to check the header against (a FIFO or
   // /dev/zero would be read forever).
-  std::string name = path.str();
-  // Non-blocking: opening a FIFO must not wait for a writer.
-  int fd = ::open(name.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
-    std::error_code ec = std::error_code(errno, std::generic_category());
-    return llvm::createStringError("cannot open '" + path +
-                                   "': " + ec.message());
-  }
-  struct stat status;
-  if (::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) {
-    ::close(fd);
-    return llvm::createStringError("'" + path + "' is not a regular file");
-  }
-  in.file = gzdopen(fd, "rb");
-  if (!in.file) {
-    ::close(fd);
+  Expected<RegularFile> file = openRegularFile(path);
+  if (!file)
+    return file.takeError();
+  const uint64_t fileSize = file->size();
+  in.file = gzdopen(file->fd(), "rb");
+  if (!in.file)
     return llvm::createStringError("cannot open '" + path + "': out of memory");
-  }
+  // gzclose closes the descriptor from here on.
+  file->release();
   unsigned char magic[4];
   if (!in.read(magic, 4))
     return shortRead("'" + path +
@@ -143,7 +133,9 @@ Expected<Tensor> fuse::data::readIdx(llvm::StringRef path) {
                        "' is truncated: it ends inside its "
                        "header");
     shape.push_back(bigEndian(bytes));
-    count *= shape.back();
+    // Up to 2^34 times up to 2^32: checked, as it can pass int64.
+    std::optional<int64_t> next = llvm::checkedMul(count, shape.back());
+    count = next ? *next : INT64_MAX;
     if (count > (int64_t(1) << 34))
       return llvm::createStringError("'" + path +
                                      "' declares more than 2^34 elements");
@@ -155,13 +147,11 @@ Expected<Tensor> fuse::data::readIdx(llvm::StringRef path) {
     return llvm::createStringError(
         "'" + path + "' declares " + llvm::Twine(count) + " elements (" +
         llvm::Twine(tensorSize) + " bytes as " + dtypeName(dtype) +
-        "), more than the memory of this machine (" +
-        llvm::Twine(maxTensorBytes()) + " bytes)");
+        "), more than " + describeMaxTensorBytes());
   // An uncompressed file's size follows from its header.
   uint64_t headerSize = 4 + 4 * uint64_t(rank);
-  if (gzdirect(in.file) &&
-      uint64_t(status.st_size) != headerSize + uint64_t(count)) {
-    if (uint64_t(status.st_size) < headerSize + uint64_t(count))
+  if (gzdirect(in.file) && fileSize != headerSize + uint64_t(count)) {
+    if (fileSize < headerSize + uint64_t(count))
       return llvm::createStringError(
           "'" + path + "' is truncated: its header declares " +
           llvm::Twine(count) + " elements, the file holds fewer");

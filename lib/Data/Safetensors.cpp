@@ -1,9 +1,9 @@
 //===- Safetensors.cpp - Checkpoints in the safetensors format ------------===//
 
 #include "fuse/Data/Safetensors.h"
+#include "fuse/RegularFile.h"
 
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CheckedArithmetic.h"
@@ -17,6 +17,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
@@ -194,13 +195,48 @@ static bool processMayBeAlive(pid_t pid) {
   return pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH;
 }
 
+std::string fuse::data::temporaryFileHostTag() {
+  static const std::string tag = [] {
+    // Host names are letters, digits, '-' and '.'; anything else (or none)
+    // must not break the name's parse.
+    char host[256] = {};
+    if (::gethostname(host, sizeof(host) - 1) != 0 || !host[0])
+      std::strcpy(host, "unknown");
+    std::string name = host;
+    for (char &c : name)
+      if (!llvm::isAlnum(c) && c != '-' && c != '.')
+        c = '_';
+    // A pid names a process only within one boot of one machine's pid
+    // namespace: the host name tells machines (and containers, which have
+    // their own) apart, the boot id reboots.
+    std::string boot = "00000000";
+    if (llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> id =
+            llvm::MemoryBuffer::getFileAsStream(
+                "/proc/sys/kernel/random/boot_id")) {
+      StringRef text = (*id)->getBuffer().take_front(8);
+      if (text.size() == 8 && llvm::all_of(text, llvm::isHexDigit))
+        boot = text.lower();
+    }
+    return name + "-" + boot;
+  }();
+  return tag;
+}
+
+/// Temporaries neither of this host and boot nor of a known dead process
+/// (another machine's on NFS, another container's, older names) are removed
+/// only once this old: no write takes an hour between create and rename.
+static constexpr std::chrono::hours kStaleTemporaryAge{1};
+
 /// Removes the temporary files of writes of `path` killed before their
-/// rename: `<path>.tmp-<pid>-<random>` whose process is gone, and
-/// `<path>.tmp-<8 random chars>` (written before the pid was in the name).
-/// Best effort: what cannot be listed or removed stays.
+/// rename (see writeSafetensors). Best effort: what cannot be listed, read
+/// or removed stays.
 static void removeStaleTemporaries(StringRef path) {
   StringRef parent = llvm::sys::path::parent_path(path);
   std::string prefix = (llvm::sys::path::filename(path) + ".tmp-").str();
+  const std::string ownTag = temporaryFileHostTag();
+  auto isRandom = [](StringRef text) {
+    return text.size() == 8 && llvm::all_of(text, llvm::isHexDigit);
+  };
   std::error_code ec;
   for (llvm::sys::fs::directory_iterator it(parent.empty() ? "." : parent, ec),
        end;
@@ -208,17 +244,29 @@ static void removeStaleTemporaries(StringRef path) {
     StringRef name = llvm::sys::path::filename(it->path());
     if (!name.consume_front(prefix))
       continue;
-    auto [pidText, random] = name.rsplit('-');
+    // <host>-<boot>-<pid>-<random>, or the older <pid>-<random>, <random>.
+    auto [rest, random] = name.rsplit('-');
     if (random.empty())
-      std::swap(pidText, random);
-    if (random.size() != 8 || !llvm::all_of(random, llvm::isHexDigit))
-      continue;
+      std::swap(rest, random);
+    if (!isRandom(random))
+      continue; // Not a temporary's name.
+    auto [tag, pidText] = rest.rsplit('-');
     unsigned long pid = 0;
-    if (!pidText.empty() &&
-        (pidText.getAsInteger(10, pid) || pid == 0 || pid > INT32_MAX ||
-         processMayBeAlive(static_cast<pid_t>(pid))))
-      continue;
-    if (llvm::sys::fs::is_regular_file(it->path()))
+    bool ownBoot = !pidText.empty() && tag == ownTag &&
+                   !pidText.getAsInteger(10, pid) && pid != 0 &&
+                   pid <= INT32_MAX;
+    bool stale;
+    if (ownBoot) {
+      stale = !processMayBeAlive(static_cast<pid_t>(pid));
+    } else {
+      llvm::sys::fs::file_status status;
+      stale =
+          !llvm::sys::fs::status(it->path(), status,
+                                 /*Follow=*/false) &&
+          std::chrono::system_clock::now() - status.getLastModificationTime() >
+              kStaleTemporaryAge;
+    }
+    if (stale && llvm::sys::fs::is_regular_file(it->path()))
       llvm::sys::fs::remove(it->path());
   }
 }
@@ -235,7 +283,9 @@ Error fuse::data::writeSafetensors(
   int fd;
   llvm::SmallString<256> tmpPath;
   if (std::error_code ec = llvm::sys::fs::createUniqueFile(
-          path + ".tmp-" + Twine(::getpid()) + "-%%%%%%%%", fd, tmpPath))
+          path + ".tmp-" + temporaryFileHostTag() + "-" + Twine(::getpid()) +
+              "-%%%%%%%%",
+          fd, tmpPath))
     return fileError(path, "cannot create a temporary file: " + ec.message());
   PendingFile tmp{tmpPath, fd};
 
@@ -346,29 +396,6 @@ static Expected<Entry> parseEntry(StringRef path, StringRef name,
   entry.begin = *begin;
   entry.end = *end;
   return entry;
-}
-
-/// The bytes of the regular file `path`, exactly as many as fstat reports:
-/// a device or FIFO (`/dev/zero`) has no size to check the header against.
-static Expected<std::unique_ptr<llvm::MemoryBuffer>>
-readRegularFile(StringRef path) {
-  // Non-blocking: opening a FIFO must not wait for a writer.
-  std::string name = path.str();
-  int fd = ::open(name.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0)
-    return fileError(path, "cannot open: " + osReason(errno));
-  llvm::scope_exit closeFd([&] { ::close(fd); });
-  llvm::sys::fs::file_status status;
-  if (std::error_code ec = llvm::sys::fs::status(fd, status))
-    return fileError(path, "cannot open: " + ec.message());
-  if (status.type() != llvm::sys::fs::file_type::regular_file)
-    return fileError(path, "not a regular file");
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
-      llvm::MemoryBuffer::getOpenFile(fd, path, status.getSize(),
-                                      /*RequiresNullTerminator=*/false);
-  if (!file)
-    return fileError(path, "cannot read: " + file.getError().message());
-  return std::move(*file);
 }
 
 /// As the Python package: a larger JSON header is an attack, not a model.

@@ -267,6 +267,12 @@ struct Function::Impl {
   bool fitsCall(const CachedObject &entry,
                 llvm::ArrayRef<ResultSpec> results) const;
   Expected<Specialization::Entry> link(std::unique_ptr<llvm::MemoryBuffer>);
+  /// Whether result `j` fits in memory (per step when stacked).
+  Error checkResultSize(size_t j, const ResultSpec &result) const;
+  /// The total of the workspace `buffers`, or an error when it exceeds
+  /// maxTensorBytes().
+  Expected<uint64_t> checkWorkspace(llvm::ArrayRef<uint64_t> buffers,
+                                    const Signature &signature) const;
   void warnOnRetrace();
 };
 
@@ -385,6 +391,11 @@ Expected<Specialized> Function::Impl::specialize(llvm::ArrayRef<Tensor> args,
           "result #" + llvm::Twine(j) + " of '" + name +
           "' has a dynamic shape that does not follow from the "
           "argument shapes");
+    // Checked here, before any compile or link, so that a result too large
+    // costs neither on every call (a stacked result per step: its dim 0 is
+    // the call's, checked when allocated).
+    if (Error e = checkResultSize(j, result))
+      return std::move(e);
     specialized.results.push_back(std::move(result));
   }
   // The call's shapes may make a dynamic class count static.
@@ -477,6 +488,39 @@ bool Function::Impl::fitsCall(const CachedObject &entry,
                       [](uint64_t bytes) { return bytes % 64 == 0; });
 }
 
+Error Function::Impl::checkResultSize(size_t j,
+                                      const ResultSpec &result) const {
+  llvm::SmallVector<int64_t, 4> shape(result.shape);
+  if (result.stacked)
+    shape[0] = 1;
+  std::string what = "result #" + std::to_string(j) + " of '" + name + "' (" +
+                     Tensor::view(nullptr, result.dtype, shape).typeString() +
+                     (result.stacked ? " per step" : "") + ") is too large: ";
+  std::optional<int64_t> bytes = tensorBytes(result.dtype, shape);
+  if (!bytes)
+    return llvm::createStringError(what +
+                                   "its size in bytes overflows 64 bits");
+  if (uint64_t(*bytes) > maxTensorBytes())
+    return llvm::createStringError(what + "its " + llvm::Twine(*bytes) +
+                                   " bytes exceed " + describeMaxTensorBytes());
+  return Error::success();
+}
+
+Expected<uint64_t>
+Function::Impl::checkWorkspace(llvm::ArrayRef<uint64_t> buffers,
+                               const Signature &signature) const {
+  std::optional<uint64_t> workspace = 0;
+  for (uint64_t bytes : buffers)
+    if (!(workspace = llvm::checkedAddUnsigned(*workspace, bytes)))
+      break;
+  if (!workspace || *workspace > maxTensorBytes())
+    return llvm::createStringError(
+        "'" + name + "' for " + signature.str() +
+        " needs a workspace for its intermediates larger than " +
+        describeMaxTensorBytes());
+  return *workspace;
+}
+
 /// Adds `object` to a new JITDylib and returns its entry point.
 Expected<Specialization::Entry>
 Function::Impl::link(std::unique_ptr<llvm::MemoryBuffer> object) {
@@ -524,9 +568,16 @@ Function::Impl::build(llvm::ArrayRef<Tensor> args) {
 
   std::optional<Specialization::Entry> entryPoint;
   CachedObject entry;
+  uint64_t workspaceBytes = 0;
   if (engine->diskCache) {
     std::optional<CachedObject> cached = engine->diskCache->load(keyText);
     if (cached && fitsCall(*cached, specialized->results)) {
+      // The code is this call's: a workspace too large fails it, as
+      // compiling would, without linking anything.
+      Expected<uint64_t> bytes = checkWorkspace(cached->buffers, signature);
+      if (!bytes)
+        return bytes.takeError();
+      workspaceBytes = *bytes;
       Expected<Specialization::Entry> linked = link(std::move(cached->object));
       if (linked) {
         entryPoint = *linked;
@@ -548,6 +599,12 @@ Function::Impl::build(llvm::ArrayRef<Tensor> args) {
               engine->diskCache->store(keyText, entry))
         engine->warnings() << "fuse: warning: object cache: " << *problem
                            << "\n";
+    // Before linking, which a failed call would leak; stored first, so
+    // that a repeated call fails from the disk cache without compiling.
+    Expected<uint64_t> bytes = checkWorkspace(entry.buffers, signature);
+    if (!bytes)
+      return bytes.takeError();
+    workspaceBytes = *bytes;
     Expected<Specialization::Entry> linked = link(std::move(entry.object));
     if (!linked)
       return linked.takeError();
@@ -561,25 +618,7 @@ Function::Impl::build(llvm::ArrayRef<Tensor> args) {
   spec->classes = std::move(specialized->classes);
   spec->buffers = std::move(entry.buffers);
   spec->dynamicSizes = std::move(entry.dynamicSizes);
-  // Sizes checked once here, so that no call computes an overflowed one
-  // (a stacked result's dim 0 is the call's and is checked by allocation).
-  for (auto [j, result] : llvm::enumerate(spec->results))
-    if (!tensorBytes(result.dtype, result.shape))
-      return llvm::createStringError(
-          "result #" + llvm::Twine(j) + " of '" + name + "' (" +
-          Tensor::view(nullptr, result.dtype, result.shape).typeString() +
-          ") is too large: its size in bytes overflows 64 bits");
-  std::optional<uint64_t> workspace = 0;
-  for (uint64_t bytes : spec->buffers)
-    if (!(workspace = llvm::checkedAddUnsigned(*workspace, bytes)))
-      break;
-  if (!workspace || *workspace > maxTensorBytes())
-    return llvm::createStringError(
-        "'" + name + "' for " + spec->signature.str() +
-        " needs a workspace for its intermediates larger than the memory of "
-        "this machine (" +
-        llvm::Twine(maxTensorBytes()) + " bytes)");
-  spec->workspaceBytes = *workspace;
+  spec->workspaceBytes = workspaceBytes;
   compileMicros += std::chrono::duration_cast<std::chrono::microseconds>(
                        std::chrono::steady_clock::now() - start)
                        .count();

@@ -3,6 +3,7 @@
 #include "ObjectCache.h"
 
 #include "fuse/Engine.h"
+#include "fuse/RegularFile.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
@@ -147,16 +148,13 @@ ObjectCache::decode(StringRef bytes) {
 
 std::optional<CachedObject> ObjectCache::load(StringRef keyText) const {
   std::string path = pathFor(keyText);
-  // Only a regular file: reading a FIFO or a device could block forever.
-  sys::fs::file_status status;
-  if (sys::fs::status(path, status) ||
-      status.type() != sys::fs::file_type::regular_file)
+  // Only a regular file, checked on the descriptor read: a FIFO or a
+  // device put there could block forever. Any failure is a miss.
+  Expected<std::unique_ptr<MemoryBuffer>> file = readRegularFile(path);
+  if (!file) {
+    consumeError(file.takeError());
     return std::nullopt;
-  ErrorOr<std::unique_ptr<MemoryBuffer>> file =
-      MemoryBuffer::getFile(path, /*IsText=*/false,
-                            /*RequiresNullTerminator=*/false);
-  if (!file)
-    return std::nullopt;
+  }
   std::optional<std::pair<std::string, CachedObject>> decoded =
       decode((*file)->getBuffer());
   // A valid entry stored for another key (copied or renamed) is a miss.

@@ -1,18 +1,15 @@
 //===- Npy.cpp - NumPy .npy files -----------------------------------------===//
 
 #include "fuse/Npy.h"
+#include "fuse/RegularFile.h"
 
-#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <cerrno>
 #include <cstring>
-#include <fcntl.h>
 #include <system_error>
-#include <unistd.h>
 
 using namespace fuse;
 using llvm::Error;
@@ -85,32 +82,6 @@ static std::optional<StringRef> dictValue(StringRef header, StringRef key) {
   if (rest.starts_with("("))
     return rest.drop_front().take_until([](char c) { return c == ')'; });
   return rest.take_until([](char c) { return c == ',' || c == '}'; }).trim();
-}
-
-/// The bytes of the regular file `path`. A device, FIFO or directory has no
-/// size to check the header against (`/dev/zero` never ends): an error.
-static Expected<std::unique_ptr<llvm::MemoryBuffer>>
-readRegularFile(StringRef path) {
-  // Non-blocking: opening a FIFO must not wait for a writer.
-  std::string name = path.str();
-  int fd = ::open(name.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0)
-    return npyError(
-        path, "cannot open: " +
-                  std::error_code(errno, std::generic_category()).message());
-  llvm::scope_exit closeFd([&] { ::close(fd); });
-  llvm::sys::fs::file_status status;
-  if (std::error_code ec = llvm::sys::fs::status(fd, status))
-    return npyError(path, "cannot open: " + ec.message());
-  if (status.type() != llvm::sys::fs::file_type::regular_file)
-    return npyError(path, "not a regular file");
-  // Exactly the size fstat reported: a file growing meanwhile is not read on.
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
-      llvm::MemoryBuffer::getOpenFile(fd, path, status.getSize(),
-                                      /*RequiresNullTerminator=*/false);
-  if (!file)
-    return npyError(path, "cannot read: " + file.getError().message());
-  return std::move(*file);
 }
 
 Expected<Tensor> fuse::readNpy(StringRef path) {

@@ -2,6 +2,8 @@
 
 #include "fuse/Parse.h"
 
+#include "Fuse/IR/FuseOps.h"
+
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Location.h"
 #include "mlir/Parser/Parser.h"
@@ -147,6 +149,9 @@ fuse::parseModule(SourceMgr &sourceMgr, mlir::MLIRContext *context) {
   mlir::OwningOpRef<mlir::ModuleOp> module;
   llvm::thread parser(std::optional<unsigned>(kParseStackBytes), [&] {
     module = mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, context);
+    // Parsed and verified: no type too large to address may go further.
+    if (module && failed(verifyTensorSizes(*module)))
+      module = nullptr;
   });
   parser.join();
   return module;

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <random>
 #include <unistd.h>
 
@@ -104,7 +105,26 @@ static std::optional<uint64_t> cgroupMemoryLimit() {
   return limit;
 }
 
+/// FUSE_MAX_TENSOR_BYTES, if set to a byte count (read on every call, so
+/// that a test can set it; anything else is ignored with one warning).
+static std::optional<uint64_t> maxTensorBytesFromEnvironment() {
+  const char *text = std::getenv("FUSE_MAX_TENSOR_BYTES");
+  if (!text)
+    return std::nullopt;
+  uint64_t limit;
+  if (!llvm::StringRef(text).trim().getAsInteger(10, limit))
+    return limit;
+  static std::once_flag warned;
+  std::call_once(warned, [&] {
+    llvm::errs() << "fuse: warning: FUSE_MAX_TENSOR_BYTES='" << text
+                 << "' is not a number of bytes; ignored\n";
+  });
+  return std::nullopt;
+}
+
 uint64_t fuse::maxTensorBytes() {
+  if (std::optional<uint64_t> limit = maxTensorBytesFromEnvironment())
+    return *limit;
   static const uint64_t limit = [] {
     uint64_t memory = std::numeric_limits<uint64_t>::max();
     long pages = ::sysconf(_SC_PHYS_PAGES), pageSize = ::sysconf(_SC_PAGESIZE);
@@ -115,6 +135,14 @@ uint64_t fuse::maxTensorBytes() {
     return memory;
   }();
   return limit;
+}
+
+std::string fuse::describeMaxTensorBytes() {
+  return (llvm::Twine(maxTensorBytesFromEnvironment()
+                          ? "FUSE_MAX_TENSOR_BYTES"
+                          : "the memory of this machine") +
+          " (" + llvm::Twine(maxTensorBytes()) + " bytes)")
+      .str();
 }
 
 static llvm::SmallVector<int64_t, 4>
@@ -157,9 +185,8 @@ llvm::Expected<Tensor> Tensor::allocate(DType dtype,
     return fail("its size in bytes overflows 64 bits");
   uint64_t limit = maxTensorBytes();
   if (uint64_t(*bytes) > limit)
-    return fail("its " + llvm::Twine(*bytes) +
-                " bytes exceed the memory of this machine (" +
-                llvm::Twine(limit) + " bytes)");
+    return fail("its " + llvm::Twine(*bytes) + " bytes exceed " +
+                describeMaxTensorBytes());
   // aligned_alloc wants a multiple of the alignment, and never size 0; the
   // size is below 2^63, so rounding up cannot overflow.
   size_t rounded = llvm::alignTo(std::max<uint64_t>(*bytes, 1), 64);
@@ -215,11 +242,14 @@ Tensor Tensor::view(void *data, DType dtype, llvm::ArrayRef<int64_t> shape,
 bool Tensor::isContiguous() const {
   if (strides_.size() != shape_.size())
     return false;
-  int64_t expected = 1;
+  // A view's shape may overflow: a product past int64 cannot be a row-major
+  // stride of anything, so the next stride checked must differ.
+  std::optional<int64_t> expected = 1;
   for (int64_t d = rank() - 1; d >= 0; --d) {
-    if (shape_[d] != 1 && strides_[d] != expected)
+    if (shape_[d] != 1 && (!expected || strides_[d] != *expected))
       return false;
-    expected *= shape_[d];
+    if (expected)
+      expected = llvm::checkedMul(*expected, shape_[d]);
   }
   return true;
 }

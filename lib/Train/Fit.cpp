@@ -344,19 +344,6 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::LabeledImages &train,
     return llvm::createStringError("the training set has no examples");
   if (test && test->size() == 0)
     return llvm::createStringError("the test set has no examples");
-  // A step of more examples than there are would be the one partial batch
-  // of the whole set each epoch: surely not what was meant.
-  auto checkBatchSize = [&](int64_t batch, const llvm::Twine &source) -> Error {
-    if (batch > train.size())
-      return llvm::createStringError(
-          source + " " + llvm::Twine(batch) + " is larger than the " +
-          llvm::Twine(train.size()) + " examples of the training set");
-    return Error::success();
-  };
-  if (options.batchSize)
-    if (Error err =
-            checkBatchSize(*options.batchSize, "the batch size (--batch-size)"))
-      return std::move(err);
   Expected<std::unique_ptr<Trainer>> created =
       Trainer::create(engine, options.stepFunction);
   if (!created)
@@ -377,9 +364,6 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::LabeledImages &train,
                          kDefaultBatchSize, options.resumePath, /*min=*/1);
     if (!batch)
       return batch.takeError();
-    if (Error err = checkBatchSize(*batch, options.resumePath +
-                                               ": the checkpoint's batch_size"))
-      return std::move(err);
     if (Expected<int64_t> epoch = resolve<int64_t>(
             *metadata, "epoch", std::nullopt, 0, options.resumePath);
         !epoch)
@@ -388,9 +372,9 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::LabeledImages &train,
     summary.batchSize = *batch;
   } else {
     summary.seed = options.seed.value_or(0);
-    // The default, as Keras', but never more than the examples.
-    summary.batchSize = options.batchSize.value_or(
-        std::min<int64_t>(kDefaultBatchSize, train.size()));
+    // A batch larger than the training set is, as in Keras and PyTorch's
+    // DataLoader, one partial batch of every example per epoch.
+    summary.batchSize = options.batchSize.value_or(kDefaultBatchSize);
     if (Error err = trainer.initialize(summary.seed))
       return std::move(err);
     if (!options.weightsPath.empty())

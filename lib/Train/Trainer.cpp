@@ -122,7 +122,12 @@ Error Trainer::setState(llvm::StringRef name, const Tensor &value) {
     return llvm::createStringError("'" + name + "' is " + arg.typeString() +
                                    ", got " + value.typeString());
   // The trainer owns its state: updated in place, never the caller's memory.
-  args_[*index] = value.contiguousCopy();
+  // Checked: a broadcast view's copy may not fit in memory (an error naming
+  // the state, never an abort).
+  Expected<Tensor> copy = value.checkedContiguousCopy("state '" + name + "'");
+  if (!copy)
+    return copy.takeError();
+  args_[*index] = std::move(*copy);
   isSet_[*index] = true;
   return Error::success();
 }

@@ -45,8 +45,12 @@ class FusionPlan {
 public:
   explicit FusionPlan(Operation *scope);
   bool empty() const { return absorbed_.empty(); }
+  /// Work done by apply(), for the pass statistics.
+  struct Counts {
+    uint64_t built = 0, absorbed = 0, clonedOps = 0;
+  };
   /// Builds each root's fused op and erases the generics it replaces.
-  void apply(RewriterBase &rewriter);
+  Counts apply(RewriterBase &rewriter);
 
 private:
   /// Whether the producer of `operand` (an input of `consumer`, a member of
@@ -59,7 +63,7 @@ private:
                ? operand->get().getDefiningOp<linalg::GenericOp>()
                : linalg::GenericOp();
   }
-  void build(RewriterBase &rewriter, linalg::GenericOp root);
+  void build(RewriterBase &rewriter, linalg::GenericOp root, Counts &counts);
 
   llvm::DenseMap<Operation *, Member> members_;
   llvm::DenseSet<OpOperand *> absorbed_;
@@ -158,12 +162,15 @@ bool FusionPlan::joins(OpOperand *operand, linalg::GenericOp root,
   return true;
 }
 
-void FusionPlan::apply(RewriterBase &rewriter) {
+FusionPlan::Counts FusionPlan::apply(RewriterBase &rewriter) {
+  Counts counts;
   for (linalg::GenericOp root : roots_)
-    build(rewriter, root);
+    build(rewriter, root, counts);
+  return counts;
 }
 
-void FusionPlan::build(RewriterBase &rewriter, linalg::GenericOp root) {
+void FusionPlan::build(RewriterBase &rewriter, linalg::GenericOp root,
+                       Counts &counts) {
   auto rootToLoops = [&](linalg::GenericOp op) {
     return op == root ? AffineMap::getMultiDimIdentityMap(root.getNumLoops(),
                                                           root.getContext())
@@ -255,8 +262,10 @@ void FusionPlan::build(RewriterBase &rewriter, linalg::GenericOp root) {
       auto index = dyn_cast<linalg::IndexOp>(nested);
       if (index && op != root)
         mapping.map(index.getResult(), indexOf(index, toLoops));
-      else
+      else {
         rewriter.clone(nested, mapping);
+        ++counts.clonedOps;
+      }
     }
   }
   auto yield = cast<linalg::YieldOp>(root.getRegion().front().getTerminator());
@@ -266,13 +275,17 @@ void FusionPlan::build(RewriterBase &rewriter, linalg::GenericOp root) {
   linalg::YieldOp::create(rewriter, yield.getLoc(), yielded);
 
   rewriter.replaceOp(root, fused->getResults());
+  ++counts.built;
   // Consumers before producers: each is unused when erased.
-  for (linalg::GenericOp member : groups_[root])
+  for (linalg::GenericOp member : groups_[root]) {
     rewriter.eraseOp(member);
+    ++counts.absorbed;
+  }
 }
 
 struct FuseElementwiseFusionPass
     : fuse::impl::FuseElementwiseFusionBase<FuseElementwiseFusionPass> {
+  using Base::Base;
   void runOnOperation() override {
     MLIRContext *context = &getContext();
     RewritePatternSet patterns(context);
@@ -287,6 +300,7 @@ struct FuseElementwiseFusionPass
     FrozenRewritePatternSet cleanUps(std::move(patterns));
 
     IRRewriter rewriter(context);
+    FusionPlan::Counts total;
     while (true) {
       if (failed(applyPatternsGreedily(getOperation(), cleanUps))) {
         signalPassFailure();
@@ -294,9 +308,20 @@ struct FuseElementwiseFusionPass
       }
       FusionPlan plan(getOperation());
       if (plan.empty())
-        return;
-      plan.apply(rewriter);
+        break;
+      FusionPlan::Counts counts = plan.apply(rewriter);
+      total.built += counts.built;
+      total.absorbed += counts.absorbed;
+      total.clonedOps += counts.clonedOps;
     }
+    numBuilt += total.built;
+    numAbsorbed += total.absorbed;
+    numClonedOps += total.clonedOps;
+    if (report)
+      getOperation().emitRemark()
+          << "element-wise fusion: " << total.built << " generics built, "
+          << total.absorbed << " absorbed, " << total.clonedOps
+          << " body operations cloned";
   }
 };
 } // namespace

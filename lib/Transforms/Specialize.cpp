@@ -11,6 +11,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 namespace fuse {
 #define GEN_PASS_DEF_FUSESPECIALIZE
@@ -42,18 +43,20 @@ static FailureOr<Type> refineReshape(fuse::ReshapeOp op) {
   RankedTensorType out = op.getType();
   if (!in.hasStaticShape() || out.hasStaticShape())
     return Type(out);
-  int64_t known = 1;
+  // The input's type was checked (verifyTensorSizes): its count fits, so
+  // does any product of static dims that divides it.
+  std::optional<int64_t> known = 1;
   for (int64_t d : out.getShape())
-    if (!ShapedType::isDynamic(d))
-      known *= d;
-  int64_t count = in.getNumElements();
-  if (known == 0 || count % known != 0)
+    if (!ShapedType::isDynamic(d) && known)
+      known = llvm::checkedMul(*known, d);
+  int64_t count = *fuse::checkedNumElements(in.getShape());
+  if (!known || *known == 0 || count % *known != 0)
     return op.emitOpError("cannot reshape ")
            << in << " (" << count << " elements) into " << out;
   SmallVector<int64_t> shape(out.getShape());
   for (int64_t &d : shape)
     if (ShapedType::isDynamic(d))
-      d = count / known;
+      d = count / *known;
   return Type(RankedTensorType::get(shape, out.getElementType()));
 }
 
@@ -153,11 +156,15 @@ static LogicalResult refineSlice(tensor::ExtractSliceOp slice) {
   return success();
 }
 
-/// Refines every op of `block`, nested loops included, in order.
+/// Refines every op of `block`, nested loops included, in order. Each op's
+/// new types are checked before the next op computes from them: a shape
+/// given at call time can make any result too large to address.
 static LogicalResult refineBlock(Block &block) {
   for (Operation &op : llvm::make_early_inc_range(block.without_terminator())) {
     if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {
-      if (failed(refineSlice(slice)))
+      Operation *next = slice->getNextNode();
+      if (failed(refineSlice(slice)) ||
+          failed(fuse::verifyTensorSizes(next->getPrevNode())))
         return failure();
       continue;
     }
@@ -168,11 +175,12 @@ static LogicalResult refineBlock(Block &block) {
         arg.setType(init.getType());
         result.setType(init.getType());
       }
-      if (failed(refineBlock(*loop.getBody())))
+      if (failed(refineBlock(*loop.getBody())) ||
+          failed(fuse::verifyTensorSizes(loop)))
         return failure();
       continue;
     }
-    if (failed(refineResults(&op)))
+    if (failed(refineResults(&op)) || failed(fuse::verifyTensorSizes(&op)))
       return failure();
   }
   return success();
@@ -190,6 +198,15 @@ LogicalResult fuse::specializeFunction(func::FuncOp func, TypeRange argTypes) {
              << declared;
   if (!func.getBody().hasOneBlock())
     return func.emitError("can only specialize single-block functions");
+
+  // Every size computed from the given shapes (element counts, buffers,
+  // workspaces) must fit in 64 bits.
+  for (auto [i, given] : llvm::enumerate(argTypes))
+    if (auto tensor = dyn_cast<RankedTensorType>(given);
+        tensor && tensor.hasStaticShape() && !fuse::checkedByteSize(tensor))
+      return func.emitError(fuse::describeArgument(func, i))
+             << " of type " << given
+             << " is too large: its size in bytes does not fit in 64 bits";
 
   Block &entry = func.front();
   for (auto [arg, given] : llvm::zip(entry.getArguments(), argTypes))

@@ -12,11 +12,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Fuse/IR/FuseOps.h"
 #include "fuse/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 namespace fuse {
 #define GEN_PASS_DEF_FUSEWORKSPACE
@@ -29,8 +31,12 @@ namespace {
 
 constexpr int64_t kAlignment = 64;
 
-int64_t alignTo(int64_t value) {
-  return (value + kAlignment - 1) / kAlignment * kAlignment;
+/// `value` rounded up to kAlignment, or nullopt past int64.
+std::optional<int64_t> alignTo(int64_t value) {
+  std::optional<int64_t> padded = llvm::checkedAdd(value, kAlignment - 1);
+  if (!padded)
+    return std::nullopt;
+  return *padded / kAlignment * kAlignment;
 }
 
 struct FuseWorkspacePass : fuse::impl::FuseWorkspaceBase<FuseWorkspacePass> {
@@ -66,15 +72,30 @@ struct FuseWorkspacePass : fuse::impl::FuseWorkspaceBase<FuseWorkspacePass> {
     if (buffers.empty())
       return;
 
+    // Sizes first, every one checked (elements are stored in whole bytes,
+    // an i1 takes one), so that a failure leaves the function untouched:
+    // the engine adds them up, and a wrapped size would be a short buffer.
     SmallVector<int64_t> sizes;
+    int64_t total = 0;
+    for (auto [alloc, dealloc] : buffers) {
+      std::optional<int64_t> bytes = fuse::checkedByteSize(alloc.getType());
+      std::optional<int64_t> aligned = bytes ? alignTo(*bytes) : std::nullopt;
+      std::optional<int64_t> sum =
+          aligned ? llvm::checkedAdd(total, *aligned) : std::nullopt;
+      if (!sum) {
+        alloc.emitError("the workspace buffer of type ")
+            << alloc.getType()
+            << " makes the workspace too large: its size in bytes does not "
+               "fit in 64 bits";
+        return signalPassFailure();
+      }
+      sizes.push_back(*aligned);
+      total = *sum;
+    }
     DictionaryAttr attrs = DictionaryAttr::get(
         context, {NamedAttribute(noalias, UnitAttr::get(context))});
     for (auto [alloc, dealloc] : buffers) {
       MemRefType type = alloc.getType();
-      // Elements are stored in whole bytes (an i1 takes one).
-      int64_t elementBytes =
-          (type.getElementType().getIntOrFloatBitWidth() + 7) / 8;
-      sizes.push_back(alignTo(type.getNumElements() * elementBytes));
       unsigned index = func.getNumArguments();
       if (failed(func.insertArgument(index, type, attrs, alloc.getLoc())))
         return signalPassFailure();

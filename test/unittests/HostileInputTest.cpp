@@ -12,7 +12,10 @@
 #include "fuse/Data/Idx.h"
 #include "fuse/Data/Safetensors.h"
 #include "fuse/Npy.h"
+#include "fuse/RegularFile.h"
+#include "fuse/Trainer.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -20,10 +23,15 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
+
+#include <ctime>
+#include <vector>
 
 using namespace fuse;
 using namespace fuse::testing;
@@ -63,6 +71,29 @@ bool contains(const std::string &text, const std::string &part) {
   return text.find(part) != std::string::npos;
 }
 
+/// Sets FUSE_MAX_TENSOR_BYTES for its scope: a size checked against the
+/// memory bound then fails the same way on every machine.
+class MemoryBound {
+public:
+  explicit MemoryBound(uint64_t bytes) {
+    ::setenv("FUSE_MAX_TENSOR_BYTES", std::to_string(bytes).c_str(), 1);
+  }
+  ~MemoryBound() { ::unsetenv("FUSE_MAX_TENSOR_BYTES"); }
+  MemoryBound(const MemoryBound &) = delete;
+  MemoryBound &operator=(const MemoryBound &) = delete;
+};
+
+/// The files of `dir` (none when it does not exist).
+std::vector<std::string> filesIn(llvm::StringRef dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (llvm::sys::fs::recursive_directory_iterator it(dir, ec), end;
+       !ec && it != end; it.increment(ec))
+    if (it->type() == llvm::sys::fs::file_type::regular_file)
+      names.push_back(it->path());
+  return names;
+}
+
 /// The peak resident memory of this process so far, in bytes.
 uint64_t peakResidentBytes() {
   struct rusage usage;
@@ -90,19 +121,59 @@ TEST(TensorSizes, BytesAreCheckedForOverflow) {
             INT64_MAX);
 }
 
+TEST(TensorSizes, ContiguityOfViewsWhoseShapeOverflows) {
+  float x = 0;
+  // Row-major up to dim 1, whose product with dim 2 passes int64: dim 0
+  // cannot have a row-major stride (it overflowed, once undefined).
+  EXPECT_FALSE(Tensor::view(&x, DType::F32, {2, k2to32, k2to32}, {0, k2to32, 1})
+                   .isContiguous());
+  // A leading dim of 1 needs no stride.
+  EXPECT_TRUE(Tensor::view(&x, DType::F32, {1, k2to32, k2to32}, {0, k2to32, 1})
+                  .isContiguous());
+  EXPECT_FALSE(
+      Tensor::view(&x, DType::F32, {k2to32, k2to32}, {0, 0}).isContiguous());
+}
+
+TEST(TensorSizes, TrainerStateCopiesAreCheckedNamingTheState) {
+  auto engine = makeEngine(seedTrainingModule());
+  std::unique_ptr<Trainer> trainer = unwrap(Trainer::create(*engine, "train"));
+  // A broadcast view (4 bytes for 784 x 128) is copied into the trainer's
+  // own state: past the memory bound an error naming the state, not the
+  // abort of the unchecked copy.
+  float x = 1;
+  Tensor view = Tensor::view(&x, DType::F32, {784, 128}, {0, 0});
+  {
+    MemoryBound bound(1024);
+    EXPECT_EQ(errorOf(trainer->setState("w1", view)),
+              "state 'w1': cannot allocate tensor<784x128xf32>: its 401408 "
+              "bytes exceed FUSE_MAX_TENSOR_BYTES (1024 bytes)");
+  }
+  ASSERT_EQ(errorOf(trainer->setState("w1", view)), "");
+  EXPECT_EQ(unwrap(trainer->state("w1")).data<float>()[784 * 128 - 1], 1.0f);
+}
+
 TEST(TensorSizes, AllocationFailuresAreErrorsNamingTheTensor) {
   EXPECT_EQ(errorOf(Tensor::allocate(DType::F32, {k2to32, k2to32}, "'x'")),
             "'x': cannot allocate tensor<4294967296x4294967296xf32>: its size "
             "in bytes overflows 64 bits");
   EXPECT_EQ(errorOf(Tensor::allocate(DType::F32, {3, -2}, "'y'")),
             "'y': cannot allocate tensor<3x-2xf32>: dim 1 is negative");
-  // 4 TiB: more than any machine this runs on, not an OOM kill.
-  std::string tooLarge =
-      errorOf(Tensor::allocate(DType::F32, {int64_t(1) << 40}, "'z'"));
-  EXPECT_PRED2(contains, tooLarge,
-               "'z': cannot allocate tensor<1099511627776xf32>: its "
-               "4398046511104 bytes exceed the memory of this "
-               "machine");
+  {
+    // Past the memory bound (1 MiB here, whatever the machine): an error,
+    // not an OOM kill; the bound itself is allowed.
+    MemoryBound bound(1 << 20);
+    EXPECT_EQ(maxTensorBytes(), uint64_t(1) << 20);
+    EXPECT_EQ(errorOf(Tensor::allocate(DType::F32, {(1 << 18) + 1}, "'z'")),
+              "'z': cannot allocate tensor<262145xf32>: its 1048580 bytes "
+              "exceed FUSE_MAX_TENSOR_BYTES (1048576 bytes)");
+    EXPECT_EQ(
+        unwrap(Tensor::allocate(DType::F32, {1 << 18}, "'z'")).numElements(),
+        1 << 18);
+  }
+  // Unset: the machine's memory, however much.
+  EXPECT_GT(maxTensorBytes(), uint64_t(1) << 20);
+  EXPECT_PRED2(contains, describeMaxTensorBytes(),
+               "the memory of this machine");
   Tensor empty =
       unwrap(Tensor::allocate(DType::F32, {0, k2to32, k2to32}, "'e'"));
   EXPECT_EQ(empty.numElements(), 0);
@@ -123,19 +194,95 @@ func.func @sum(%x: tensor<?x?xf32>) -> tensor<f32> {
   %s = fuse.reduce_sum %x {axes = array<i64: 0, 1>} : (tensor<?x?xf32>) -> tensor<f32>
   return %s : tensor<f32>
 }
+func.func @square_sum(%x: tensor<?x?xf32>) -> tensor<f32> {
+  %p = fuse.matmul %x, %x : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  %s = fuse.reduce_sum %p {axes = array<i64: 0, 1>} : (tensor<?x?xf32>) -> tensor<f32>
+  return %s : tensor<f32>
+}
+func.func @grow(%x: tensor<?xf32>) -> tensor<4611686018427387904x?xf32> {
+  %y = fuse.broadcast_to %x : (tensor<?xf32>) -> tensor<4611686018427387904x?xf32>
+  return %y : tensor<4611686018427387904x?xf32>
+}
 )mlir";
 
 TEST(EngineSizes, ResultTooLargeIsAnErrorNamingIt) {
   auto engine = makeEngine(kHuge);
   Function &f = unwrap(engine->lookup("huge"));
   Tensor x = Tensor::fromValues<float>({}, {1.0f});
-  std::string error = errorOf(f.call({x}));
+  MemoryBound bound(1 << 30);
+  std::string expected = "result #0 of 'huge' (tensor<4294967296x4x4xf32>) is "
+                         "too large: its 274877906944 bytes exceed "
+                         "FUSE_MAX_TENSOR_BYTES (1073741824 bytes)";
+  EXPECT_EQ(errorOf(f.call({x})), expected);
+  EXPECT_EQ(errorOf(f.allocateResults({x})), expected);
+}
+
+TEST(EngineSizes, SizesAreCheckedBeforeCompilingOrLinking) {
+  llvm::SmallString<128> cache;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("fuse-sizes", cache));
+  auto removeCache =
+      llvm::scope_exit([&] { llvm::sys::fs::remove_directories(cache); });
+  EngineOptions options;
+  options.cacheDir = std::string(cache);
+  std::unique_ptr<Engine> engine = unwrap(Engine::create(options));
+  ASSERT_FALSE(errorOf(engine->loadString(kHuge)).size());
+  Tensor x = Tensor::fromValues<float>({}, {1.0f});
+  Tensor m = randomTensor({32, 32}, 1);
+  Function &huge = unwrap(engine->lookup("huge"));
+  Function &square = unwrap(engine->lookup("square_sum"));
+  MemoryBound bound(1024);
+  // A result past the bound fails as the call is specialized: nothing is
+  // compiled (the disk cache stays empty), however often it is called.
+  for (int i = 0; i < 3; ++i)
+    EXPECT_PRED2(contains, errorOf(huge.call({x})), "is too large");
+  EXPECT_TRUE(filesIn(cache).empty());
+  // A workspace past the bound (the 4 KiB product) is known once compiled:
+  // it fails before linking, and a repeated call fails from the disk cache
+  // without compiling again (the entry stays the same file).
+  std::string workspace = "'square_sum' for (tensor<32x32xf32>) needs a "
+                          "workspace for its intermediates larger than "
+                          "FUSE_MAX_TENSOR_BYTES (1024 bytes)";
+  EXPECT_EQ(errorOf(square.call({m})), workspace);
+  std::vector<std::string> stored = filesIn(cache);
+  ASSERT_EQ(stored.size(), 1u);
+  llvm::sys::fs::UniqueID first, second;
+  ASSERT_FALSE(llvm::sys::fs::getUniqueID(stored[0], first));
+  EXPECT_EQ(errorOf(square.call({m})), workspace);
+  ASSERT_FALSE(llvm::sys::fs::getUniqueID(stored[0], second));
+  EXPECT_EQ(first, second);
+  EXPECT_EQ(square.stats().diskHits, 0u);
+}
+
+TEST(EngineSizes, TypesTooLargeToAddressAreRejectedAtLoad) {
+  std::unique_ptr<Engine> engine = unwrap(Engine::create({}));
+  // 2^62 x 4 f32: 2^66 bytes. An error naming the op and type, and no
+  // function of the module loaded.
+  std::string error = errorOf(engine->loadString(R"mlir(
+func.func @ok(%x: tensor<f32>) -> tensor<f32> {
+  return %x : tensor<f32>
+}
+func.func @huge(%x: tensor<f32>) -> tensor<4611686018427387904x4xf32> {
+  %y = fuse.broadcast_to %x : (tensor<f32>) -> tensor<4611686018427387904x4xf32>
+  return %y : tensor<4611686018427387904x4xf32>
+}
+)mlir"));
   EXPECT_PRED2(contains, error,
-               "result #0 of 'huge': cannot allocate "
-               "tensor<4294967296x4x4xf32>: its "
-               "274877906944 bytes exceed the memory");
-  EXPECT_PRED2(contains, errorOf(f.allocateResults({x})),
-               "result #0 of 'huge': cannot allocate");
+               "6:8: error: 'fuse.broadcast_to' op result #0 has type "
+               "tensor<4611686018427387904x4xf32>, too large: its size in "
+               "bytes does not fit in 64 bits");
+  EXPECT_NE(errorOf(engine->lookup("ok")), "");
+}
+
+TEST(EngineSizes, CallShapesWhoseResultsOverflowAreErrors) {
+  auto engine = makeEngine(kHuge);
+  Function &grow = unwrap(engine->lookup("grow"));
+  // Each argument is small; the result for these shapes is 2^62 x 4 f32.
+  Tensor x = Tensor::fromValues<float>({4}, {1, 2, 3, 4});
+  std::string error = errorOf(grow.call({x}));
+  EXPECT_PRED2(contains, error, "cannot specialize 'grow' for (tensor<4xf32>)");
+  EXPECT_PRED2(contains, error,
+               "'fuse.broadcast_to' op result #0 has type "
+               "tensor<4611686018427387904x4xf32>, too large");
 }
 
 TEST(EngineSizes, ArgumentWhoseSizeOverflowsIsAnError) {
@@ -193,7 +340,22 @@ TEST_F(HostileFiles, ReadersRejectFilesWithoutASize) {
   EXPECT_EQ(errorOf(data::readSafetensors("/dev/zero")),
             "/dev/zero: not a regular file");
   EXPECT_EQ(errorOf(data::readIdx("/dev/zero")),
-            "'/dev/zero' is not a regular file");
+            "/dev/zero: not a regular file");
+  // A FIFO without a writer: opening must not wait for one. Every reader
+  // goes through openRegularFile, with one wording.
+  ASSERT_EQ(::mkfifo(path("fifo").c_str(), 0600), 0);
+  std::string fifo = path("fifo") + ": not a regular file";
+  EXPECT_EQ(errorOf(readNpy(path("fifo"))), fifo);
+  EXPECT_EQ(errorOf(data::readSafetensors(path("fifo"))), fifo);
+  EXPECT_EQ(errorOf(data::readIdx(path("fifo"))), fifo);
+  EXPECT_EQ(errorOf(readRegularFile(path("fifo"))), fifo);
+  EXPECT_EQ(errorOf(readRegularFile(path("missing"))),
+            path("missing") + ": cannot open: No such file or directory");
+  // Exactly the bytes fstat reported.
+  writeFile("three", "abc");
+  std::unique_ptr<llvm::MemoryBuffer> three =
+      unwrap(readRegularFile(path("three")));
+  EXPECT_EQ(three->getBuffer(), "abc");
 }
 
 //===----------------------------------------------------------------------===//
@@ -305,22 +467,49 @@ pid_t deadPid() {
 TEST_F(HostileFiles, KilledWritesLeaveNoTemporaryFiles) {
   std::string dead = std::to_string(deadPid());
   std::string live = std::to_string(getpid());
-  // Left by writes killed before their rename: a process that is gone, and
-  // a name from before the pid was in it.
-  writeFile("c.safetensors.tmp-" + dead + "-0123abcd", "partial");
-  writeFile("c.safetensors.tmp-89abcdef", "partial");
-  // Not stale: a live writer's, another file's, not a temporary name.
-  writeFile("c.safetensors.tmp-" + live + "-01234567", "in progress");
-  writeFile("d.safetensors.tmp-" + dead + "-0123abcd", "another file's");
-  writeFile("c.safetensors.tmp-notes", "mine");
+  std::string own = data::temporaryFileHostTag();
+  size_t dash = own.rfind('-');
+  std::string host = own.substr(0, dash), boot = own.substr(dash + 1);
+  auto touchHoursAgo = [&](const std::string &name, int hours) {
+    writeFile(name, "partial");
+    struct timespec times[2];
+    ASSERT_EQ(clock_gettime(CLOCK_REALTIME, &times[0]), 0);
+    times[0].tv_sec -= hours * 3600;
+    times[1] = times[0];
+    ASSERT_EQ(utimensat(AT_FDCWD, path(name).c_str(), times, 0), 0);
+  };
+  // Left by a write killed before its rename on this host and boot: its
+  // process is gone.
+  writeFile("c.safetensors.tmp-" + own + "-" + dead + "-0123abcd", "partial");
+  // A pid means nothing for another host (NFS), container or boot, nor in
+  // the older names: such temporaries go only when an hour old.
+  std::vector<std::string> foreign = {
+      "c.safetensors.tmp-otherhost-" + boot + "-" + dead + "-",
+      "c.safetensors.tmp-" + host + "-fedcba98-" + dead + "-",
+      "c.safetensors.tmp-" + dead + "-", "c.safetensors.tmp-"};
+  for (const std::string &stem : foreign) {
+    writeFile(stem + "0123abcd", "recent");
+    touchHoursAgo(stem + "deadbeef", 2);
+  }
+  // Not stale: a live writer's (however old), another file's, not a
+  // temporary's name.
+  writeFile("c.safetensors.tmp-" + own + "-" + live + "-01234567",
+            "in progress");
+  touchHoursAgo("c.safetensors.tmp-" + own + "-" + live + "-89abcdef", 2);
+  touchHoursAgo("d.safetensors.tmp-" + own + "-" + dead + "-0123abcd", 2);
+  touchHoursAgo("c.safetensors.tmp-notes", 2);
   Tensor t = Tensor::fromValues<float>({2}, {1.0f, 2.0f});
   ASSERT_FALSE(
       errorOf(data::writeSafetensors(path("c.safetensors"), {{"t", t}}))
           .size());
-  EXPECT_FALSE(exists("c.safetensors.tmp-" + dead + "-0123abcd"));
-  EXPECT_FALSE(exists("c.safetensors.tmp-89abcdef"));
-  EXPECT_TRUE(exists("c.safetensors.tmp-" + live + "-01234567"));
-  EXPECT_TRUE(exists("d.safetensors.tmp-" + dead + "-0123abcd"));
+  EXPECT_FALSE(exists("c.safetensors.tmp-" + own + "-" + dead + "-0123abcd"));
+  for (const std::string &stem : foreign) {
+    EXPECT_TRUE(exists(stem + "0123abcd")) << stem;
+    EXPECT_FALSE(exists(stem + "deadbeef")) << stem;
+  }
+  EXPECT_TRUE(exists("c.safetensors.tmp-" + own + "-" + live + "-01234567"));
+  EXPECT_TRUE(exists("c.safetensors.tmp-" + own + "-" + live + "-89abcdef"));
+  EXPECT_TRUE(exists("d.safetensors.tmp-" + own + "-" + dead + "-0123abcd"));
   EXPECT_TRUE(exists("c.safetensors.tmp-notes"));
   EXPECT_TRUE(exists("c.safetensors"));
   // The write's own temporary file is gone after its rename.
@@ -329,7 +518,7 @@ TEST_F(HostileFiles, KilledWritesLeaveNoTemporaryFiles) {
   for (llvm::sys::fs::directory_iterator it(dir_, ec), end; !ec && it != end;
        it.increment(ec))
     ++entries;
-  EXPECT_EQ(entries, 4);
+  EXPECT_EQ(entries, 5 + int(foreign.size()));
 }
 
 } // namespace

@@ -5,11 +5,14 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Fuse/IR/FuseOps.h"
 #include "fuse/Parse.h"
 #include "fuse/Pipeline.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
@@ -20,14 +23,40 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/thread.h"
 
+namespace {
+/// The check fuse::parseModule makes after parsing (every static tensor
+/// type addressable), run first on each input as MlirOptMain has parsed it.
+struct VerifyTensorSizesPass
+    : mlir::PassWrapper<VerifyTensorSizesPass, mlir::OperationPass<>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(VerifyTensorSizesPass)
+  llvm::StringRef getArgument() const override {
+    return "fuse-verify-tensor-sizes";
+  }
+  llvm::StringRef getDescription() const override {
+    return "Check that every static tensor type's byte size fits in int64";
+  }
+  void runOnOperation() override {
+    if (mlir::failed(fuse::verifyTensorSizes(getOperation())))
+      signalPassFailure();
+    markAllAnalysesPreserved();
+  }
+};
+} // namespace
+
 /// MlirOptMain(argc, argv, ...) split open, as its header suggests, so that
 /// the input is checked for nesting MLIR's parser cannot take before it is
-/// parsed (fuse::findExcessiveNesting).
+/// parsed (fuse::findExcessiveNesting), and its types as loaded
+/// (fuse::verifyTensorSizes) before any pass.
 static mlir::LogicalResult run(llvm::StringRef inputFilename,
                                llvm::StringRef outputFilename,
                                mlir::DialectRegistry &registry) {
   mlir::MlirOptMainConfig config =
       mlir::MlirOptMainConfig::createFromCLOptions();
+  mlir::MlirOptMainConfig requested = config;
+  config.setPassPipelineSetupFn([requested](mlir::PassManager &pm) {
+    pm.addPass(std::make_unique<VerifyTensorSizesPass>());
+    return requested.setupPassPipeline(pm);
+  });
   if (config.shouldShowDialects()) {
     llvm::outs() << "Available Dialects: ";
     llvm::interleave(registry.getDialectNames(), llvm::outs(), ",");

@@ -10,6 +10,7 @@
 #include "Commands.h"
 
 #include "Fuse/IR/FuseDialect.h"
+#include "Fuse/IR/FuseOps.h"
 
 #include "fuse/Codegen.h"
 #include "fuse/Parse.h"
@@ -145,6 +146,12 @@ static FailureOr<SmallVector<Type>> specializedTypes(func::FuncOp func) {
     auto declared = dyn_cast<RankedTensorType>(types[*index]);
     if (!declared)
       return func.emitError("--shape=") << spec << ": not a tensor argument";
+    // Every size computed from it (element counts, buffers) must fit.
+    auto given = RankedTensorType::get(shape, declared.getElementType());
+    if (!fuse::checkedByteSize(given))
+      return func.emitError("--shape=")
+             << spec << ": " << given
+             << " is too large: its size in bytes does not fit in 64 bits";
     if (func.getArgAttr(*index, fuse::kStackedAttrName) && !shape.empty())
       shape[0] = ShapedType::kDynamic;
     types[*index] = RankedTensorType::get(shape, declared.getElementType());

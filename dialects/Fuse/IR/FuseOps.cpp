@@ -61,6 +61,75 @@ std::optional<int64_t> fuse::checkedNumElements(ArrayRef<int64_t> shape) {
   return count;
 }
 
+std::optional<int64_t> fuse::checkedByteSize(ShapedType type) {
+  if (!type.hasStaticShape())
+    return std::nullopt;
+  std::optional<int64_t> count = checkedNumElements(type.getShape());
+  if (!count)
+    return std::nullopt;
+  Type element = type.getElementType();
+  int64_t width = 1;
+  if (isa<IndexType>(element))
+    width = 8;
+  else if (element.isIntOrFloat())
+    width = (element.getIntOrFloatBitWidth() + 7) / 8;
+  else if (auto complex = dyn_cast<ComplexType>(element);
+           complex && complex.getElementType().isIntOrFloat())
+    width = 2 * ((complex.getElementType().getIntOrFloatBitWidth() + 7) / 8);
+  return llvm::checkedMul(*count, width);
+}
+
+/// Whether `type` is a static tensor type too large to address.
+static bool isTooLarge(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && tensor.hasStaticShape() && !checkedByteSize(tensor);
+}
+
+static std::string tooLargeMessage(const Twine &what, Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << what << " has type " << type
+     << ", too large: its size in bytes does not fit in 64 bits";
+  return text;
+}
+
+LogicalResult fuse::verifyTensorSizes(Operation *root) {
+  WalkResult walked = root->walk<WalkOrder::PreOrder>([](Operation *op) {
+    // Arguments first: a function's are where its values come from.
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument arg : block.getArguments())
+          if (isTooLarge(arg.getType())) {
+            emitError(arg.getLoc(),
+                      tooLargeMessage("argument #" + Twine(arg.getArgNumber()),
+                                      arg.getType()));
+            return WalkResult::interrupt();
+          }
+    // A declaration has no block: its signature holds the types.
+    if (auto function = dyn_cast<FunctionOpInterface>(op);
+        function && function.isExternal()) {
+      for (auto [i, type] : llvm::enumerate(function.getArgumentTypes()))
+        if (isTooLarge(type)) {
+          op->emitError(tooLargeMessage("argument #" + Twine(i), type));
+          return WalkResult::interrupt();
+        }
+      for (auto [i, type] : llvm::enumerate(function.getResultTypes()))
+        if (isTooLarge(type)) {
+          op->emitError(tooLargeMessage("result #" + Twine(i), type));
+          return WalkResult::interrupt();
+        }
+    }
+    for (OpResult result : op->getResults())
+      if (isTooLarge(result.getType())) {
+        op->emitOpError(tooLargeMessage(
+            "result #" + Twine(result.getResultNumber()), result.getType()));
+        return WalkResult::interrupt();
+      }
+    return WalkResult::advance();
+  });
+  return failure(walked.wasInterrupted());
+}
+
 /// Prints a shape as `3x?x4` for diagnostics.
 static std::string shapeString(ArrayRef<int64_t> shape) {
   std::string out;

@@ -37,6 +37,19 @@ bool isBroadcastableTo(llvm::ArrayRef<int64_t> input,
 /// verifiers, type inference and folds goes through it.
 std::optional<int64_t> checkedNumElements(llvm::ArrayRef<int64_t> shape);
 
+/// The bytes of a statically shaped `type` (elements of N bits take
+/// ceil(N / 8) bytes, an index 8), or nullopt when the type is not static or
+/// its size does not fit in int64_t.
+std::optional<int64_t> checkedByteSize(mlir::ShapedType type);
+
+/// Checks that every statically shaped tensor type in `root` (op results,
+/// block arguments, the signatures of bodiless functions) has a byte size
+/// that fits in int64_t, so that no later size computation (element counts,
+/// allocation sizes, workspaces) can overflow. Emits an error at the first
+/// op or argument holding such a type, naming it. Run where modules are
+/// loaded (fuse::parseModule, fuse-opt) and after fuse-specialize.
+mlir::LogicalResult verifyTensorSizes(mlir::Operation *root);
+
 /// The largest window, stride, dilation or padding of a convolution or
 /// pool: sums and products of two such values, and window positions as i32
 /// pool indices, cannot overflow.

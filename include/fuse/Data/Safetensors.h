@@ -48,11 +48,23 @@ struct Safetensors {
 /// failed fsync of the directory is reported after `path` was replaced.)
 /// Names must be unique, valid UTF-8 and not "__metadata__".
 ///
-/// The temporary file is `<path>.tmp-<pid>-<8 hex digits>`. A write killed
-/// before its rename leaves it behind; each write first removes those of
-/// `path` whose process is gone (and `<path>.tmp-<8 hex digits>` of older
-/// versions). Files of live processes (a concurrent writer, or a pid reused
-/// since) are kept, as is everything not named after `path`.
+/// The temporary file is `<path>.tmp-<host>-<boot>-<pid>-<8 hex digits>`
+/// (temporaryFileHostTag() is `<host>-<boot>`). A write killed before its
+/// rename leaves it behind; each write of `path` first removes the stale
+/// ones of `path`:
+/// - of this host and boot: when process `<pid>` is gone (a live process,
+///   the writer or one reusing its pid, keeps its file);
+/// - any other temporary name of `path` (another host's on a shared file
+///   system, another container's, another boot's, the older
+///   `<path>.tmp-<pid>-<8 hex>` and `<path>.tmp-<8 hex>`): only when last
+///   modified more than an hour ago, as a pid means nothing there.
+/// Files not named after `path` are never touched.
+/// `<host>-<boot>` of this process's temporary files: the host name
+/// (characters other than letters, digits, '-' and '.' as '_') and the first
+/// 8 hex digits of /proc/sys/kernel/random/boot_id, which together say
+/// where a temporary's pid can be checked.
+std::string temporaryFileHostTag();
+
 llvm::Error
 writeSafetensors(llvm::StringRef path, llvm::ArrayRef<NamedTensor> tensors,
                  const std::map<std::string, std::string> &metadata = {});
