@@ -1,0 +1,131 @@
+//===- ABI.h - The contract between Fuse's compiler and runtime -*- C++ -*-===//
+//
+// Every name the compiler's passes write into a module and the runtime
+// (engine, trainer, fit, fusec) reads back: attribute keys, symbols and the
+// names of derived functions and arguments. Both sides spell them from here
+// only, so a pass never includes a runtime header and the runtime never
+// repeats a literal. Each entry says who produces it and who consumes it.
+//
+// Dependency-free on purpose: the dialect, the passes and the runtime all
+// include it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSE_ABI_H
+#define FUSE_ABI_H
+
+#include "llvm/ADT/StringRef.h"
+
+#include <string>
+
+namespace fuse::abi {
+
+//===----------------------------------------------------------------------===//
+// Argument and result attributes (verified by the fuse dialect)
+//===----------------------------------------------------------------------===//
+
+/// Result attribute `fuse.in_place = N`: the result is written into argument
+/// N's buffer. Produced by fuse-expand-train-step, fuse-wrap-steps and
+/// fuse-in-place-results; consumed by the engine (result views) and Trainer.
+constexpr llvm::StringLiteral kInPlaceAttrName = "fuse.in_place";
+
+/// Argument attribute `fuse.per_step`: a batch input, different at every
+/// step. Produced by fuse-expand-train-step; consumed by fuse-wrap-steps
+/// (which stacks it) and the engine's ArgumentInfo::perStep.
+constexpr llvm::StringLiteral kPerStepAttrName = "fuse.per_step";
+
+/// Argument attribute `fuse.step_counter`: the tensor<i64> step number,
+/// advanced by one per step. Produced by fuse-expand-train-step; consumed by
+/// fuse-wrap-steps and the engine's ArgumentInfo::stepCounter (Trainer).
+constexpr llvm::StringLiteral kStepCounterAttrName = "fuse.step_counter";
+
+/// Argument and result attribute `fuse.stacked` of a K-step function: dim 0
+/// counts the steps, set at run time (never specialized). Produced by
+/// fuse-wrap-steps; consumed by fuse-specialize, the engine's signature key
+/// and ArgumentInfo/ResultInfo::stacked (Trainer), and fusec's --shape.
+constexpr llvm::StringLiteral kStackedAttrName = "fuse.stacked";
+
+/// Argument attribute `fuse.init = #fuse.init<...>`: how training
+/// initializes a parameter or optimizer state. Produced by the user and
+/// fuse-expand-train-step; consumed by the engine's ArgumentInfo::init
+/// (Trainer::initialize).
+constexpr llvm::StringLiteral kInitAttrName = "fuse.init";
+
+/// Argument attribute `fuse.class_labels = C`: integer class labels, each in
+/// [0, C). Produced by fuse-mark-class-labels; consumed by the engine's
+/// label check, fit and fusec train.
+constexpr llvm::StringLiteral kClassLabelsAttrName = "fuse.class_labels";
+
+//===----------------------------------------------------------------------===//
+// Attributes of the lowered entry (llvm.func)
+//===----------------------------------------------------------------------===//
+
+/// The byte sizes (multiples of 64) of the trailing workspace buffers.
+/// Produced by fuse-workspace, kept by fuse-bare-pointer-arguments; consumed
+/// by the engine, which carves the buffers from one per-call workspace.
+constexpr llvm::StringLiteral kWorkspaceAttrName = "fuse.workspace";
+
+/// The (argument, dim) pair of each trailing dynamic-size argument. Produced
+/// by fuse-bare-pointer-arguments; consumed by the engine, which passes the
+/// sizes after the buffers.
+constexpr llvm::StringLiteral kDynamicSizesAttrName = "fuse.dynamic_sizes";
+
+//===----------------------------------------------------------------------===//
+// Symbols
+//===----------------------------------------------------------------------===//
+
+/// The name a specialization is compiled under, so that no user function
+/// name can shadow a C library symbol in the JIT. Produced by the engine
+/// (isolateAndSpecialize); consumed by fuse-mark-class-labels' caller and
+/// the packed wrapper (Codegen).
+constexpr llvm::StringLiteral kFunctionSymbol = "__fuse_function";
+
+/// `void __fuse_entry(void **)`, the packed wrapper of kFunctionSymbol every
+/// specialization is called through. Produced by Codegen's addPackedWrapper;
+/// consumed by the engine's JIT lookup.
+constexpr llvm::StringLiteral kEntrySymbol = "__fuse_entry";
+
+/// `int64_t fuse_timer_start()` returns a time. Called by code
+/// fuse-insert-timers instruments; defined by the JIT (lib/JIT/Profile.cpp).
+constexpr llvm::StringLiteral kTimerStartSymbol = "fuse_timer_start";
+
+/// `void fuse_timer_stop(int64_t start, const char *region)` adds the time
+/// since start to region. Called by code fuse-insert-timers instruments;
+/// defined by the JIT (lib/JIT/Profile.cpp).
+constexpr llvm::StringLiteral kTimerStopSymbol = "fuse_timer_stop";
+
+//===----------------------------------------------------------------------===//
+// Derived functions and argument names
+//===----------------------------------------------------------------------===//
+
+/// `@<step>_steps`, K steps per call. Produced by fuse-wrap-steps; consumed
+/// by Trainer and fusec train.
+constexpr llvm::StringLiteral kStepsSuffix = "_steps";
+
+/// `@<step>_eval`, (loss, correct) without an update. Produced by
+/// fuse-derive-eval; consumed by fit's evaluation.
+constexpr llvm::StringLiteral kEvalSuffix = "_eval";
+
+/// The name of the K-step function wrapping `step`.
+inline std::string stepsFunctionName(llvm::StringRef step) {
+  std::string name = step.str();
+  return name.append(kStepsSuffix.data(), kStepsSuffix.size());
+}
+
+/// The name of the evaluation function derived from `step`.
+inline std::string evalFunctionName(llvm::StringRef step) {
+  std::string name = step.str();
+  return name.append(kEvalSuffix.data(), kEvalSuffix.size());
+}
+
+/// The learning-rate argument of a step function (tensor<f32>). Named by
+/// fuse-expand-train-step; set by name by fit (Trainer::setInput).
+constexpr llvm::StringLiteral kLearningRateArgName = "lr";
+
+/// The step-counter argument's name (see kStepCounterAttrName, by which the
+/// runtime finds it). Named by fuse-expand-train-step.
+constexpr llvm::StringLiteral kStepCounterArgName = "step";
+
+} // namespace fuse::abi
+
+#endif // FUSE_ABI_H
