@@ -1,0 +1,416 @@
+//===- Specialization.cpp - Compiling a function for a call ---------------===//
+//
+// A call's signature -> a specialization: specialized, compiled (or found
+// in the disk cache), linked into the JIT and kept in the signature cache.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ClassLabels.h"
+#include "EngineImpl.h"
+#include "Timers.h"
+#include "fuse/ABI.h"
+#include "fuse/Codegen.h"
+#include "fuse/Passes.h"
+#include "fuse/Pipeline.h"
+#include "fuse/Profile.h"
+#include "fuse/Version.h"
+
+#include "Fuse/IR/FuseDialect.h"
+#include "Fuse/IR/FuseOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/ExecutionEngine/CRunnerUtils.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/CheckedArithmetic.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Target/TargetMachine.h"
+
+#include <chrono>
+
+#include <dlfcn.h>
+
+using namespace fuse;
+
+namespace {
+
+/// The specialization's symbol and its packed entry (fuse/ABI.h).
+using abi::kEntrySymbol;
+using abi::kFunctionSymbol;
+
+/// The runtime functions compiled code may call, defined by address: MLIR's C
+/// runtime (memrefCopy for strided copies; the reference also keeps the
+/// runtime library linked) and the profile's timers.
+Error defineRuntimeSymbols(llvm::orc::LLJIT &jit, llvm::orc::JITDylib &dylib) {
+  llvm::orc::MangleAndInterner mangle(jit.getExecutionSession(),
+                                      jit.getDataLayout());
+  llvm::orc::SymbolMap symbols;
+  symbols[mangle("memrefCopy")] = {
+      llvm::orc::ExecutorAddr::fromPtr(&memrefCopy),
+      llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
+  symbols[mangle(abi::kTimerStartSymbol)] = {
+      llvm::orc::ExecutorAddr::fromPtr(&fuse_timer_start),
+      llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
+  symbols[mangle(abi::kTimerStopSymbol)] = {
+      llvm::orc::ExecutorAddr::fromPtr(&fuse_timer_stop),
+      llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
+  return dylib.define(llvm::orc::absoluteSymbols(std::move(symbols)));
+}
+
+} // namespace
+
+namespace fuse {
+
+/// Identifies the compiler that is running: objects compiled by another build
+/// of Fuse (same version string, different code) must not be reused.
+std::string compilerBuildIdentity() {
+  std::string identity =
+      std::string("fuse ") + FUSE_VERSION + "\nllvm " + LLVM_VERSION_STRING;
+  auto describe = [&](const std::string &path) {
+    llvm::sys::fs::file_status status;
+    if (!llvm::sys::fs::status(path, status))
+      identity +=
+          "\nbinary " + std::to_string(status.getSize()) + " " +
+          std::to_string(
+              status.getLastModificationTime().time_since_epoch().count());
+  };
+  describe("/proc/self/exe");
+  // The file holding this code, when Fuse is a shared library.
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void *>(&compilerBuildIdentity), &info) &&
+      info.dli_fname)
+    describe(info.dli_fname);
+  return identity;
+}
+
+} // namespace fuse
+
+Expected<Specialized> Function::Impl::specialize(llvm::ArrayRef<Tensor> args,
+                                                 std::string &diagnostics) {
+  mlir::MLIRContext &context = engine->context;
+  llvm::raw_string_ostream os(diagnostics);
+  mlir::SourceMgrDiagnosticHandler handler(module->sourceMgr, &context, os);
+
+  // A private copy holding only this function, specialized.
+  mlir::OwningOpRef<mlir::ModuleOp> clone = module->module->clone();
+  llvm::SmallVector<mlir::Type> types;
+  for (auto [i, arg] : llvm::enumerate(args)) {
+    llvm::SmallVector<int64_t> shape(arg.shape());
+    // The step count stays dynamic: one specialization serves every K.
+    if (stacked[i])
+      shape[0] = mlir::ShapedType::kDynamic;
+    types.push_back(
+        mlir::RankedTensorType::get(shape, mlirType(arg.dtype(), &context)));
+  }
+  mlir::FailureOr<mlir::func::FuncOp> func =
+      isolateAndSpecialize(*clone, name, types, kFunctionSymbol);
+  if (failed(func))
+    return llvm::createStringError("cannot specialize '" + name + "' for " +
+                                   Signature::of(args, stacked).str() + ":\n" +
+                                   diagnostics);
+
+  Specialized specialized;
+  for (auto [j, type] : llvm::enumerate(func->getResultTypes())) {
+    auto tensor = llvm::dyn_cast<mlir::RankedTensorType>(type);
+    std::optional<DType> dtype =
+        tensor ? dtypeOfType(tensor.getElementType()) : std::nullopt;
+    if (!dtype)
+      return llvm::createStringError("function '" + name +
+                                     "' returns an unsupported type");
+    auto inPlace =
+        func->getResultAttrOfType<mlir::IntegerAttr>(j, kInPlaceAttrName);
+    ResultSpec result{
+        *dtype, llvm::SmallVector<int64_t, 4>(tensor.getShape()),
+        inPlace ? static_cast<int32_t>(inPlace.getInt()) : -1,
+        static_cast<bool>(func->getResultAttr(j, kStackedAttrName))};
+    if (result.stacked)
+      result.shape[0] = 0;
+    if (llvm::any_of(result.shape, mlir::ShapedType::isDynamic))
+      return llvm::createStringError(
+          "result #" + llvm::Twine(j) + " of '" + name +
+          "' has a dynamic shape that does not follow from the "
+          "argument shapes");
+    // Checked here, before any compile or link, so that a result too large
+    // costs neither on every call (a stacked result per step: its dim 0 is
+    // the call's, checked when allocated).
+    if (Error e = checkResultSize(j, result))
+      return std::move(e);
+    specialized.results.push_back(std::move(result));
+  }
+  // The call's shapes may make a dynamic class count static.
+  specialized.classes = markClassLabels(*clone, kFunctionSymbol);
+  specialized.module = std::move(clone);
+  return specialized;
+}
+
+Expected<CachedObject> Function::Impl::compile(Specialized &specialized,
+                                               llvm::ArrayRef<Tensor> args,
+                                               std::string &diagnostics) {
+  mlir::MLIRContext &context = engine->context;
+  llvm::raw_string_ostream os(diagnostics);
+  mlir::SourceMgrDiagnosticHandler handler(module->sourceMgr, &context, os);
+  mlir::ModuleOp clone = *specialized.module;
+  CachedObject entry;
+  mlir::PassManager pm(&context);
+  buildSimplifyPipeline(pm);
+  PipelineOptions pipeline;
+  pipeline.fusion = engine->options.fusion;
+  pipeline.profile = engine->options.profile;
+  pipeline.winograd = engine->options.winograd;
+  pipeline.profileLabel = name;
+  buildLowerToLinalgPipeline(pm, pipeline);
+  buildLowerToLLVMPipeline(pm, pipeline);
+  if (failed(pm.run(clone)))
+    return llvm::createStringError("cannot compile '" + name + "' for " +
+                                   Signature::of(args, stacked).str() + ":\n" +
+                                   diagnostics);
+  // Warnings (an argument that cannot be updated in place) are the user's.
+  if (!diagnostics.empty())
+    engine->warnings() << diagnostics;
+  if (auto compiled =
+          clone.lookupSymbol<mlir::LLVM::LLVMFuncOp>(kFunctionSymbol)) {
+    if (auto sizes = compiled->getAttrOfType<mlir::DenseI64ArrayAttr>(
+            abi::kWorkspaceAttrName))
+      for (int64_t size : sizes.asArrayRef())
+        entry.buffers.push_back(size);
+    if (auto sizes = compiled->getAttrOfType<mlir::DenseI64ArrayAttr>(
+            abi::kDynamicSizesAttrName))
+      llvm::append_range(entry.dynamicSizes, sizes.asArrayRef());
+  }
+
+  llvm::LLVMContext llvmContext;
+  Expected<std::unique_ptr<llvm::Module>> llvmModule =
+      translateToLLVMIR(clone, llvmContext);
+  if (!llvmModule)
+    return llvmModule.takeError();
+  if (Error e = addPackedWrapper(**llvmModule, kFunctionSymbol, kEntrySymbol))
+    return std::move(e);
+  Expected<std::unique_ptr<llvm::TargetMachine>> machine =
+      engine->machineBuilder.createTargetMachine();
+  if (!machine)
+    return machine.takeError();
+  if (Error e = optimizeModule(**llvmModule, **machine))
+    return std::move(e);
+  Expected<std::unique_ptr<llvm::MemoryBuffer>> object =
+      emitMachineCode(**llvmModule, **machine, EmitKind::Object);
+  if (!object)
+    return object.takeError();
+  entry.object = std::move(*object);
+  return entry;
+}
+
+/// Whether a decoded cache entry fits the call it is loaded for: the result
+/// specs come from specializing this call, never from the file, and every
+/// stored field must be one compiled code for this call could have. A
+/// mismatch is a miss, never a call with wrong sizes.
+bool Function::Impl::fitsCall(const CachedObject &entry,
+                              llvm::ArrayRef<ResultSpec> results) const {
+  // Size arguments: (operand, dim) pairs naming a stacked argument's or
+  // stacked out-parameter's dim 0, the only dims left to run time.
+  if (entry.dynamicSizes.size() % 2 != 0)
+    return false;
+  llvm::SmallVector<bool> operandIsStacked(stacked.begin(), stacked.end());
+  for (const ResultSpec &result : results)
+    if (result.inPlaceOf < 0)
+      operandIsStacked.push_back(result.stacked);
+  llvm::SmallVector<bool> seen(operandIsStacked.size(), false);
+  for (size_t at = 0; at < entry.dynamicSizes.size(); at += 2) {
+    int64_t operand = entry.dynamicSizes[at], dim = entry.dynamicSizes[at + 1];
+    if (operand < 0 ||
+        static_cast<size_t>(operand) >= operandIsStacked.size() ||
+        !operandIsStacked[operand] || dim != 0 || seen[operand])
+      return false;
+    seen[operand] = true;
+  }
+  // Workspace buffers are carved from one allocation at 64-byte offsets.
+  return llvm::all_of(entry.buffers,
+                      [](uint64_t bytes) { return bytes % 64 == 0; });
+}
+
+Error Function::Impl::checkResultSize(size_t j,
+                                      const ResultSpec &result) const {
+  llvm::SmallVector<int64_t, 4> shape(result.shape);
+  if (result.stacked)
+    shape[0] = 1;
+  std::string what = "result #" + std::to_string(j) + " of '" + name + "' (" +
+                     Tensor::view(nullptr, result.dtype, shape).typeString() +
+                     (result.stacked ? " per step" : "") + ") is too large: ";
+  std::optional<int64_t> bytes = tensorBytes(result.dtype, shape);
+  if (!bytes)
+    return llvm::createStringError(what +
+                                   "its size in bytes overflows 64 bits");
+  if (uint64_t(*bytes) > maxTensorBytes())
+    return llvm::createStringError(what + "its " + llvm::Twine(*bytes) +
+                                   " bytes exceed " + describeMaxTensorBytes());
+  return Error::success();
+}
+
+Expected<uint64_t>
+Function::Impl::checkWorkspace(llvm::ArrayRef<uint64_t> buffers,
+                               const Signature &signature) const {
+  std::optional<uint64_t> workspace = 0;
+  for (uint64_t bytes : buffers)
+    if (!(workspace = llvm::checkedAddUnsigned(*workspace, bytes)))
+      break;
+  if (!workspace || *workspace > maxTensorBytes())
+    return llvm::createStringError(
+        "'" + name + "' for " + signature.str() +
+        " needs a workspace for its intermediates larger than " +
+        describeMaxTensorBytes());
+  return *workspace;
+}
+
+/// Adds `object` to a new JITDylib and returns its entry point.
+Expected<Specialization::Entry>
+Function::Impl::link(std::unique_ptr<llvm::MemoryBuffer> object) {
+  llvm::orc::LLJIT &jit = *engine->jit;
+  Expected<llvm::orc::JITDylib &> dylib = jit.createJITDylib(
+      "fuse." + name + "." + std::to_string(engine->dylibCounter++));
+  if (!dylib)
+    return dylib.takeError();
+  Expected<std::unique_ptr<llvm::orc::DynamicLibrarySearchGenerator>> process =
+      llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+          jit.getDataLayout().getGlobalPrefix());
+  if (!process)
+    return process.takeError();
+  dylib->addGenerator(std::move(*process));
+  if (Error e = defineRuntimeSymbols(jit, *dylib))
+    return std::move(e);
+  if (Error e = jit.addObjectFile(*dylib, std::move(object)))
+    return std::move(e);
+  Expected<llvm::orc::ExecutorAddr> address = jit.lookup(*dylib, kEntrySymbol);
+  if (!address)
+    return address.takeError();
+  return address->toPtr<Specialization::Entry>();
+}
+
+Expected<std::unique_ptr<Specialization>>
+Function::Impl::build(llvm::ArrayRef<Tensor> args) {
+  auto start = std::chrono::steady_clock::now();
+  Signature signature = Signature::of(args, stacked);
+  // The whole key is stored in the entry and compared on load: every input
+  // of the compilation (compiler build, target, source, function, call
+  // signature, code-changing options) is in it.
+  std::string keyText =
+      "fuse object cache 5\n" + engine->buildIdentity + "\ncpu " + engine->cpu +
+      "\nmodule " + module->sourceHash + "\nfunction " + name + "\nsignature " +
+      signature.str() + "\nfusion " + (engine->options.fusion ? "on" : "off") +
+      "\nwinograd " + (engine->options.winograd ? "on" : "off") + "\nprofile " +
+      (engine->options.profile ? "on" : "off");
+
+  // Specializing is cheap next to code generation and gives the result
+  // specs, which a cache entry therefore never carries.
+  std::string diagnostics;
+  Expected<Specialized> specialized = specialize(args, diagnostics);
+  if (!specialized)
+    return specialized.takeError();
+
+  std::optional<Specialization::Entry> entryPoint;
+  CachedObject entry;
+  uint64_t workspaceBytes = 0;
+  if (engine->diskCache) {
+    std::optional<CachedObject> cached = engine->diskCache->load(keyText);
+    if (cached && fitsCall(*cached, specialized->results)) {
+      // The code is this call's: a workspace too large fails it, as
+      // compiling would, without linking anything.
+      Expected<uint64_t> bytes = checkWorkspace(cached->buffers, signature);
+      if (!bytes)
+        return bytes.takeError();
+      workspaceBytes = *bytes;
+      Expected<Specialization::Entry> linked = link(std::move(cached->object));
+      if (linked) {
+        entryPoint = *linked;
+        entry = std::move(*cached);
+        ++diskHits;
+      } else {
+        // An object that does not link is a miss like any other.
+        llvm::consumeError(linked.takeError());
+      }
+    }
+  }
+  if (!entryPoint) {
+    Expected<CachedObject> compiled = compile(*specialized, args, diagnostics);
+    if (!compiled)
+      return compiled.takeError();
+    entry = std::move(*compiled);
+    if (engine->diskCache)
+      if (std::optional<std::string> problem =
+              engine->diskCache->store(keyText, entry))
+        engine->warnings() << "fuse: warning: object cache: " << *problem
+                           << "\n";
+    // Before linking, which a failed call would leak; stored first, so
+    // that a repeated call fails from the disk cache without compiling.
+    Expected<uint64_t> bytes = checkWorkspace(entry.buffers, signature);
+    if (!bytes)
+      return bytes.takeError();
+    workspaceBytes = *bytes;
+    Expected<Specialization::Entry> linked = link(std::move(entry.object));
+    if (!linked)
+      return linked.takeError();
+    entryPoint = *linked;
+  }
+
+  auto spec = std::make_unique<Specialization>();
+  spec->signature = std::move(signature);
+  spec->entry = *entryPoint;
+  spec->results = std::move(specialized->results);
+  spec->classes = std::move(specialized->classes);
+  spec->buffers = std::move(entry.buffers);
+  spec->dynamicSizes = std::move(entry.dynamicSizes);
+  spec->workspaceBytes = workspaceBytes;
+  compileMicros += std::chrono::duration_cast<std::chrono::microseconds>(
+                       std::chrono::steady_clock::now() - start)
+                       .count();
+  return spec;
+}
+
+void Function::Impl::warnOnRetrace() {
+  size_t count = cache.size();
+  if (count <= engine->options.retraceWarningThreshold ||
+      warnedRetrace.exchange(true))
+    return;
+  engine->warnings() << "fuse: warning: function '" << name
+                     << "' has been specialized for " << count
+                     << " signatures (more than "
+                     << engine->options.retraceWarningThreshold
+                     << "); every new signature compiles again. Changing: "
+                     << cache.changingDims(argNames)
+                     << ". Pad or bucket these dims, or raise "
+                        "EngineOptions::retraceWarningThreshold.\n";
+}
+
+Expected<const Specialization *>
+Function::Impl::specialization(llvm::ArrayRef<Tensor> args) {
+  for (auto [i, arg] : llvm::enumerate(args))
+    if (!arg.data() && arg.numElements() != 0 && i < argNames.size())
+      return llvm::createStringError(describe(i) +
+                                     " has no data (null pointer)");
+  // Checked on every call: the step count is not part of the signature.
+  if (firstStacked >= 0 && args.size() == argTypes.size()) {
+    if (Error e = validateSteps(args))
+      return std::move(e);
+  }
+  if (const Specialization *spec = cache.find(args, stacked)) {
+    hits.fetch_add(1, std::memory_order_relaxed);
+    return spec;
+  }
+  std::lock_guard<std::mutex> lock(engine->contextMutex);
+  // Another thread may have built it while we waited.
+  if (const Specialization *spec = cache.find(args, stacked)) {
+    hits.fetch_add(1, std::memory_order_relaxed);
+    return spec;
+  }
+  if (Error e = validate(args))
+    return std::move(e);
+  misses.fetch_add(1, std::memory_order_relaxed);
+  Expected<std::unique_ptr<Specialization>> built = build(args);
+  if (!built)
+    return built.takeError();
+  const Specialization *stored = cache.insert(std::move(*built));
+  warnOnRetrace();
+  return stored;
+}
