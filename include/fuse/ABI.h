@@ -25,8 +25,9 @@ namespace fuse::abi {
 //===----------------------------------------------------------------------===//
 
 /// Result attribute `fuse.in_place = N`: the result is written into argument
-/// N's buffer. Produced by fuse-expand-train-step, fuse-wrap-steps and
-/// fuse-in-place-results; consumed by the engine (result views) and Trainer.
+/// N's buffer. Produced by fuse-expand-train-step (carried by
+/// fuse-wrap-steps); consumed by fuse-distinct-results, fuse-in-place-results
+/// and the engine's ResultInfo::inPlaceOf (Trainer's carried state).
 constexpr llvm::StringLiteral kInPlaceAttrName = "fuse.in_place";
 
 /// Argument attribute `fuse.per_step`: a batch input, different at every
@@ -40,9 +41,10 @@ constexpr llvm::StringLiteral kPerStepAttrName = "fuse.per_step";
 constexpr llvm::StringLiteral kStepCounterAttrName = "fuse.step_counter";
 
 /// Argument and result attribute `fuse.stacked` of a K-step function: dim 0
-/// counts the steps, set at run time (never specialized). Produced by
-/// fuse-wrap-steps; consumed by fuse-specialize, the engine's signature key
-/// and ArgumentInfo/ResultInfo::stacked (Trainer), and fusec's --shape.
+/// counts the steps, the same K for all, set at run time (not specialized).
+/// Produced by fuse-wrap-steps; consumed by fuse-specialize, the engine's
+/// signature key and ArgumentInfo/ResultInfo::stacked (Trainer), and fusec's
+/// --shape.
 constexpr llvm::StringLiteral kStackedAttrName = "fuse.stacked";
 
 /// Argument attribute `fuse.init = #fuse.init<...>`: how training
@@ -60,14 +62,15 @@ constexpr llvm::StringLiteral kClassLabelsAttrName = "fuse.class_labels";
 // Attributes of the lowered entry (llvm.func)
 //===----------------------------------------------------------------------===//
 
-/// The byte sizes (multiples of 64) of the trailing workspace buffers.
+/// The byte sizes (multiples of 64) of the trailing buffers for
+/// intermediates, which the caller provides disjoint and 64-byte aligned.
 /// Produced by fuse-workspace, kept by fuse-bare-pointer-arguments; consumed
-/// by the engine, which carves the buffers from one per-call workspace.
+/// by the engine, which carves them from one workspace per specialization.
 constexpr llvm::StringLiteral kWorkspaceAttrName = "fuse.workspace";
 
-/// The (argument, dim) pair of each trailing dynamic-size argument. Produced
-/// by fuse-bare-pointer-arguments; consumed by the engine, which passes the
-/// sizes after the buffers.
+/// The (argument, dim) pairs of the trailing dynamic-size arguments, one per
+/// size argument, in order. Produced by fuse-bare-pointer-arguments;
+/// consumed by the engine, which passes the sizes after the buffers.
 constexpr llvm::StringLiteral kDynamicSizesAttrName = "fuse.dynamic_sizes";
 
 //===----------------------------------------------------------------------===//

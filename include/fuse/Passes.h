@@ -17,16 +17,6 @@ namespace fuse {
 #define GEN_PASS_DECL
 #include "fuse/Passes.h.inc"
 
-/// Set by `fuse-workspace` on a function whose last arguments are buffers
-/// for its intermediates: their sizes in bytes (multiples of 64), which the
-/// caller provides as disjoint, 64-byte aligned buffers.
-constexpr llvm::StringLiteral kWorkspaceAttrName = "fuse.workspace";
-
-/// Set by `fuse-bare-pointer-arguments` on a function whose last arguments
-/// are the dynamic sizes of its memref arguments: (argument, dim) pairs, one
-/// per size argument, in order.
-constexpr llvm::StringLiteral kDynamicSizesAttrName = "fuse.dynamic_sizes";
-
 /// Retypes `func`'s arguments to `argTypes` and propagates the shapes through
 /// its body (see the `fuse-specialize` pass). Emits a located error and fails
 /// when a type is incompatible with the declared one or an op cannot be

@@ -19,11 +19,6 @@
 
 namespace fuse {
 
-/// The functions instrumented code calls: `int64_t start()` returns a time,
-/// `void stop(int64_t start, const char *region)` adds the time since.
-constexpr llvm::StringLiteral kTimerStartSymbol = "fuse_timer_start";
-constexpr llvm::StringLiteral kTimerStopSymbol = "fuse_timer_stop";
-
 /// One timed region: an operation of compiled code.
 struct ProfileEntry {
   /// The op, its result type and its source location, e.g.

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-/// Defined in the JIT as fuse::kTimerStartSymbol and kTimerStopSymbol.
+/// Defined in the JIT as fuse::abi::kTimerStartSymbol and kTimerStopSymbol.
 extern "C" int64_t fuse_timer_start();
 extern "C" void fuse_timer_stop(int64_t start, const char *region);
 

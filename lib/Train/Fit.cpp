@@ -1,6 +1,7 @@
 //===- Fit.cpp - Training a classifier on a labeled image set -------------===//
 
 #include "fuse/Fit.h"
+#include "fuse/ABI.h"
 #include "fuse/Checkpoint.h"
 #include "fuse/Data/Batches.h"
 #include "fuse/LabelRange.h"
@@ -194,7 +195,8 @@ public:
   static Expected<std::optional<Evaluator>>
   create(Engine &engine, const Trainer &trainer, const FitOptions &options,
          const data::LabeledImages &test) {
-    Expected<Function &> eval = engine.lookup(options.stepFunction + "_eval");
+    Expected<Function &> eval =
+        engine.lookup(abi::evalFunctionName(options.stepFunction));
     if (!eval) {
       // A hand-written step function has none: no evaluation.
       llvm::consumeError(eval.takeError());
@@ -382,7 +384,8 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::LabeledImages &train,
         return std::move(err);
   }
   if (Error err = trainer.setInput(
-          "lr", Tensor::fromValues<float>({}, {options.learningRate})))
+          abi::kLearningRateArgName,
+          Tensor::fromValues<float>({}, {options.learningRate})))
     return std::move(err);
   if (!options.checkpointPath.empty())
     if (Error err = checkWritable(options.checkpointPath))

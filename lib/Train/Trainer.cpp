@@ -1,6 +1,7 @@
 //===- Trainer.cpp - Training with K steps per call -----------------------===//
 
 #include "fuse/Trainer.h"
+#include "fuse/ABI.h"
 
 #include "llvm/ADT/StringExtras.h"
 
@@ -15,15 +16,14 @@ Expected<std::unique_ptr<Trainer>> Trainer::create(Engine &engine,
   Expected<Function &> single = engine.lookup(name);
   if (!single)
     return single.takeError();
-  std::string stepsName = (name + "_steps").str();
+  std::string stepsName = abi::stepsFunctionName(name);
   Expected<Function &> steps = engine.lookup(stepsName);
   if (!steps) {
     llvm::consumeError(steps.takeError());
     return llvm::createStringError(
         "'" + name + "' is not a step function: there is no '" + stepsName +
-        "' (fuse-wrap-steps derives one from each function "
-        "with fuse.per_step arguments, as fuse.train_step "
-        "makes them)");
+        "' (fuse-wrap-steps derives one from each function with " +
+        abi::kPerStepAttrName + " arguments, as fuse.train_step makes them)");
   }
   std::unique_ptr<Trainer> trainer(new Trainer(name, *steps));
   llvm::ArrayRef<ArgumentInfo> args = steps->arguments();

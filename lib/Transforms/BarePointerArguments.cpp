@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fuse/ABI.h"
 #include "fuse/Passes.h"
 
 #include "Fuse/IR/FuseDialect.h"
@@ -110,7 +111,7 @@ struct FuseBarePointerArgumentsPass
     func.setType(FunctionType::get(&getContext(), entry.getArgumentTypes(),
                                    func.getResultTypes()));
     if (!dynamicSizes.empty())
-      func->setAttr(fuse::kDynamicSizesAttrName,
+      func->setAttr(fuse::abi::kDynamicSizesAttrName,
                     b.getDenseI64ArrayAttr(dynamicSizes));
   }
 };

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fuse/ABI.h"
 #include "fuse/Passes.h"
 
 #include "Fuse/IR/FuseDialect.h"
@@ -72,7 +73,7 @@ LogicalResult derive(TrainStepOp step, SymbolTable &symbols) {
   if (!loss.getBody().hasOneBlock())
     return step.emitOpError("cannot derive an evaluation function from ")
            << step.getLossAttr() << ": it has more than one block";
-  std::string name = (step.getSymName() + "_eval").str();
+  std::string name = abi::evalFunctionName(step.getSymName());
   if (symbols.lookup(name))
     return step.emitOpError("cannot define the evaluation function '")
            << name << "': the symbol exists";

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fuse/ABI.h"
 #include "fuse/Passes.h"
 #include "fuse/SourceNames.h"
 
@@ -95,9 +96,11 @@ LogicalResult expand(TrainStepOp step, SymbolTable &symbols) {
   }
   OpBuilder b(step);
   types.push_back(RankedTensorType::get({}, b.getF32Type()));
-  locs.push_back(NameLoc::get(StringAttr::get(context, "lr"), loc));
+  locs.push_back(
+      NameLoc::get(StringAttr::get(context, abi::kLearningRateArgName), loc));
   types.push_back(RankedTensorType::get({}, b.getI64Type()));
-  locs.push_back(NameLoc::get(StringAttr::get(context, "step"), loc));
+  locs.push_back(
+      NameLoc::get(StringAttr::get(context, abi::kStepCounterArgName), loc));
   auto func = func::FuncOp::create(b, loc, step.getSymName(),
                                    FunctionType::get(context, types, {}));
   Block *entry = func.addEntryBlock();

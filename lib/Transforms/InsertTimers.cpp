@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fuse/ABI.h"
 #include "fuse/Passes.h"
-#include "fuse/Profile.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -95,9 +95,9 @@ struct FuseInsertTimersPass
     if (timed.empty())
       return;
 
-    func::FuncOp start = declare(module, fuse::kTimerStartSymbol,
+    func::FuncOp start = declare(module, fuse::abi::kTimerStartSymbol,
                                  FunctionType::get(ctx, {}, {i64}));
-    func::FuncOp stop = declare(module, fuse::kTimerStopSymbol,
+    func::FuncOp stop = declare(module, fuse::abi::kTimerStopSymbol,
                                 FunctionType::get(ctx, {i64, ptr}, {}));
     // One string per distinct name: ops with the same name (one source op
     // lowered to two identical ops) share it, and one profile row.

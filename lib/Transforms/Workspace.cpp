@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Fuse/IR/FuseOps.h"
+#include "fuse/ABI.h"
 #include "fuse/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -103,7 +104,7 @@ struct FuseWorkspacePass : fuse::impl::FuseWorkspaceBase<FuseWorkspacePass> {
       dealloc.erase();
       alloc.erase();
     }
-    func->setAttr(fuse::kWorkspaceAttrName,
+    func->setAttr(fuse::abi::kWorkspaceAttrName,
                   DenseI64ArrayAttr::get(context, sizes));
   }
 };

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fuse/ABI.h"
 #include "fuse/Passes.h"
 
 #include "Fuse/IR/FuseDialect.h"
@@ -61,7 +62,7 @@ StepSlice stepSlice(OpBuilder &b, Location loc, Value stack,
 }
 
 LogicalResult wrap(func::FuncOp step, SymbolTable &symbols) {
-  std::string name = (step.getSymName() + "_steps").str();
+  std::string name = abi::stepsFunctionName(step.getSymName());
   if (symbols.lookup(name))
     return step.emitError("cannot wrap steps: a symbol named '")
            << name << "' already exists";

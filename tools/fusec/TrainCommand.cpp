@@ -9,6 +9,7 @@
 
 #include "Commands.h"
 
+#include "fuse/ABI.h"
 #include "fuse/Checkpoint.h"
 #include "fuse/Data/Idx.h"
 #include "fuse/Fit.h"
@@ -319,8 +320,8 @@ llvm::Error checkOutputPaths() {
 llvm::Expected<int64_t> classCount(Engine &engine, llvm::StringRef model,
                                    llvm::StringRef step) {
   llvm::Expected<Function &> fn = engine.lookup(step);
-  if (fn &&
-      !llvm::errorToBool(engine.lookup((step + "_steps").str()).takeError())) {
+  if (fn && !llvm::errorToBool(
+                engine.lookup(abi::stepsFunctionName(step)).takeError())) {
     std::optional<int64_t> classes;
     for (const ArgumentInfo &arg : fn->arguments()) {
       if (!arg.perStep || isFloatingPoint(arg.dtype))
