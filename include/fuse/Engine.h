@@ -20,6 +20,7 @@
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -52,6 +53,12 @@ struct EngineOptions {
   /// Time every operation of compiled code; fuse::profile() (fuse/Profile.h)
   /// reads the totals. Adds two timer calls per operation per call.
   bool profile = false;
+  /// Debugging: when set, called with each compiled specialization's LLVM
+  /// IR after O3 (function name, signature, IR text). A disk cache hit
+  /// compiles nothing and calls nothing.
+  std::function<void(llvm::StringRef function, llvm::StringRef signature,
+                     llvm::StringRef ir)>
+      onCompiledIR;
 };
 
 /// Per-function counters. Times in milliseconds.

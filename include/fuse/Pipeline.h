@@ -1,12 +1,16 @@
 //===- Pipeline.h - The one Fuse pass pipeline ------------------*- C++ -*-===//
 //
-// Every pass chain Fuse runs is built here, and only here: `fusec`,
-// `fuse-opt` (as named pipelines) and the JIT all call these functions.
+// Every MLIR pass chain Fuse runs is built here, and only here. The compile
+// driver (fuse/Compiler.h), which the JIT and `fusec` call, runs them in
+// order; `fuse-opt` registers them as named pipelines.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef FUSE_PIPELINE_H
 #define FUSE_PIPELINE_H
+
+#include "mlir/IR/TypeRange.h"
+#include "llvm/ADT/StringRef.h"
 
 #include <string>
 
@@ -45,6 +49,14 @@ struct PipelineOptions {
 /// K-step function derived from each step function (`@<name>_steps`).
 void buildDifferentiatePipeline(mlir::OpPassManager &pm);
 
+/// The specialization step for one entry of a differentiated module: the
+/// other functions dropped, the entry renamed `symbol` (unless empty) and
+/// specialized to `argTypes` (fuse::isolateAndSpecialize, as a pass), its
+/// class-label arguments marked again.
+void buildSpecializeEntryPipeline(mlir::OpPassManager &pm, llvm::StringRef name,
+                                  mlir::TypeRange argTypes,
+                                  llvm::StringRef symbol = {});
+
 /// Graph simplification: canonicalization (folds, algebraic identities) and
 /// common-subexpression elimination.
 void buildSimplifyPipeline(mlir::OpPassManager &pm);
@@ -61,8 +73,24 @@ void buildLowerToLinalgPipeline(mlir::OpPassManager &pm,
 void buildLowerToLLVMPipeline(mlir::OpPassManager &pm,
                               const PipelineOptions &options = {});
 
-/// The whole chain for a specialized module: differentiate, simplify, lower
-/// to linalg, lower to LLVM.
+/// How far a compile goes: the output of each step of the driver
+/// (fuse/Compiler.h). `fusec --emit` names them.
+enum class Stage {
+  Fuse,        ///< specialized and simplified fuse IR
+  Linalg,      ///< tensor-level linalg
+  LLVMDialect, ///< the MLIR LLVM dialect
+  LLVMIR,      ///< LLVM IR, optimized at O3
+  Assembly,    ///< assembly for the target
+  Object,      ///< an object file for the target
+};
+
+/// The MLIR passes after specialization, up to `stage`: simplify, then
+/// lower to linalg (Linalg and later), then to LLVM (LLVMDialect and later).
+void buildSpecializedPipeline(mlir::OpPassManager &pm, Stage stage,
+                              const PipelineOptions &options = {});
+
+/// The whole MLIR chain (`fuse-opt --fuse-pipeline`): differentiate, then
+/// buildSpecializedPipeline up to the LLVM dialect.
 void buildCompilePipeline(mlir::OpPassManager &pm,
                           const PipelineOptions &options = {});
 

@@ -11,12 +11,8 @@
 
 using namespace fuse;
 
-std::vector<int64_t> fuse::markClassLabels(mlir::ModuleOp module,
-                                           llvm::StringRef function) {
-  mlir::PassManager pm(module.getContext());
-  pm.addPass(createFuseMarkClassLabels());
-  // The pass only sets attributes; it cannot fail.
-  (void)pm.run(module);
+std::vector<int64_t> fuse::classLabelCounts(mlir::ModuleOp module,
+                                            llvm::StringRef function) {
   std::vector<int64_t> classes;
   auto func = module.lookupSymbol<mlir::func::FuncOp>(function);
   if (!func)

@@ -21,10 +21,10 @@
 
 namespace fuse {
 
-/// Runs fuse-mark-class-labels on `module` and returns, per argument of
-/// its function `function`, the class count of its labels (0: none).
-std::vector<int64_t> markClassLabels(mlir::ModuleOp module,
-                                     llvm::StringRef function);
+/// Per argument of `function` in `module` (where fuse-mark-class-labels
+/// ran), the class count of its labels (0: none).
+std::vector<int64_t> classLabelCounts(mlir::ModuleOp module,
+                                      llvm::StringRef function);
 
 /// Checks each argument `args[i]` with `classes[i] > 0` (its contiguous
 /// data at `pointers[i]`): an error naming it (`describe(i)`), the first

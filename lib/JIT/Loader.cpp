@@ -6,15 +6,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "EngineImpl.h"
+#include "fuse/Compiler.h"
 #include "fuse/Parse.h"
-#include "fuse/Pipeline.h"
 #include "fuse/SourceNames.h"
 
 #include "Fuse/IR/FuseDialect.h"
 #include "Fuse/IR/FuseOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
-#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/SHA256.h"
 
@@ -148,9 +147,7 @@ Error Engine::loadString(llvm::StringRef source, llvm::StringRef bufferName) {
     // Whole-module rewrites happen once, before any specialization.
     mlir::SourceMgrDiagnosticHandler handler(loaded->sourceMgr, &impl.context,
                                              os);
-    mlir::PassManager pm(&impl.context);
-    buildDifferentiatePipeline(pm);
-    if (failed(pm.run(*loaded->module)))
+    if (failed(differentiateModule(*loaded->module)))
       return llvm::createStringError(diagnostics);
   }
 

@@ -10,6 +10,7 @@
 #include "Timers.h"
 #include "fuse/ABI.h"
 #include "fuse/Codegen.h"
+#include "fuse/Compiler.h"
 #include "fuse/Passes.h"
 #include "fuse/Pipeline.h"
 #include "fuse/Profile.h"
@@ -107,7 +108,7 @@ Expected<Specialized> Function::Impl::specialize(llvm::ArrayRef<Tensor> args,
         mlir::RankedTensorType::get(shape, mlirType(arg.dtype(), &context)));
   }
   mlir::FailureOr<mlir::func::FuncOp> func =
-      isolateAndSpecialize(*clone, name, types, kFunctionSymbol);
+      specializeEntry(*clone, name, types, kFunctionSymbol);
   if (failed(func))
     return llvm::createStringError("cannot specialize '" + name + "' for " +
                                    Signature::of(args, stacked).str() + ":\n" +
@@ -141,8 +142,9 @@ Expected<Specialized> Function::Impl::specialize(llvm::ArrayRef<Tensor> args,
       return std::move(e);
     specialized.results.push_back(std::move(result));
   }
-  // The call's shapes may make a dynamic class count static.
-  specialized.classes = markClassLabels(*clone, kFunctionSymbol);
+  // Marked again by specializeEntry: the call's shapes may make a dynamic
+  // class count static.
+  specialized.classes = classLabelCounts(*clone, kFunctionSymbol);
   specialized.module = std::move(clone);
   return specialized;
 }
@@ -155,22 +157,34 @@ Expected<CachedObject> Function::Impl::compile(Specialized &specialized,
   mlir::SourceMgrDiagnosticHandler handler(module->sourceMgr, &context, os);
   mlir::ModuleOp clone = *specialized.module;
   CachedObject entry;
-  mlir::PassManager pm(&context);
-  buildSimplifyPipeline(pm);
-  PipelineOptions pipeline;
-  pipeline.fusion = engine->options.fusion;
-  pipeline.profile = engine->options.profile;
-  pipeline.winograd = engine->options.winograd;
-  pipeline.profileLabel = name;
-  buildLowerToLinalgPipeline(pm, pipeline);
-  buildLowerToLLVMPipeline(pm, pipeline);
-  if (failed(pm.run(clone)))
+  CompileOptions options;
+  options.pipeline.fusion = engine->options.fusion;
+  options.pipeline.profile = engine->options.profile;
+  options.pipeline.winograd = engine->options.winograd;
+  options.pipeline.profileLabel = name;
+  options.stage = Stage::Object;
+  options.packedEntry = kEntrySymbol.str();
+  options.machine = &engine->machineBuilder;
+  if (engine->options.onCompiledIR)
+    options.onOptimizedIR = [&](llvm::Module &ir) {
+      std::string text;
+      llvm::raw_string_ostream(text) << ir;
+      engine->options.onCompiledIR(name, Signature::of(args, stacked).str(),
+                                   text);
+    };
+  Expected<CompileResult> artifacts =
+      compileSpecialized(clone, kFunctionSymbol, options);
+  if (!artifacts && artifacts.errorIsA<PassFailure>()) {
+    llvm::consumeError(artifacts.takeError());
     return llvm::createStringError("cannot compile '" + name + "' for " +
                                    Signature::of(args, stacked).str() + ":\n" +
                                    diagnostics);
+  }
   // Warnings (an argument that cannot be updated in place) are the user's.
   if (!diagnostics.empty())
     engine->warnings() << diagnostics;
+  if (!artifacts)
+    return artifacts.takeError();
   if (auto compiled =
           clone.lookupSymbol<mlir::LLVM::LLVMFuncOp>(kFunctionSymbol)) {
     if (auto sizes = compiled->getAttrOfType<mlir::DenseI64ArrayAttr>(
@@ -181,25 +195,7 @@ Expected<CachedObject> Function::Impl::compile(Specialized &specialized,
             abi::kDynamicSizesAttrName))
       llvm::append_range(entry.dynamicSizes, sizes.asArrayRef());
   }
-
-  llvm::LLVMContext llvmContext;
-  Expected<std::unique_ptr<llvm::Module>> llvmModule =
-      translateToLLVMIR(clone, llvmContext);
-  if (!llvmModule)
-    return llvmModule.takeError();
-  if (Error e = addPackedWrapper(**llvmModule, kFunctionSymbol, kEntrySymbol))
-    return std::move(e);
-  Expected<std::unique_ptr<llvm::TargetMachine>> machine =
-      engine->machineBuilder.createTargetMachine();
-  if (!machine)
-    return machine.takeError();
-  if (Error e = optimizeModule(**llvmModule, **machine))
-    return std::move(e);
-  Expected<std::unique_ptr<llvm::MemoryBuffer>> object =
-      emitMachineCode(**llvmModule, **machine, EmitKind::Object);
-  if (!object)
-    return object.takeError();
-  entry.object = std::move(*object);
+  entry.object = std::move(artifacts->code);
   return entry;
 }
 

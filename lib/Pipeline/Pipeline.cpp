@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -23,6 +24,35 @@ void fuse::buildDifferentiatePipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createFuseAutodiff());
   pm.addPass(createFuseWrapSteps());
+  pm.addPass(createFuseMarkClassLabels());
+}
+
+namespace {
+/// fuse-specialize for one entry of a whole module: the other functions are
+/// dropped, the entry renamed and specialized (isolateAndSpecialize).
+struct SpecializeEntryPass
+    : PassWrapper<SpecializeEntryPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SpecializeEntryPass)
+
+  SpecializeEntryPass(StringRef name, TypeRange argTypes, StringRef symbol)
+      : name(name.str()), argTypes(argTypes), symbol(symbol.str()) {}
+  StringRef getArgument() const override { return "fuse-specialize-entry"; }
+  void runOnOperation() override {
+    if (failed(
+            fuse::isolateAndSpecialize(getOperation(), name, argTypes, symbol)))
+      signalPassFailure();
+  }
+
+  std::string name;
+  SmallVector<Type> argTypes;
+  std::string symbol;
+};
+} // namespace
+
+void fuse::buildSpecializeEntryPipeline(OpPassManager &pm, StringRef name,
+                                        TypeRange argTypes, StringRef symbol) {
+  pm.addPass(std::make_unique<SpecializeEntryPass>(name, argTypes, symbol));
+  // The call's shapes may make a dynamic class count static.
   pm.addPass(createFuseMarkClassLabels());
 }
 
@@ -110,10 +140,17 @@ void fuse::buildLowerToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
 }
 
+void fuse::buildSpecializedPipeline(OpPassManager &pm, Stage stage,
+                                    const PipelineOptions &options) {
+  buildSimplifyPipeline(pm);
+  if (stage >= Stage::Linalg)
+    buildLowerToLinalgPipeline(pm, options);
+  if (stage >= Stage::LLVMDialect)
+    buildLowerToLLVMPipeline(pm, options);
+}
+
 void fuse::buildCompilePipeline(OpPassManager &pm,
                                 const PipelineOptions &options) {
   buildDifferentiatePipeline(pm);
-  buildSimplifyPipeline(pm);
-  buildLowerToLinalgPipeline(pm, options);
-  buildLowerToLLVMPipeline(pm, options);
+  buildSpecializedPipeline(pm, Stage::LLVMDialect, options);
 }

@@ -12,7 +12,8 @@
 #include "Fuse/IR/FuseDialect.h"
 #include "Fuse/IR/FuseOps.h"
 
-#include "fuse/Codegen.h"
+#include "fuse/ABI.h"
+#include "fuse/Compiler.h"
 #include "fuse/Parse.h"
 #include "fuse/Passes.h"
 #include "fuse/Pipeline.h"
@@ -29,19 +30,16 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
 #include "llvm/Config/llvm-config.h"
-#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
-#include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
-#include "llvm/Target/TargetMachine.h"
 
 using namespace mlir;
 namespace cl = llvm::cl;
 
 namespace {
-enum class Emit { Fuse, Linalg, LLVMMLIR, LLVMIR, Asm, Obj };
+using Emit = fuse::Stage;
 
 cl::opt<std::string> inputFilename(cl::Positional,
                                    cl::desc("<input .mlir file>"),
@@ -51,16 +49,16 @@ cl::opt<std::string> outputFilename("o", cl::desc("Output file"),
                                     cl::value_desc("filename"), cl::init("-"),
                                     cl::cat(fusec::category()),
                                     cl::sub(cl::SubCommand::getTopLevel()));
-cl::opt<Emit>
-    emit("emit", cl::desc("What to emit"), cl::init(Emit::Fuse),
-         cl::cat(fusec::category()), cl::sub(cl::SubCommand::getTopLevel()),
-         cl::values(
-             clEnumValN(Emit::Fuse, "fuse", "the verified, simplified fuse IR"),
-             clEnumValN(Emit::Linalg, "linalg", "tensor-level linalg"),
-             clEnumValN(Emit::LLVMMLIR, "llvm-mlir", "the MLIR LLVM dialect"),
-             clEnumValN(Emit::LLVMIR, "llvm-ir", "LLVM IR, optimized at O3"),
-             clEnumValN(Emit::Asm, "asm", "assembly for the host CPU"),
-             clEnumValN(Emit::Obj, "obj", "an object file for the host CPU")));
+cl::opt<Emit> emit(
+    "emit", cl::desc("What to emit"), cl::init(Emit::Fuse),
+    cl::cat(fusec::category()), cl::sub(cl::SubCommand::getTopLevel()),
+    cl::values(
+        clEnumValN(Emit::Fuse, "fuse", "the verified, simplified fuse IR"),
+        clEnumValN(Emit::Linalg, "linalg", "tensor-level linalg"),
+        clEnumValN(Emit::LLVMDialect, "llvm-mlir", "the MLIR LLVM dialect"),
+        clEnumValN(Emit::LLVMIR, "llvm-ir", "LLVM IR, optimized at O3"),
+        clEnumValN(Emit::Assembly, "asm", "assembly for the host CPU"),
+        clEnumValN(Emit::Object, "obj", "an object file for the host CPU")));
 cl::opt<std::string>
     entry("entry", cl::desc("The function to compile (default: the only one)"),
           cl::cat(fusec::category()), cl::sub(cl::SubCommand::getTopLevel()));
@@ -69,6 +67,12 @@ cl::list<std::string>
            cl::desc("Concrete shape of an argument: NAME=DIMS or INDEX=DIMS, "
                     "e.g. --shape=x=64x28x28"),
            cl::cat(fusec::category()), cl::sub(cl::SubCommand::getTopLevel()));
+cl::opt<bool> engineEntry(
+    "engine-entry",
+    cl::desc("Compile the entry as the engine does: named __fuse_function, "
+             "called through __fuse_entry(void **args)"),
+    cl::init(false), cl::cat(fusec::category()),
+    cl::sub(cl::SubCommand::getTopLevel()));
 } // namespace
 
 cl::OptionCategory &fusec::category() {
@@ -169,56 +173,33 @@ static FailureOr<SmallVector<Type>> specializedTypes(func::FuncOp func) {
   return types;
 }
 
-/// Translates, optimizes and emits LLVM IR, assembly or an object.
-static LogicalResult emitNative(ModuleOp module, llvm::raw_ostream &os) {
-  llvm::LLVMContext llvmContext;
-  auto fail = [&](llvm::Error e) {
-    llvm::errs() << "fusec: error: " << llvm::toString(std::move(e)) << "\n";
-    return failure();
-  };
-  llvm::Expected<std::unique_ptr<llvm::Module>> llvmModule =
-      fuse::translateToLLVMIR(module, llvmContext);
-  if (!llvmModule)
-    return fail(llvmModule.takeError());
-  llvm::Expected<llvm::orc::JITTargetMachineBuilder> builder =
-      fuse::hostMachineBuilder();
-  if (!builder)
-    return fail(builder.takeError());
-  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> machine =
-      builder->createTargetMachine();
-  if (!machine)
-    return fail(machine.takeError());
-  if (llvm::Error e = fuse::optimizeModule(**llvmModule, **machine))
-    return fail(std::move(e));
-  if (emit == Emit::LLVMIR) {
-    (*llvmModule)->print(os, nullptr);
-    return success();
-  }
-  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> code =
-      fuse::emitMachineCode(**llvmModule, **machine,
-                            emit == Emit::Asm ? fuse::EmitKind::Assembly
-                                              : fuse::EmitKind::Object);
-  if (!code)
-    return fail(code.takeError());
-  os << (*code)->getBuffer();
-  return success();
-}
-
 static LogicalResult compile(MLIRContext &context, llvm::SourceMgr &sourceMgr,
                              llvm::raw_ostream &os) {
   OwningOpRef<ModuleOp> module = fuse::parseModule(sourceMgr, &context);
   if (!module)
     return failure();
   fuse::nameArguments(*module, sourceMgr);
-  {
-    PassManager pm(&context);
-    fuse::buildDifferentiatePipeline(pm);
-    if (failed(pm.run(*module)))
+  if (failed(fuse::differentiateModule(*module)))
+    return failure();
+
+  fuse::CompileOptions options;
+  options.pipeline.fusion = fusec::fusion;
+  options.pipeline.winograd = fusec::winograd;
+  options.pipeline.profile = fusec::profile;
+  options.stage = emit;
+  options.configure = [](PassManager &pm) -> LogicalResult {
+    if (failed(applyPassManagerCLOptions(pm)))
       return failure();
-  }
+    auto timing = std::make_unique<DefaultTimingManager>();
+    applyDefaultTimingManagerCLOptions(*timing);
+    if (timing->isEnabled())
+      pm.enableTiming(std::move(timing));
+    return success();
+  };
 
   // Lowering compiles one specialized entry; printing fuse IR keeps the
   // whole module unless an entry or shapes are asked for.
+  std::string symbol;
   if (emit != Emit::Fuse || !entry.empty() || !shapes.empty()) {
     FailureOr<func::FuncOp> func = findEntry(*module);
     if (failed(func))
@@ -227,34 +208,35 @@ static LogicalResult compile(MLIRContext &context, llvm::SourceMgr &sourceMgr,
     if (failed(types))
       return failure();
     std::string name = func->getSymName().str();
-    if (failed(fuse::isolateAndSpecialize(*module, name, *types)))
+    options.pipeline.profileLabel = name;
+    symbol = name;
+    if (engineEntry) {
+      symbol = fuse::abi::kFunctionSymbol.str();
+      options.packedEntry = fuse::abi::kEntrySymbol.str();
+    }
+    if (failed(fuse::specializeEntry(*module, name, *types, symbol)))
       return failure();
   }
 
-  PassManager pm(&context);
-  if (failed(applyPassManagerCLOptions(pm)))
+  llvm::Expected<fuse::CompileResult> result =
+      fuse::compileSpecialized(*module, symbol, options);
+  if (!result) {
+    // A failed pass has reported its diagnostics.
+    if (result.errorIsA<fuse::PassFailure>()) {
+      llvm::consumeError(result.takeError());
+      return failure();
+    }
+    llvm::errs() << "fusec: error: " << llvm::toString(result.takeError())
+                 << "\n";
     return failure();
-  auto timing = std::make_unique<DefaultTimingManager>();
-  applyDefaultTimingManagerCLOptions(*timing);
-  if (timing->isEnabled())
-    pm.enableTiming(std::move(timing));
-  fuse::buildSimplifyPipeline(pm);
-  fuse::PipelineOptions options;
-  options.fusion = fusec::fusion;
-  options.winograd = fusec::winograd;
-  options.profile = fusec::profile;
-  if (emit != Emit::Fuse)
-    fuse::buildLowerToLinalgPipeline(pm, options);
-  if (emit != Emit::Fuse && emit != Emit::Linalg)
-    fuse::buildLowerToLLVMPipeline(pm, options);
-  if (failed(pm.run(*module)))
-    return failure();
-
-  if (emit == Emit::Fuse || emit == Emit::Linalg || emit == Emit::LLVMMLIR) {
-    module->print(os);
-    return success();
   }
-  return emitNative(*module, os);
+  if (emit <= Emit::LLVMDialect)
+    module->print(os);
+  else if (emit == Emit::LLVMIR)
+    result->llvmModule->print(os, nullptr);
+  else
+    os << result->code->getBuffer();
+  return success();
 }
 
 int fusec::compileMain() {

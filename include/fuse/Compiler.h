@@ -1,0 +1,107 @@
+//===- Compiler.h - The one compile driver ----------------------*- C++ -*-===//
+//
+// The steps from a parsed module to code, in one place. The JIT (a call's
+// specialization) and `fusec` (every --emit kind) both call these, so a
+// function compiled for the same signature and options gets the same code:
+//
+//   at load       differentiateModule   differentiate (train steps, autodiff)
+//   per entry     specializeEntry       isolate + specialize, class labels
+//                 compileSpecialized    simplify -> linalg -> LLVM dialect
+//                                       -> LLVM IR (O3) -> assembly / object
+//
+// The MLIR pass chains are built in fuse/Pipeline.h, the LLVM steps are in
+// fuse/Codegen.h.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSE_COMPILER_H
+#define FUSE_COMPILER_H
+
+#include "fuse/Pipeline.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace llvm::orc {
+class JITTargetMachineBuilder;
+} // namespace llvm::orc
+
+namespace mlir {
+class PassManager;
+} // namespace mlir
+
+namespace fuse {
+
+/// Runs the whole-module rewrites (buildDifferentiatePipeline) once, on a
+/// freshly parsed module.
+mlir::LogicalResult differentiateModule(mlir::ModuleOp module);
+
+/// The specialization step: keeps only function `name` of `module` (renamed
+/// `symbol` unless empty), specialized to `argTypes`, then marks its class
+/// label arguments again (a dynamic class count may now be static).
+/// Failures are reported to the context's diagnostic handler.
+mlir::FailureOr<mlir::func::FuncOp>
+specializeEntry(mlir::ModuleOp module, llvm::StringRef name,
+                mlir::TypeRange argTypes, llvm::StringRef symbol = {});
+
+struct CompileOptions {
+  PipelineOptions pipeline;
+  /// Where to stop; MLIR stages leave their result in the module.
+  Stage stage = Stage::Object;
+  /// When not empty, adds `void <packedEntry>(void **args)` calling the
+  /// entry (addPackedWrapper) before O3, so the call inlines into it.
+  std::string packedEntry;
+  /// The target; null: the host (hostMachineBuilder()).
+  llvm::orc::JITTargetMachineBuilder *machine = nullptr;
+  /// Adjusts the MLIR pass manager before it runs (fusec's timing and
+  /// IR-printing flags).
+  std::function<mlir::LogicalResult(mlir::PassManager &)> configure;
+  /// Called with the LLVM IR after O3, before code generation (which may
+  /// still change the IR).
+  std::function<void(llvm::Module &)> onOptimizedIR;
+};
+
+/// What a compile produced past the MLIR stages.
+struct CompileResult {
+  std::unique_ptr<llvm::LLVMContext> llvmContext;
+  /// Stage::LLVMIR and later: the module after O3 (and, for Assembly and
+  /// Object, after code generation).
+  std::unique_ptr<llvm::Module> llvmModule;
+  /// Stage::Assembly and Object: the emitted file.
+  std::unique_ptr<llvm::MemoryBuffer> code;
+};
+
+/// The error the driver returns when a pass fails; the pass's diagnostics
+/// went to the context's handler.
+class PassFailure : public llvm::ErrorInfo<PassFailure> {
+public:
+  static char ID;
+  void log(llvm::raw_ostream &os) const override;
+  std::error_code convertToErrorCode() const override;
+};
+
+/// Compiles a module specializeEntry prepared (or, for Stage::Fuse, any
+/// differentiated module) up to `options.stage`. `entry` is the symbol of
+/// its function, used for the packed wrapper.
+llvm::Expected<CompileResult> compileSpecialized(mlir::ModuleOp module,
+                                                 llvm::StringRef entry,
+                                                 const CompileOptions &options);
+
+/// specializeEntry, then compileSpecialized.
+llvm::Expected<CompileResult> compileFunction(mlir::ModuleOp module,
+                                              llvm::StringRef name,
+                                              mlir::TypeRange argTypes,
+                                              const CompileOptions &options,
+                                              llvm::StringRef symbol = {});
+
+} // namespace fuse
+
+#endif // FUSE_COMPILER_H

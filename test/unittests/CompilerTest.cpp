@@ -1,0 +1,139 @@
+//===- CompilerTest.cpp - One compile driver for the engine and fusec -----===//
+//
+// The engine and `fusec --emit=llvm-ir --engine-entry` compile through the
+// same driver (fuse/Compiler.h): for the same function, signature and
+// options, the LLVM IR after O3 must be the same text.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestUtils.h"
+
+#include "fuse/Engine.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Program.h"
+
+#include "gtest/gtest.h"
+
+#include <string>
+#include <vector>
+
+using namespace fuse;
+using namespace fuse::testing;
+
+namespace {
+
+struct Case {
+  const char *function;
+  /// Argument shapes of the call, per argument name, as fusec's --shape.
+  std::vector<std::pair<std::string, std::vector<int64_t>>> shapes;
+  bool fusion = true;
+  bool profile = false;
+};
+
+/// The IR the engine compiles for `c`.
+std::string engineIR(const std::string &path, const Case &c) {
+  EngineOptions options;
+  options.diskCache = false;
+  options.fusion = c.fusion;
+  options.profile = c.profile;
+  // Unfused steps warn of copies; fusec shows them, once is enough.
+  options.warnings = &llvm::nulls();
+  std::string ir;
+  int compiled = 0;
+  options.onCompiledIR = [&](llvm::StringRef, llvm::StringRef,
+                             llvm::StringRef text) {
+    ir = text.str();
+    ++compiled;
+  };
+  std::unique_ptr<Engine> engine = unwrap(Engine::create(options));
+  if (llvm::Error e = engine->loadFile(path))
+    ADD_FAILURE() << llvm::toString(std::move(e));
+  Function &fn = unwrap(engine->lookup(c.function));
+  std::vector<Tensor> args;
+  for (const ArgumentInfo &arg : fn.arguments()) {
+    std::vector<int64_t> shape = arg.shape;
+    for (const auto &[name, dims] : c.shapes)
+      if (name == arg.name)
+        shape = dims;
+    args.push_back(Tensor::zeros(arg.dtype, shape));
+  }
+  if (llvm::Error e = fn.prepare(args))
+    ADD_FAILURE() << llvm::toString(std::move(e));
+  EXPECT_EQ(compiled, 1);
+  return ir;
+}
+
+/// The IR `fusec --emit=llvm-ir --engine-entry` prints for `c`.
+std::string fusecIR(const std::string &path, const Case &c) {
+  llvm::SmallString<128> out;
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("compiler-test", "ll", out)) {
+    ADD_FAILURE() << ec.message();
+    return {};
+  }
+  std::vector<std::string> argv = {FUSEC_PATH,
+                                   path,
+                                   "--emit=llvm-ir",
+                                   "--engine-entry",
+                                   std::string("--entry=") + c.function,
+                                   "-o",
+                                   out.str().str()};
+  if (!c.fusion)
+    argv.push_back("--fusion=false");
+  if (c.profile)
+    argv.push_back("--profile");
+  for (const auto &[name, dims] : c.shapes) {
+    std::string spec = "--shape=" + name + "=";
+    for (size_t i = 0; i < dims.size(); ++i)
+      spec += (i ? "x" : "") + std::to_string(dims[i]);
+    argv.push_back(spec);
+  }
+  std::vector<llvm::StringRef> refs(argv.begin(), argv.end());
+  std::string error;
+  int status = llvm::sys::ExecuteAndWait(FUSEC_PATH, refs, std::nullopt, {},
+                                         /*SecondsToWait=*/0,
+                                         /*MemoryLimit=*/0, &error);
+  EXPECT_EQ(status, 0) << error;
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> text =
+      llvm::MemoryBuffer::getFile(out);
+  llvm::sys::fs::remove(out);
+  if (!text) {
+    ADD_FAILURE() << text.getError().message();
+    return {};
+  }
+  return (*text)->getBuffer().str();
+}
+
+class SameIR : public ::testing::TestWithParam<Case> {};
+
+TEST_P(SameIR, EngineAndFusec) {
+  std::string path =
+      std::string(FUSE_SOURCE_DIR) + "/test/fusec/Inputs/mlp-hidden64.mlir";
+  std::string fromEngine = engineIR(path, GetParam());
+  std::string fromFusec = fusecIR(path, GetParam());
+  ASSERT_FALSE(fromEngine.empty());
+  EXPECT_NE(fromEngine.find("define void @__fuse_entry(ptr"),
+            std::string::npos);
+  // EXPECT_TRUE, not EXPECT_EQ: a mismatch would print megabytes.
+  EXPECT_TRUE(fromEngine == fromFusec)
+      << "the engine's IR (" << fromEngine.size() << " bytes) differs from "
+      << "fusec's (" << fromFusec.size() << " bytes)";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Compiler, SameIR,
+    ::testing::Values(
+        // A train step, specialized to a batch of 4.
+        Case{"train", {{"x", {4, 28, 28}}, {"y", {4}}}},
+        // Its K-step function: the step dim stays dynamic in both.
+        Case{"train_steps", {{"x", {2, 4, 28, 28}}, {"y", {2, 4}}}},
+        // Options reach both: op by op, with timers.
+        Case{"train",
+             {{"x", {4, 28, 28}}, {"y", {4}}},
+             /*fusion=*/false,
+             /*profile=*/true}));
+
+} // namespace
