@@ -1,17 +1,17 @@
-//===- Fit.h - Training a classifier on a labeled image set -----*- C++ -*-===//
+//===- Fit.h - Training a model on a data source ----------------*- C++ -*-===//
 //
 // What `fusec train` runs, as a library call like Keras' `fit`: a Trainer
-// for the model's step function, the input pipeline (a seeded order per
-// epoch, chunks of K batches assembled on a prefetch thread), an evaluation
-// after each epoch with the model's `<step>_eval` function, and checkpoints
-// from which a run resumes bitwise-exactly.
+// for the model's step function, the input pipeline over a data source (a
+// seeded order per epoch, chunks of K batches assembled on a prefetch
+// thread), an evaluation after each epoch with the model's `<step>_eval`
+// function, and checkpoints from which a run resumes bitwise-exactly.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef FUSE_FIT_H
 #define FUSE_FIT_H
 
-#include "fuse/Data/Idx.h"
+#include "fuse/Data/DataSource.h"
 #include "fuse/Engine.h"
 
 #include <functional>
@@ -88,14 +88,16 @@ struct FitCallbacks {
   std::function<void(const EpochSummary &)> onEpochEnd;
 };
 
-/// Trains `engine`'s step function on `train` (images [N, ...] f32, labels
-/// [N] i32) and, after each epoch, evaluates it on `test` if given. The
-/// step function's batch inputs must be the images (any static shape with
-/// as many elements per example as the data) and integer labels; when they
-/// feed a cross-entropy over C classes (`ArgumentInfo::classes`), every
-/// label of both sets must be in [0, C).
-llvm::Expected<FitSummary> fit(Engine &engine, const data::LabeledImages &train,
-                               const data::LabeledImages *test,
+/// Trains `engine`'s step function on `train` and, after each epoch,
+/// evaluates it on `test` if given. The step function takes two batch
+/// inputs: the labels are the one feeding a cross-entropy, else the
+/// integer one of an integer and a float, else the second. Each must have
+/// its data's dtype and a static shape per example with as many elements
+/// as the data's (the inputs of a 28x28 image may be 784 values). When the
+/// labels feed a cross-entropy over C classes (`ArgumentInfo::classes`),
+/// every label of both sources must be in [0, C).
+llvm::Expected<FitSummary> fit(Engine &engine, const data::DataSource &train,
+                               const data::DataSource *test,
                                const FitOptions &options,
                                const FitCallbacks &callbacks = {});
 

@@ -3,9 +3,9 @@
 #include "fuse/Data/Batches.h"
 
 #include <algorithm>
-#include <cstring>
 #include <numeric>
 #include <random>
+#include <tuple>
 
 using namespace fuse;
 using namespace fuse::data;
@@ -47,25 +47,9 @@ std::vector<int64_t> fuse::data::epochOrder(int64_t n, uint64_t seed,
 }
 
 Expected<std::unique_ptr<ChunkLoader>>
-ChunkLoader::create(std::vector<Tensor> arrays, ChunkOptions options,
+ChunkLoader::create(const DataSource &source, ChunkOptions options,
                     int64_t firstStep, int64_t endStep) {
-  if (arrays.empty())
-    return llvm::createStringError("no data arrays to batch");
-  for (size_t i = 0; i < arrays.size(); ++i) {
-    if (arrays[i].rank() == 0)
-      return llvm::createStringError(
-          "data array #" + llvm::Twine(i) +
-          " is 0-d; data arrays are [examples, ...]");
-    if (!arrays[i].isContiguous())
-      return llvm::createStringError("data array #" + llvm::Twine(i) +
-                                     " is not contiguous");
-    if (arrays[i].shape()[0] != arrays[0].shape()[0])
-      return llvm::createStringError(
-          "data array #" + llvm::Twine(i) + " holds " +
-          llvm::Twine(arrays[i].shape()[0]) + " examples, array #0 holds " +
-          llvm::Twine(arrays[0].shape()[0]));
-  }
-  if (arrays[0].shape()[0] == 0)
+  if (source.size() <= 0)
     return llvm::createStringError("the data set has no examples");
   if (options.batchSize < 1)
     return llvm::createStringError("the batch size must be at least 1, got " +
@@ -82,45 +66,41 @@ ChunkLoader::create(std::vector<Tensor> arrays, ChunkOptions options,
                                    " is after the end step " +
                                    llvm::Twine(endStep));
   std::unique_ptr<ChunkLoader> loader(
-      new ChunkLoader(std::move(arrays), options, firstStep, endStep));
+      new ChunkLoader(source, options, firstStep, endStep));
   // Room for the largest chunk: min(K, S) full batches, or one partial batch
   // (of all N examples when B > N); at most about 2N rows.
   int64_t n = loader->numExamples_;
   int64_t rows =
       std::min(loader->options_.stepsPerCall, loader->stepsPerEpoch_) *
       std::min(loader->options_.batchSize, n);
-  for (auto [i, array] : llvm::enumerate(loader->arrays_)) {
-    llvm::SmallVector<int64_t, 6> shape(array.shape());
-    shape[0] = rows;
-    for (std::vector<Tensor> &buffers : loader->buffers_) {
-      Expected<Tensor> buffer =
-          Tensor::allocate(array.dtype(), shape,
-                           "the chunk buffer of data array #" + llvm::Twine(i));
+  for (auto [spec, buffers, what] :
+       {std::make_tuple(source.input(), loader->inputBuffers_, "inputs"),
+        std::make_tuple(source.label(), loader->labelBuffers_, "labels")}) {
+    llvm::SmallVector<int64_t, 6> shape = {rows};
+    shape.append(spec.shape.begin(), spec.shape.end());
+    for (int slot = 0; slot < 2; ++slot) {
+      Expected<Tensor> buffer = Tensor::allocate(
+          spec.dtype, shape, llvm::Twine("the chunk buffer of the ") + what);
       if (!buffer)
         return buffer.takeError();
-      buffers.push_back(std::move(*buffer));
+      buffers[slot] = std::move(*buffer);
     }
   }
   loader->worker_ = std::thread(&ChunkLoader::run, loader.get());
   return loader;
 }
 
-ChunkLoader::ChunkLoader(std::vector<Tensor> arrays,
-                         const ChunkOptions &options, int64_t firstStep,
-                         int64_t endStep)
-    : arrays_(std::move(arrays)), options_(options), firstStep_(firstStep),
+ChunkLoader::ChunkLoader(const DataSource &source, const ChunkOptions &options,
+                         int64_t firstStep, int64_t endStep)
+    : source_(source), options_(options), firstStep_(firstStep),
       endStep_(endStep) {
-  int64_t n = arrays_[0].shape()[0], b = options_.batchSize;
+  int64_t n = source_.size(), b = options_.batchSize;
   numExamples_ = n;
   fullBatches_ = n / b;
   stepsPerEpoch_ = fullBatches_ + (n % b != 0);
   end_.epoch = endStep_ / stepsPerEpoch_;
   end_.firstStep = endStep_;
   // The chunk buffers are allocated by create(), which can fail.
-  for (const Tensor &array : arrays_)
-    rowBytes_.push_back(array.numElements() / n * byteWidth(array.dtype()));
-  for (Chunk &slot : slots_)
-    slot.arrays.resize(arrays_.size());
   order_.resize(n);
   if (!options_.shuffle)
     std::iota(order_.begin(), order_.end(), int64_t(0));
@@ -137,14 +117,17 @@ ChunkLoader::~ChunkLoader() {
     worker_.join();
 }
 
-const Chunk &ChunkLoader::next() {
+Expected<const Chunk &> ChunkLoader::next() {
   std::unique_lock<std::mutex> lock(mutex_);
   // The chunk handed over last time is no longer in use.
   released_ = handedOver_;
   workerWake_.notify_one();
   chunkReady_.wait(lock, [&] { return assembled_ > handedOver_ || finished_; });
-  if (assembled_ == handedOver_)
+  if (assembled_ == handedOver_) {
+    if (!error_.empty())
+      return llvm::createStringError(error_);
     return end_;
+  }
   return slots_[handedOver_++ % 2];
 }
 
@@ -172,7 +155,11 @@ void ChunkLoader::run() {
       batchSize = options_.batchSize;
     }
     int slot = index % 2;
-    gather(slot, position, steps, batchSize);
+    if (Error err = gather(slot, position, steps, batchSize)) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      error_ = llvm::toString(std::move(err));
+      break;
+    }
     Chunk &chunk = slots_[slot];
     chunk.epoch = epoch;
     chunk.firstStep = step;
@@ -193,21 +180,20 @@ void ChunkLoader::run() {
   chunkReady_.notify_one();
 }
 
-void ChunkLoader::gather(int slot, int64_t position, int64_t steps,
-                         int64_t batchSize) {
+Error ChunkLoader::gather(int slot, int64_t position, int64_t steps,
+                          int64_t batchSize) {
   // The chunk's examples are consecutive in the epoch's order.
   const int64_t *examples = order_.data() + position * options_.batchSize;
-  int64_t count = steps * batchSize;
-  for (size_t a = 0; a < arrays_.size(); ++a) {
-    const Tensor &buffer = buffers_[slot][a];
-    auto *src = static_cast<const char *>(arrays_[a].data());
-    auto *dst = static_cast<char *>(buffer.data());
-    size_t rowBytes = rowBytes_[a];
-    for (int64_t i = 0; i < count; ++i)
-      std::memcpy(dst + i * rowBytes, src + examples[i] * rowBytes, rowBytes);
-
+  const Tensor &inputs = inputBuffers_[slot], &labels = labelBuffers_[slot];
+  if (Error err = source_.gather(llvm::ArrayRef(examples, steps * batchSize),
+                                 inputs.data(), labels.data()))
+    return err;
+  auto stacked = [&](const Tensor &buffer) {
     llvm::SmallVector<int64_t, 6> shape = {steps, batchSize};
     shape.append(buffer.shape().begin() + 1, buffer.shape().end());
-    slots_[slot].arrays[a] = Tensor::view(buffer.data(), buffer.dtype(), shape);
-  }
+    return Tensor::view(buffer.data(), buffer.dtype(), shape);
+  };
+  slots_[slot].inputs = stacked(inputs);
+  slots_[slot].labels = stacked(labels);
+  return Error::success();
 }

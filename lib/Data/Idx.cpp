@@ -213,7 +213,7 @@ static std::string findFile(llvm::StringRef dir, const llvm::Twine &name) {
   return std::string(path);
 }
 
-Expected<LabeledImages>
+Expected<TensorDataSource>
 fuse::data::loadIdxSplit(llvm::StringRef dir, Split split, int64_t numClasses) {
   if (!llvm::sys::fs::is_directory(dir)) {
     std::string hint =
@@ -251,5 +251,6 @@ fuse::data::loadIdxSplit(llvm::StringRef dir, Split split, int64_t numClasses) {
         "'" + labelsPath + "': label #" + llvm::Twine(bad->index) + " is " +
         llvm::Twine(bad->value) + ", outside [0, " + llvm::Twine(numClasses) +
         ") for " + llvm::Twine(numClasses) + " classes");
-  return LabeledImages{std::move(*images), std::move(*labels)};
+  return TensorDataSource::create(std::move(*images), std::move(*labels),
+                                  numClasses);
 }

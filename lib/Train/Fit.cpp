@@ -1,4 +1,4 @@
-//===- Fit.cpp - Training a classifier on a labeled image set -------------===//
+//===- Fit.cpp - Training a model on a data source ------------------------===//
 
 #include "fuse/Fit.h"
 #include "fuse/ABI.h"
@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <numeric>
 
 using namespace fuse;
 using llvm::Error;
@@ -28,18 +29,18 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
-/// Where a function takes the images and labels of a batch, and the shape
-/// it wants an example in.
+/// Where a function takes the inputs and labels of a batch, and the shapes
+/// it wants an example's in.
 struct BatchLayout {
-  unsigned images = 0, labels = 0; ///< positions among its batch inputs
-  std::vector<int64_t> exampleShape;
+  unsigned inputs = 0, labels = 0; ///< positions among its batch inputs
+  std::vector<int64_t> inputShape, labelShape;
 };
 
 /// Matches `batchArgs` (a step's or an evaluation's batch inputs, whose
-/// leading `lead` dims are steps and examples) to the data set.
+/// leading `lead` dims are steps and examples) to the data source.
 Expected<BatchLayout> matchData(llvm::StringRef function,
                                 llvm::ArrayRef<ArgumentInfo> batchArgs,
-                                size_t lead, const data::LabeledImages &data,
+                                size_t lead, const data::DataSource &data,
                                 int64_t batchSize) {
   std::string inputs;
   for (const ArgumentInfo &arg : batchArgs)
@@ -49,68 +50,88 @@ Expected<BatchLayout> matchData(llvm::StringRef function,
                                    function + "' takes the batch (" + inputs +
                                    "); " + why);
   };
+  if (batchArgs.size() != 2)
+    return mismatch("it needs two: inputs and labels");
+  // The labels: what feeds a cross-entropy, else the integer one of an
+  // integer and a float (an image classifier's), else the second.
   BatchLayout layout;
-  int floats = 0, integers = 0;
-  for (auto [i, arg] : llvm::enumerate(batchArgs)) {
-    bool isFloat = isFloatingPoint(arg.dtype);
-    (isFloat ? layout.images : layout.labels) = i;
-    ++(isFloat ? floats : integers);
-  }
-  if (batchArgs.size() != 2 || floats != 1 || integers != 1)
-    return mismatch("it needs two: images and integer labels");
-  const ArgumentInfo &images = batchArgs[layout.images];
-  const ArgumentInfo &labels = batchArgs[layout.labels];
-  int64_t exampleElements = 1;
-  for (int64_t d : data.images.shape().drop_front())
-    exampleElements *= d;
-  std::string dataShape;
-  for (int64_t d : data.images.shape().drop_front())
-    dataShape += (dataShape.empty() ? "" : "x") + std::to_string(d);
-  if (images.dtype != DType::F32)
-    return mismatch("images are f32, '" + images.name + "' is " +
-                    dtypeName(images.dtype));
-  if (images.shape.size() < lead)
-    return mismatch("'" + images.name + "' has no batch dim");
-  int64_t modelElements = 1;
-  for (int64_t d : llvm::ArrayRef(images.shape).drop_front(lead)) {
-    if (d < 0) {
-      modelElements = -1;
-      break;
+  auto isFloat = [&](unsigned i) {
+    return isFloatingPoint(batchArgs[i].dtype);
+  };
+  if ((batchArgs[0].classes > 0) != (batchArgs[1].classes > 0))
+    layout.labels = batchArgs[0].classes > 0 ? 0 : 1;
+  else if (isFloat(0) != isFloat(1))
+    layout.labels = isFloat(0) ? 1 : 0;
+  else
+    layout.labels = 1;
+  layout.inputs = 1 - layout.labels;
+
+  // The model's argument takes an example of `spec` in any static shape
+  // with as many elements.
+  auto match = [&](const ArgumentInfo &arg, const data::TensorSpec &spec,
+                   bool isInput, std::vector<int64_t> &shape) -> Error {
+    if (arg.dtype != spec.dtype)
+      return mismatch(llvm::Twine("the ") + (isInput ? "inputs" : "labels") +
+                      " are " + dtypeName(spec.dtype) + ", '" + arg.name +
+                      "' is " + dtypeName(arg.dtype));
+    if (arg.shape.size() < lead)
+      return mismatch("'" + arg.name + "' has no batch dim");
+    int64_t modelElements = 1;
+    for (int64_t d : llvm::ArrayRef(arg.shape).drop_front(lead)) {
+      if (d < 0) {
+        modelElements = -1;
+        break;
+      }
+      modelElements *= d;
     }
-    modelElements *= d;
-  }
-  if (modelElements != exampleElements)
-    return mismatch("an example of the data is " + dataShape + " (" +
-                    llvm::Twine(exampleElements) + " values), '" + images.name +
-                    "' wants " +
-                    (modelElements < 0
-                         ? std::string("a dynamic shape")
-                         : std::to_string(modelElements) + " values"));
-  int64_t modelBatch = images.shape[lead - 1];
-  if (modelBatch >= 0 && modelBatch != batchSize)
-    return mismatch("its batch dim is " + llvm::Twine(modelBatch) +
-                    ", the batch size " + llvm::Twine(batchSize));
-  if (labels.dtype != DType::I32)
-    return mismatch("the labels are i32, '" + labels.name + "' is " +
-                    dtypeName(labels.dtype));
-  if (labels.shape.size() != lead)
-    return mismatch("'" + labels.name + "' must hold one label per example");
-  layout.exampleShape.assign(images.shape.begin() + lead, images.shape.end());
+    int64_t exampleElements = spec.numElements();
+    if (modelElements != exampleElements) {
+      std::string dataShape;
+      for (int64_t d : spec.shape)
+        dataShape += (dataShape.empty() ? "" : "x") + std::to_string(d);
+      return mismatch(
+          llvm::Twine(isInput ? "an example of the data is "
+                              : "an example's labels are ") +
+          (dataShape.empty() ? "a scalar" : dataShape) + " (" +
+          llvm::Twine(exampleElements) + " values), '" + arg.name + "' wants " +
+          (modelElements < 0 ? std::string("a dynamic shape")
+                             : std::to_string(modelElements) + " values"));
+    }
+    int64_t modelBatch = arg.shape[lead - 1];
+    if (modelBatch >= 0 && modelBatch != batchSize)
+      return mismatch("its batch dim is " + llvm::Twine(modelBatch) +
+                      ", the batch size " + llvm::Twine(batchSize));
+    shape.assign(arg.shape.begin() + lead, arg.shape.end());
+    return Error::success();
+  };
+  if (Error err = match(batchArgs[layout.inputs], data.input(),
+                        /*isInput=*/true, layout.inputShape))
+    return std::move(err);
+  if (Error err = match(batchArgs[layout.labels], data.label(),
+                        /*isInput=*/false, layout.labelShape))
+    return std::move(err);
   return layout;
 }
 
-/// Checks the i32 `labels` of the data set `what` against the class count of
+/// Checks the labels of the data source `what` against the class count of
 /// the model's labels argument `arg` (none: nothing to check).
-Error checkLabels(const Tensor &labels, const ArgumentInfo &arg,
+Error checkLabels(const data::DataSource &data, const ArgumentInfo &arg,
                   llvm::StringRef what) {
   if (arg.classes <= 0)
     return Error::success();
-  std::optional<BadLabel> bad = findLabelOutside(labels, arg.classes);
+  // A source that bounds its labels within the model's classes (an IDX
+  // split checked on loading) needs no second scan.
+  if (std::optional<int64_t> bound = data.numClasses();
+      bound && *bound <= arg.classes)
+    return Error::success();
+  Expected<std::optional<BadLabel>> bad = data.findLabelOutside(arg.classes);
   if (!bad)
+    return bad.takeError();
+  if (!*bad)
     return Error::success();
   return llvm::createStringError(
-      "the model does not fit the data: label #" + llvm::Twine(bad->index) +
-      " of the " + what + " set is " + llvm::Twine(bad->value) +
+      "the model does not fit the data: label #" + llvm::Twine((*bad)->index) +
+      " of the " + what + " set is " + llvm::Twine((*bad)->value) +
       ", outside [0, " + llvm::Twine(arg.classes) + "): '" + arg.name +
       "' feeds a cross-entropy over " + llvm::Twine(arg.classes) + " classes");
 }
@@ -178,15 +199,12 @@ Tensor reshaped(const Tensor &t, llvm::ArrayRef<int64_t> lead,
   return Tensor::view(t.data(), t.dtype(), shape);
 }
 
-/// Rows [begin, begin + count) of the contiguous `t`, as a view.
-Tensor rows(const Tensor &t, int64_t begin, int64_t count) {
-  llvm::SmallVector<int64_t, 4> shape(t.shape().begin(), t.shape().end());
-  size_t rowBytes = byteWidth(t.dtype());
-  for (int64_t d : t.shape().drop_front())
-    rowBytes *= d;
-  shape[0] = count;
-  return Tensor::view(static_cast<char *>(t.data()) + begin * rowBytes,
-                      t.dtype(), shape);
+/// A zeroed buffer of `count` examples of `spec`.
+Expected<Tensor> examples(const data::TensorSpec &spec, int64_t count,
+                          const llvm::Twine &what) {
+  llvm::SmallVector<int64_t, 6> shape = {count};
+  shape.append(spec.shape.begin(), spec.shape.end());
+  return Tensor::allocate(spec.dtype, shape, what, /*zeroed=*/true);
 }
 
 /// The model's `<step>_eval` (fuse-derive-eval) run over a data set.
@@ -194,7 +212,7 @@ class Evaluator {
 public:
   static Expected<std::optional<Evaluator>>
   create(Engine &engine, const Trainer &trainer, const FitOptions &options,
-         const data::LabeledImages &test) {
+         const data::DataSource &test) {
     Expected<Function &> eval =
         engine.lookup(abi::evalFunctionName(options.stepFunction));
     if (!eval) {
@@ -225,32 +243,49 @@ public:
         matchData(eval->name(), batchArgs, 1, test, e.batch_);
     if (!layout)
       return layout.takeError();
-    if (Error err = checkLabels(test.labels, batchArgs[layout->labels], "test"))
+    if (Error err = checkLabels(test, batchArgs[layout->labels], "test"))
       return std::move(err);
     e.layout_ = std::move(*layout);
+    // A batch is gathered from the source into these, then evaluated.
+    Expected<Tensor> inputs =
+        examples(test.input(), e.batch_, "the evaluation batch's inputs");
+    if (!inputs)
+      return inputs.takeError();
+    Expected<Tensor> labels =
+        examples(test.label(), e.batch_, "the evaluation batch's labels");
+    if (!labels)
+      return labels.takeError();
+    e.inputs_ = std::move(*inputs);
+    e.labels_ = std::move(*labels);
+    e.indices_.resize(e.batch_);
+    e.labelsPerExample_ = test.label().numElements();
     e.hasAccuracy_ = eval->results().size() >= 2;
     return std::optional<Evaluator>(std::move(e));
   }
 
   /// Builds the specializations evaluation will use.
-  Error prepare(const Trainer &trainer, const data::LabeledImages &test) {
+  Error prepare(const Trainer &trainer, const data::DataSource &test) {
     int64_t n = test.size();
     for (int64_t b : {batch_, n % batch_})
       if (b > 0)
-        if (Error err = eval_->prepare(arguments(trainer, test, 0, b)))
+        if (Error err = eval_->prepare(arguments(trainer, b)))
           return err;
     return Error::success();
   }
 
   /// The mean loss and the accuracy over `test`.
   Expected<std::pair<double, std::optional<double>>>
-  run(const Trainer &trainer, const data::LabeledImages &test) {
+  run(const Trainer &trainer, const data::DataSource &test) {
     double lossSum = 0, correct = 0;
     int64_t n = test.size();
     for (int64_t begin = 0; begin < n; begin += batch_) {
       int64_t count = std::min(batch_, n - begin);
+      std::iota(indices_.begin(), indices_.begin() + count, begin);
+      if (Error err = test.gather(llvm::ArrayRef(indices_.data(), count),
+                                  inputs_.data(), labels_.data()))
+        return std::move(err);
       Expected<std::vector<Tensor>> results =
-          eval_->call(arguments(trainer, test, begin, count));
+          eval_->call(arguments(trainer, count));
       if (!results)
         return results.takeError();
       lossSum += double((*results)[0].data<float>()[0]) * double(count);
@@ -258,23 +293,24 @@ public:
         correct += (*results)[1].data<int32_t>()[0];
     }
     std::optional<double> accuracy;
+    // Per label: an example may hold several (one per position).
     if (hasAccuracy_)
-      accuracy = correct / double(n);
+      accuracy = correct / (double(n) * double(labelsPerExample_));
     return std::make_pair(lossSum / double(n), accuracy);
   }
 
 private:
   explicit Evaluator(Function &eval) : eval_(&eval) {}
 
-  std::vector<Tensor> arguments(const Trainer &trainer,
-                                const data::LabeledImages &test, int64_t begin,
-                                int64_t count) const {
+  /// The first `count` examples of the batch buffers.
+  std::vector<Tensor> arguments(const Trainer &trainer, int64_t count) const {
     std::vector<Tensor> args(eval_->numArguments());
     for (auto &[index, name] : stateArgs_)
       args[index] = cantFail(trainer.state(name));
-    args[batchArgs_[layout_.images]] = reshaped(rows(test.images, begin, count),
-                                                {count}, layout_.exampleShape);
-    args[batchArgs_[layout_.labels]] = rows(test.labels, begin, count);
+    args[batchArgs_[layout_.inputs]] =
+        reshaped(inputs_, {count}, layout_.inputShape);
+    args[batchArgs_[layout_.labels]] =
+        reshaped(labels_, {count}, layout_.labelShape);
     return args;
   }
 
@@ -284,6 +320,10 @@ private:
   BatchLayout layout_;
   int64_t batch_ = 1;
   bool hasAccuracy_ = false;
+  /// One batch of the test source, and its example indices.
+  Tensor inputs_, labels_;
+  int64_t labelsPerExample_ = 1;
+  std::vector<int64_t> indices_;
 };
 
 /// The checkpoint's value of `key` (at least `min`), checked against the
@@ -314,8 +354,8 @@ Expected<T> resolve(const Metadata &metadata, llvm::StringRef key,
 
 } // namespace
 
-Expected<FitSummary> fuse::fit(Engine &engine, const data::LabeledImages &train,
-                               const data::LabeledImages *test,
+Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
+                               const data::DataSource *test,
                                const FitOptions &options,
                                const FitCallbacks &callbacks) {
   if (options.epochs < 0)
@@ -400,8 +440,7 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::LabeledImages &train,
       matchData(trainer.function().name(), batchArgs, 2, train, batch);
   if (!layout)
     return layout.takeError();
-  if (Error err =
-          checkLabels(train.labels, batchArgs[layout->labels], "training"))
+  if (Error err = checkLabels(train, batchArgs[layout->labels], "training"))
     return std::move(err);
   std::optional<Evaluator> evaluator;
   if (test) {
@@ -413,21 +452,28 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::LabeledImages &train,
   }
 
   // Compile up front, so that training time is training: full batches, the
-  // shorter last one, evaluation.
+  // shorter last one, evaluation. Only the shapes matter: zeroed batches.
   const int64_t n = train.size();
-  auto stacked = [&](int64_t k, int64_t b) {
-    BatchLayout &l = *layout;
-    std::vector<Tensor> batches(2);
-    batches[l.images] =
-        reshaped(rows(train.images, 0, k * b), {k, b}, l.exampleShape);
-    batches[l.labels] = reshaped(rows(train.labels, 0, k * b), {k, b}, {});
-    return batches;
-  };
   auto compileStart = std::chrono::steady_clock::now();
-  for (int64_t b : {std::min(batch, n), n % batch})
-    if (b > 0)
-      if (Error err = trainer.prepare(stacked(1, b)))
+  {
+    Expected<Tensor> inputs =
+        examples(train.input(), std::min(batch, n), "a batch's inputs");
+    if (!inputs)
+      return inputs.takeError();
+    Expected<Tensor> labels =
+        examples(train.label(), std::min(batch, n), "a batch's labels");
+    if (!labels)
+      return labels.takeError();
+    for (int64_t b : {std::min(batch, n), n % batch}) {
+      if (b == 0)
+        continue;
+      std::vector<Tensor> batches(2);
+      batches[layout->inputs] = reshaped(*inputs, {1, b}, layout->inputShape);
+      batches[layout->labels] = reshaped(*labels, {1, b}, layout->labelShape);
+      if (Error err = trainer.prepare(batches))
         return std::move(err);
+    }
+  }
   if (evaluator)
     if (Error err = evaluator->prepare(trainer, *test))
       return std::move(err);
@@ -464,8 +510,7 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::LabeledImages &train,
         " steps overflow the 64-bit step counter");
   const int64_t endStep = std::max(*epochSteps, startStep);
   Expected<std::unique_ptr<data::ChunkLoader>> loader =
-      data::ChunkLoader::create({train.images, train.labels}, chunking,
-                                startStep, endStep);
+      data::ChunkLoader::create(train, chunking, startStep, endStep);
   if (!loader)
     return loader.takeError();
 
@@ -474,7 +519,10 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::LabeledImages &train,
   std::vector<Tensor> batches(2);
   auto epochStart = std::chrono::steady_clock::now();
   for (;;) {
-    const data::Chunk &chunk = (*loader)->next();
+    Expected<const data::Chunk &> next = (*loader)->next();
+    if (!next)
+      return next.takeError();
+    const data::Chunk &chunk = *next;
     if (chunk.steps == 0)
       break;
     if (chunk.epoch != epoch) {
@@ -489,9 +537,10 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::LabeledImages &train,
     }
     auto callStart = std::chrono::steady_clock::now();
     BatchLayout &l = *layout;
-    batches[l.images] = reshaped(
-        chunk.arrays[0], {chunk.steps, chunk.batchSize}, l.exampleShape);
-    batches[l.labels] = chunk.arrays[1];
+    batches[l.inputs] =
+        reshaped(chunk.inputs, {chunk.steps, chunk.batchSize}, l.inputShape);
+    batches[l.labels] =
+        reshaped(chunk.labels, {chunk.steps, chunk.batchSize}, l.labelShape);
     if (Error err = trainer.trainSteps(batches))
       return std::move(err);
     // Stop before the diverged parameters reach a checkpoint.
@@ -518,8 +567,8 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::LabeledImages &train,
       chunking.stepsPerCall = std::clamp<int64_t>(
           int64_t(0.1 / std::max(callSeconds / double(chunk.steps), 1e-9)), 1,
           256);
-      loader = data::ChunkLoader::create({train.images, train.labels}, chunking,
-                                         trainer.step(), endStep);
+      loader =
+          data::ChunkLoader::create(train, chunking, trainer.step(), endStep);
       if (!loader)
         return loader.takeError();
     }

@@ -3,13 +3,15 @@
 // Epoch orders are seeded permutations, pinned; chunks never cross an epoch,
 // keep each example's rows together and visit every example once per epoch
 // in the epoch's order; a run resumed at any step sees the same examples at
-// each step as a run from step 0.
+// each step as a run from step 0. The loader is the same for every data
+// source, and a source's failure to gather is the loader's error.
 //
 //===----------------------------------------------------------------------===//
 
 #include "TestUtils.h"
 
 #include "fuse/Data/Batches.h"
+#include "fuse/Data/TensorDataSource.h"
 
 #include <algorithm>
 #include <limits>
@@ -88,8 +90,7 @@ ChunkOptions chunkOptions(int64_t batchSize, int64_t stepsPerCall,
 
 /// `n` examples whose rows say which they are: images f32 [n, 2, 2], row i
 /// holding 4i .. 4i+3, and labels i32 [n], label i being i.
-std::unique_ptr<ChunkLoader> makeLoader(int64_t n, ChunkOptions options,
-                                        int64_t firstStep, int64_t endStep) {
+TensorDataSource numberedSource(int64_t n) {
   Tensor images = Tensor::empty(DType::F32, {n, 2, 2});
   Tensor labels = Tensor::empty(DType::I32, {n});
   for (int64_t i = 0; i < n; ++i) {
@@ -97,20 +98,40 @@ std::unique_ptr<ChunkLoader> makeLoader(int64_t n, ChunkOptions options,
     for (int64_t k = 0; k < 4; ++k)
       images.data<float>()[4 * i + k] = float(4 * i + k);
   }
-  return unwrap(
-      ChunkLoader::create({images, labels}, options, firstStep, endStep));
+  return unwrap(TensorDataSource::create(images, labels));
 }
+
+/// A loader over numberedSource(n), which it keeps alive (at one address).
+struct NumberedLoader {
+  std::unique_ptr<TensorDataSource> source;
+  std::unique_ptr<ChunkLoader> loader;
+  ChunkLoader *operator->() { return loader.get(); }
+  ChunkLoader &operator*() { return *loader; }
+  void reset() { loader.reset(); }
+};
+
+NumberedLoader makeLoader(int64_t n, ChunkOptions options, int64_t firstStep,
+                          int64_t endStep) {
+  NumberedLoader made{std::make_unique<TensorDataSource>(numberedSource(n)),
+                      nullptr};
+  made.loader =
+      unwrap(ChunkLoader::create(*made.source, options, firstStep, endStep));
+  return made;
+}
+
+/// The next chunk, which must not be an error.
+const Chunk &nextChunk(ChunkLoader &loader) { return unwrap(loader.next()); }
 
 /// The examples of each step of the loader's chunks, checking that each
 /// image row travels with its label.
 std::map<int64_t, std::vector<int64_t>> examplesPerStep(ChunkLoader &loader) {
   std::map<int64_t, std::vector<int64_t>> examples;
   for (;;) {
-    const Chunk &chunk = loader.next();
+    const Chunk &chunk = nextChunk(loader);
     if (chunk.steps == 0)
       return examples;
     int64_t steps = chunk.steps, batchSize = chunk.batchSize;
-    const Tensor &images = chunk.arrays[0], &labels = chunk.arrays[1];
+    const Tensor &images = chunk.inputs, &labels = chunk.labels;
     EXPECT_EQ(images.shape(),
               llvm::ArrayRef<int64_t>({steps, batchSize, 2, 2}));
     EXPECT_EQ(labels.shape(), llvm::ArrayRef<int64_t>({steps, batchSize}));
@@ -139,12 +160,12 @@ void PrintTo(const ChunkShape &c, std::ostream *os) {
 }
 
 TEST(ChunkLoader, ChunksNeverCrossAnEpoch) {
-  std::unique_ptr<ChunkLoader> loader =
+  NumberedLoader loader =
       makeLoader(10, chunkOptions(/*batchSize=*/3, /*stepsPerCall=*/2), 0, 8);
   EXPECT_EQ(loader->stepsPerEpoch(), 4);
   std::vector<ChunkShape> chunks;
-  for (const Chunk *chunk = &loader->next(); chunk->steps;
-       chunk = &loader->next())
+  for (const Chunk *chunk = &nextChunk(*loader); chunk->steps;
+       chunk = &nextChunk(*loader))
     chunks.push_back({chunk->epoch, chunk->firstStep, chunk->steps,
                       chunk->batchSize, chunk->endsEpoch});
   EXPECT_EQ(chunks, std::vector<ChunkShape>({{0, 0, 2, 3, false},
@@ -155,7 +176,7 @@ TEST(ChunkLoader, ChunksNeverCrossAnEpoch) {
                                              {1, 7, 1, 1, true}}));
   // Past the end, at every call.
   for (int i = 0; i < 3; ++i) {
-    const Chunk &end = loader->next();
+    const Chunk &end = nextChunk(*loader);
     EXPECT_EQ(end.steps, 0);
     EXPECT_EQ(end.firstStep, 8);
     EXPECT_EQ(end.epoch, 2);
@@ -170,7 +191,7 @@ TEST(ChunkLoader, EveryEpochVisitsItsOrder) {
     SCOPED_TRACE(::testing::Message()
                  << "B = " << batchSize << ", K = " << stepsPerCall);
     int64_t stepsPerEpoch = (10 + batchSize - 1) / batchSize;
-    std::unique_ptr<ChunkLoader> loader = makeLoader(
+    NumberedLoader loader = makeLoader(
         10, chunkOptions(batchSize, stepsPerCall), 0, 3 * stepsPerEpoch);
     std::map<int64_t, std::vector<int64_t>> examples = examplesPerStep(*loader);
     ASSERT_EQ(int64_t(examples.size()), 3 * stepsPerEpoch);
@@ -188,7 +209,7 @@ TEST(ChunkLoader, EveryEpochVisitsItsOrder) {
 }
 
 TEST(ChunkLoader, WithoutShuffleInFileOrder) {
-  std::unique_ptr<ChunkLoader> loader = makeLoader(
+  NumberedLoader loader = makeLoader(
       10, chunkOptions(/*batchSize=*/4, /*stepsPerCall=*/3, false), 0, 6);
   std::map<int64_t, std::vector<int64_t>> examples = examplesPerStep(*loader);
   std::vector<int64_t> fileOrder(10);
@@ -216,16 +237,16 @@ TEST(ChunkLoader, ResumedRunSeesTheSameSteps) {
 
 TEST(ChunkLoader, StopsBeforeTheEndStep) {
   ChunkOptions options = chunkOptions(/*batchSize=*/3, /*stepsPerCall=*/2);
-  std::unique_ptr<ChunkLoader> loader = makeLoader(10, options, 0, 1);
-  const Chunk &first = loader->next();
+  NumberedLoader loader = makeLoader(10, options, 0, 1);
+  const Chunk &first = nextChunk(*loader);
   EXPECT_EQ(first.steps, 1);
   EXPECT_FALSE(first.endsEpoch);
-  EXPECT_EQ(loader->next().steps, 0);
-  EXPECT_EQ(loader->next().steps, 0);
+  EXPECT_EQ(nextChunk(*loader).steps, 0);
+  EXPECT_EQ(nextChunk(*loader).steps, 0);
 
-  loader = makeLoader(10, options, 6, 6);
-  EXPECT_EQ(loader->next().steps, 0);
-  EXPECT_EQ(loader->next().firstStep, 6);
+  NumberedLoader empty = makeLoader(10, options, 6, 6);
+  EXPECT_EQ(nextChunk(*empty).steps, 0);
+  EXPECT_EQ(nextChunk(*empty).firstStep, 6);
 }
 
 TEST(ChunkLoader, DestroyedEarly) {
@@ -233,37 +254,98 @@ TEST(ChunkLoader, DestroyedEarly) {
   // Before and after taking a chunk, the worker holding or assembling the
   // next ones.
   makeLoader(10, options, 0, 1000).reset();
-  std::unique_ptr<ChunkLoader> loader = makeLoader(10, options, 0, 1000);
-  EXPECT_EQ(loader->next().steps, 2);
+  NumberedLoader loader = makeLoader(10, options, 0, 1000);
+  EXPECT_EQ(nextChunk(*loader).steps, 2);
   loader.reset();
 }
 
 TEST(ChunkLoader, BadArgumentsAreErrors) {
-  Tensor images = Tensor::zeros(DType::F32, {4, 2});
-  auto errorFor = [](std::vector<Tensor> arrays, ChunkOptions options,
+  TensorDataSource source = numberedSource(4);
+  auto errorFor = [](const DataSource &source, ChunkOptions options,
                      int64_t firstStep = 0, int64_t endStep = 1) {
-    return errorOf(
-        ChunkLoader::create(std::move(arrays), options, firstStep, endStep));
+    return errorOf(ChunkLoader::create(source, options, firstStep, endStep));
   };
   ChunkOptions options = chunkOptions(2, 2);
-  EXPECT_EQ(errorFor({}, options), "no data arrays to batch");
-  EXPECT_EQ(errorFor({Tensor::zeros(DType::F32, {})}, options),
-            "data array #0 is 0-d; data arrays are [examples, ...]");
-  EXPECT_EQ(errorFor({images, Tensor::zeros(DType::I32, {3})}, options),
-            "data array #1 holds 3 examples, array #0 holds 4");
-  EXPECT_EQ(errorFor({Tensor::zeros(DType::F32, {0, 2})}, options),
+  EXPECT_EQ(errorFor(numberedSource(0), options),
             "the data set has no examples");
-  Tensor transposed =
-      Tensor::view(images.data(), DType::F32, {2, 4}, /*strides=*/{1, 2});
-  EXPECT_EQ(errorFor({transposed}, options), "data array #0 is not contiguous");
-  EXPECT_EQ(errorFor({images}, chunkOptions(0, 2)),
+  EXPECT_EQ(errorFor(source, chunkOptions(0, 2)),
             "the batch size must be at least 1, got 0");
-  EXPECT_EQ(errorFor({images}, chunkOptions(2, 0)),
+  EXPECT_EQ(errorFor(source, chunkOptions(2, 0)),
             "the steps per call must be at least 1, got 0");
-  EXPECT_EQ(errorFor({images}, options, -1, 2),
-            "the first step -1 is negative");
-  EXPECT_EQ(errorFor({images}, options, 3, 2),
+  EXPECT_EQ(errorFor(source, options, -1, 2), "the first step -1 is negative");
+  EXPECT_EQ(errorFor(source, options, 3, 2),
             "the first step 3 is after the end step 2");
+}
+
+/// numberedSource(n)'s examples, but gathering example `failAt` fails.
+class FailingSource : public DataSource {
+public:
+  FailingSource(int64_t n, int64_t failAt)
+      : inner_(numberedSource(n)), failAt_(failAt) {}
+  int64_t size() const override { return inner_.size(); }
+  TensorSpec input() const override { return inner_.input(); }
+  TensorSpec label() const override { return inner_.label(); }
+  llvm::Error gather(llvm::ArrayRef<int64_t> indices, void *inputs,
+                     void *labels) const override {
+    if (llvm::is_contained(indices, failAt_))
+      return llvm::createStringError("example " + llvm::Twine(failAt_) +
+                                     " is unreadable");
+    return inner_.gather(indices, inputs, labels);
+  }
+
+private:
+  TensorDataSource inner_;
+  int64_t failAt_;
+};
+
+// The chunks before the failing one arrive; then the source's error, at
+// every call.
+TEST(ChunkLoader, SourceErrorsReachTheConsumer) {
+  // In file order, batches of 2: example 5 is in step 2's chunk (K = 1).
+  FailingSource source(10, 5);
+  std::unique_ptr<ChunkLoader> loader = unwrap(ChunkLoader::create(
+      source, chunkOptions(/*batchSize=*/2, /*stepsPerCall=*/1, false), 0, 10));
+  EXPECT_EQ(nextChunk(*loader).firstStep, 0);
+  EXPECT_EQ(nextChunk(*loader).firstStep, 1);
+  EXPECT_EQ(errorOf(loader->next()), "example 5 is unreadable");
+  EXPECT_EQ(errorOf(loader->next()), "example 5 is unreadable");
+}
+
+// Inputs and labels of any rank and dtype travel together: i64 labels of
+// 3 per example with f64 inputs of 2x1x3.
+TEST(ChunkLoader, AnyRankAndDtype) {
+  int64_t n = 7;
+  Tensor inputs = Tensor::empty(DType::F64, {n, 2, 1, 3});
+  Tensor labels = Tensor::empty(DType::I64, {n, 3});
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t k = 0; k < 6; ++k)
+      inputs.data<double>()[6 * i + k] = double(100 * i + k);
+    for (int64_t k = 0; k < 3; ++k)
+      labels.data<int64_t>()[3 * i + k] = 10 * i + k;
+  }
+  TensorDataSource source = unwrap(TensorDataSource::create(inputs, labels));
+  std::unique_ptr<ChunkLoader> loader = unwrap(ChunkLoader::create(
+      source, chunkOptions(/*batchSize=*/2, /*stepsPerCall=*/2), 0, 4));
+  std::vector<int64_t> seen;
+  for (const Chunk *chunk = &nextChunk(*loader); chunk->steps;
+       chunk = &nextChunk(*loader)) {
+    int64_t rows = chunk->steps * chunk->batchSize;
+    EXPECT_EQ(
+        chunk->inputs.shape(),
+        llvm::ArrayRef<int64_t>({chunk->steps, chunk->batchSize, 2, 1, 3}));
+    EXPECT_EQ(chunk->labels.shape(),
+              llvm::ArrayRef<int64_t>({chunk->steps, chunk->batchSize, 3}));
+    for (int64_t row = 0; row < rows; ++row) {
+      int64_t i = chunk->labels.data<int64_t>()[3 * row] / 10;
+      for (int64_t k = 0; k < 3; ++k)
+        EXPECT_EQ(chunk->labels.data<int64_t>()[3 * row + k], 10 * i + k);
+      for (int64_t k = 0; k < 6; ++k)
+        EXPECT_EQ(chunk->inputs.data<double>()[6 * row + k],
+                  double(100 * i + k));
+      seen.push_back(i);
+    }
+  }
+  EXPECT_EQ(seen, epochOrder(n, kSeed, 0));
 }
 
 } // namespace

@@ -59,14 +59,16 @@ TEST_F(IdxFiles, ReadsPlainAndGzipSplits) {
   write("train-images-idx3-ubyte.gz", {3, 2, 2},
         {0, 255, 51, 102, 1, 2, 3, 4, 5, 6, 7, 8}, /*gzip=*/true);
   write("train-labels-idx1-ubyte", {3}, {9, 0, 4}, /*gzip=*/false);
-  LabeledImages split = unwrap(loadIdxSplit(dir_, Split::Train));
+  TensorDataSource split = unwrap(loadIdxSplit(dir_, Split::Train));
   ASSERT_EQ(split.size(), 3);
-  EXPECT_EQ(split.images.shape(), llvm::ArrayRef<int64_t>({3, 2, 2}));
-  EXPECT_EQ(split.images.data<float>()[1], 1.0f);
-  EXPECT_EQ(split.images.data<float>()[2], 51.0f / 255.0f);
-  EXPECT_EQ(split.labels.dtype(), DType::I32);
-  EXPECT_EQ(split.labels.data<int32_t>()[0], 9);
-  EXPECT_EQ(split.labels.data<int32_t>()[2], 4);
+  EXPECT_EQ(split.inputs().shape(), llvm::ArrayRef<int64_t>({3, 2, 2}));
+  EXPECT_EQ(split.inputs().data<float>()[1], 1.0f);
+  EXPECT_EQ(split.inputs().data<float>()[2], 51.0f / 255.0f);
+  EXPECT_EQ(split.labels().dtype(), DType::I32);
+  EXPECT_EQ(split.labels().data<int32_t>()[0], 9);
+  EXPECT_EQ(split.labels().data<int32_t>()[2], 4);
+  // The reader checked every label against the class count.
+  EXPECT_EQ(split.numClasses(), std::optional<int64_t>(10));
 }
 
 TEST_F(IdxFiles, DamageIsAnErrorNamingTheFile) {
@@ -117,16 +119,16 @@ TEST_F(IdxFiles, SplitsAreCheckedAgainstTheirLabels) {
 TEST(FashionMnist, TestSplitAsPublished) {
   if (!llvm::sys::fs::is_directory(kFashionMnistDir))
     GTEST_SKIP() << "dataset-fashion-mnist is not installed";
-  LabeledImages test = unwrap(loadIdxSplit(kFashionMnistDir, Split::Test));
-  EXPECT_EQ(test.images.shape(), llvm::ArrayRef<int64_t>({10000, 28, 28}));
+  TensorDataSource test = unwrap(loadIdxSplit(kFashionMnistDir, Split::Test));
+  EXPECT_EQ(test.inputs().shape(), llvm::ArrayRef<int64_t>({10000, 28, 28}));
   std::vector<int> perClass(10, 0);
   for (int64_t i = 0; i < test.size(); ++i)
-    ++perClass[test.labels.data<int32_t>()[i]];
+    ++perClass[test.labels().data<int32_t>()[i]];
   EXPECT_EQ(perClass, std::vector<int>(10, 1000));
   float lo = 1, hi = 0;
-  for (int64_t i = 0; i < test.images.numElements(); ++i) {
-    lo = std::min(lo, test.images.data<float>()[i]);
-    hi = std::max(hi, test.images.data<float>()[i]);
+  for (int64_t i = 0; i < test.inputs().numElements(); ++i) {
+    lo = std::min(lo, test.inputs().data<float>()[i]);
+    hi = std::max(hi, test.inputs().data<float>()[i]);
   }
   EXPECT_EQ(lo, 0.0f);
   EXPECT_EQ(hi, 1.0f);

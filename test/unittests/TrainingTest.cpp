@@ -13,6 +13,7 @@
 
 #include "TestUtils.h"
 
+#include "fuse/Data/TensorDataSource.h"
 #include "fuse/Fit.h"
 #include "fuse/Trainer.h"
 
@@ -329,12 +330,13 @@ TEST(Trainer, ErrorsNameWhatIsWrong) {
 //===----------------------------------------------------------------------===//
 
 /// `n` random 28x28 images with labels `label(i)`.
-data::LabeledImages imageSet(int64_t n, std::function<int32_t(int64_t)> label) {
-  data::LabeledImages set{Tensor::uniform({n, 28, 28}, 7, 0.0f, 1.0f),
-                          Tensor::empty(DType::I32, {n})};
+data::TensorDataSource imageSet(int64_t n,
+                                std::function<int32_t(int64_t)> label) {
+  Tensor labels = Tensor::empty(DType::I32, {n});
   for (int64_t i = 0; i < n; ++i)
-    set.labels.data<int32_t>()[i] = label(i);
-  return set;
+    labels.data<int32_t>()[i] = label(i);
+  return unwrap(data::TensorDataSource::create(
+      Tensor::uniform({n, 28, 28}, 7, 0.0f, 1.0f), labels));
 }
 
 /// The seed MLP with `classes` outputs instead of 10.
@@ -353,8 +355,8 @@ TEST(Fit, LabelsOutsideTheModelsClassesAreRejected) {
   auto engine = makeEngine(seedModelWithClasses(5));
   FitOptions options;
   options.batchSize = 8;
-  data::LabeledImages good = imageSet(32, [](int64_t i) { return i % 5; });
-  data::LabeledImages bad =
+  data::TensorDataSource good = imageSet(32, [](int64_t i) { return i % 5; });
+  data::TensorDataSource bad =
       imageSet(32, [](int64_t i) { return i == 19 ? 7 : i % 5; });
   EXPECT_EQ(errorOf(fit(*engine, bad, &good, options)),
             "the model does not fit the data: label #19 of the training set "
@@ -362,7 +364,7 @@ TEST(Fit, LabelsOutsideTheModelsClassesAreRejected) {
   EXPECT_EQ(errorOf(fit(*engine, good, &bad, options)),
             "the model does not fit the data: label #19 of the test set is "
             "7, outside [0, 5): 'y' feeds a cross-entropy over 5 classes");
-  data::LabeledImages negative =
+  data::TensorDataSource negative =
       imageSet(32, [](int64_t i) { return i == 3 ? -1 : 0; });
   EXPECT_NE(errorOf(fit(*engine, negative, nullptr, options))
                 .find("label #3 of the training set is -1"),
@@ -374,7 +376,7 @@ TEST(Fit, LabelsOutsideTheModelsClassesAreRejected) {
 // A diverged loss stops training with an error naming the step, before a
 // checkpoint is written, unless allowed.
 TEST(Fit, NonFiniteLossStopsTraining) {
-  data::LabeledImages set = imageSet(64, [](int64_t i) { return i % 10; });
+  data::TensorDataSource set = imageSet(64, [](int64_t i) { return i % 10; });
   llvm::SmallString<128> dir;
   ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("fuse-fit-nan", dir));
   std::string checkpoint = (dir + "/nan.safetensors").str();
@@ -404,7 +406,7 @@ TEST(Fit, NonFiniteLossStopsTraining) {
 // (one step per epoch here): they are checked before each checkpoint and
 // at the end, naming the step, the epoch and the tensor.
 TEST(Fit, NonFiniteParametersAreNeverCheckpointed) {
-  data::LabeledImages set = imageSet(8, [](int64_t i) { return i % 10; });
+  data::TensorDataSource set = imageSet(8, [](int64_t i) { return i % 10; });
   llvm::SmallString<128> dir;
   ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("fuse-fit-inf", dir));
   std::string checkpoint = (dir + "/inf.safetensors").str();
@@ -436,7 +438,7 @@ TEST(Fit, NonFiniteParametersAreNeverCheckpointed) {
 // As torch.optim's "Invalid learning rate": a negative or non-finite one is
 // an error naming the option, before anything runs.
 TEST(Fit, InvalidLearningRatesAreRejected) {
-  data::LabeledImages set = imageSet(8, [](int64_t i) { return i % 10; });
+  data::TensorDataSource set = imageSet(8, [](int64_t i) { return i % 10; });
   auto engine = makeEngine(seedTrainingModule());
   FitOptions options;
   options.batchSize = 8;

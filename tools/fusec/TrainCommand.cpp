@@ -377,11 +377,11 @@ int fusec::trainMain() {
   llvm::Expected<int64_t> classes = classCount(**engine, model, step);
   if (!classes)
     return fail(classes.takeError());
-  llvm::Expected<data::LabeledImages> train =
+  llvm::Expected<data::TensorDataSource> train =
       data::loadIdxSplit(dataDir, data::Split::Train, *classes);
   if (!train)
     return fail(train.takeError());
-  llvm::Expected<data::LabeledImages> test =
+  llvm::Expected<data::TensorDataSource> test =
       data::loadIdxSplit(dataDir, data::Split::Test, *classes);
   if (!test)
     return fail(test.takeError());

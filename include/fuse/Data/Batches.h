@@ -1,17 +1,18 @@
 //===- Batches.h - Shuffled batches stacked for K-step training -*- C++ -*-===//
 //
-// The input pipeline of training with K steps per call: each epoch visits the
-// examples in a seeded order that depends only on (N, seed, epoch), and a
-// background thread gathers the next chunk of up to K batches, stacked as
-// [K, B, ...], while the current one trains. Step s always holds the same
-// examples whatever step a run starts at, so a resumed run is bitwise-exact.
+// The input pipeline of training with K steps per call, the same for every
+// data source: each epoch visits the examples in a seeded order that depends
+// only on (N, seed, epoch), and a background thread gathers the next chunk
+// of up to K batches from the source, stacked as [K, B, ...], while the
+// current one trains. Step s always holds the same examples whatever step a
+// run starts at, so a resumed run is bitwise-exact.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef FUSE_DATA_BATCHES_H
 #define FUSE_DATA_BATCHES_H
 
-#include "fuse/Tensor.h"
+#include "fuse/Data/DataSource.h"
 
 #include "llvm/Support/Error.h"
 
@@ -35,12 +36,12 @@ struct ChunkOptions {
   /// K: batches per chunk at most.
   int64_t stepsPerCall = 1;
   uint64_t seed = 0;
-  /// False: every epoch visits the examples in file order.
+  /// False: every epoch visits the examples in the source's order.
   bool shuffle = true;
 };
 
 /// Up to K batches of the same size, stacked. Step firstStep + i of the run
-/// is row i of each array.
+/// is row i of the inputs and the labels.
 struct Chunk {
   /// Counting from 0.
   int64_t epoch = 0;
@@ -50,8 +51,9 @@ struct Chunk {
   int64_t steps = 0;
   /// B of every batch in the chunk.
   int64_t batchSize = 0;
-  /// Per data array, [steps, batchSize, ...]: views of the loader's buffers.
-  std::vector<Tensor> arrays;
+  /// [steps, batchSize, ...input], [steps, batchSize, ...label]: views of
+  /// the loader's buffers.
+  Tensor inputs, labels;
   /// Its last batch is the last of its epoch.
   bool endsEpoch = false;
 };
@@ -65,12 +67,11 @@ struct Chunk {
 /// partial batch of an epoch (when B does not divide N) is a chunk of its own.
 class ChunkLoader {
 public:
-  /// A loader of the data set `arrays`, each [N, ...] with the same N,
-  /// contiguous, of any dtype (images f32 [N, 28, 28], labels i32 [N]); the
-  /// memory of any views among them must outlive the loader. Chunks start at
-  /// step `firstStep` (that of a resumed run) and stop before `endStep`.
+  /// A loader of the examples of `source`, which must outlive it. Chunks
+  /// start at step `firstStep` (that of a resumed run) and stop before
+  /// `endStep`.
   static llvm::Expected<std::unique_ptr<ChunkLoader>>
-  create(std::vector<Tensor> arrays, ChunkOptions options, int64_t firstStep,
+  create(const DataSource &source, ChunkOptions options, int64_t firstStep,
          int64_t endStep);
   /// Stops the worker, also while it holds a chunk nobody took.
   ~ChunkLoader();
@@ -83,29 +84,29 @@ public:
 
   /// Waits for the next chunk, hands it over and lets the worker assemble
   /// the one after. The chunk and its views stay valid until the next call.
-  /// After endStep, a chunk of 0 steps at endStep, at every call.
-  const Chunk &next();
+  /// After endStep, a chunk of 0 steps at endStep, at every call; the
+  /// source's error if it failed to gather a chunk.
+  llvm::Expected<const Chunk &> next();
 
 private:
-  ChunkLoader(std::vector<Tensor> arrays, const ChunkOptions &options,
+  ChunkLoader(const DataSource &source, const ChunkOptions &options,
               int64_t firstStep, int64_t endStep);
   /// The worker thread.
   void run();
   /// Gathers the `steps` batches of size `batchSize` from epoch position
   /// `position` on into slot `slot`.
-  void gather(int slot, int64_t position, int64_t steps, int64_t batchSize);
+  llvm::Error gather(int slot, int64_t position, int64_t steps,
+                     int64_t batchSize);
 
-  std::vector<Tensor> arrays_;
+  const DataSource &source_;
   ChunkOptions options_;
   int64_t firstStep_, endStep_;
   int64_t numExamples_, stepsPerEpoch_, fullBatches_;
-  /// Per data array: the bytes of one example.
-  std::vector<size_t> rowBytes_;
 
   // Owned by the worker.
   std::vector<int64_t> order_;
-  /// Per slot, per data array: storage for the largest chunk.
-  std::vector<Tensor> buffers_[2];
+  /// Per slot: inputs and labels of the largest chunk.
+  Tensor inputBuffers_[2], labelBuffers_[2];
 
   /// Chunk i lives in slot i % 2; the worker fills it while the consumer has
   /// the other one.
@@ -123,6 +124,8 @@ private:
   /// Chunks the consumer is done with: all handed over but the one it has.
   int64_t released_ = 0;
   bool finished_ = false;
+  /// Why the worker finished early: the source failed to gather.
+  std::string error_;
   bool stop_ = false;
 
   std::thread worker_;
