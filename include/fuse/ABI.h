@@ -129,6 +129,22 @@ constexpr llvm::StringLiteral kLearningRateArgName = "lr";
 /// runtime finds it). Named by fuse-expand-train-step.
 constexpr llvm::StringLiteral kStepCounterArgName = "step";
 
+//===----------------------------------------------------------------------===//
+// Module attributes
+//===----------------------------------------------------------------------===//
+
+/// Module attribute `fuse.target = {triple = "...", cpu = "...", features =
+/// "+f1,-f2,..."}`: the machine code is generated for, as llc's --mtriple,
+/// --mcpu and --mattr, the features complete. Produced by the compile driver
+/// (fuse::compileSpecialized, from CompileOptions::target, the host by
+/// default) before the MLIR lowering; consumed by fuse-tile-and-vectorize
+/// (its vector width) and the driver's TargetMachine.
+constexpr llvm::StringLiteral kTargetAttrName = "fuse.target";
+/// Its keys, each a string.
+constexpr llvm::StringLiteral kTargetTripleKey = "triple";
+constexpr llvm::StringLiteral kTargetCpuKey = "cpu";
+constexpr llvm::StringLiteral kTargetFeaturesKey = "features";
+
 } // namespace fuse::abi
 
 #endif // FUSE_ABI_H

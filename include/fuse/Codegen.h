@@ -39,6 +39,30 @@ llvm::Expected<llvm::orc::JITTargetMachineBuilder> hostMachineBuilder();
 /// The host CPU's name and features, for cache keys.
 std::string hostCpuDescription();
 
+/// What code is generated for: an LLVM target triple, CPU name and feature
+/// string ("+avx2,-avx512f,..."), as llc's --mtriple, --mcpu and --mattr.
+struct TargetDescription {
+  std::string triple;
+  std::string cpu;
+  std::string features;
+};
+
+/// The host's: the process triple, CPU and every feature it has or lacks
+/// (as orc::JITTargetMachineBuilder::detectHost, so the same code).
+TargetDescription hostTarget();
+
+/// The host's target with `triple`, `cpu` and `mattr` given as llc takes
+/// them (an empty one: the host's; a CPU other than the host's drops the
+/// host's features). The CPU is checked against the target's list and the
+/// features are expanded to the complete set the CPU and `mattr` imply.
+llvm::Expected<TargetDescription> resolveTarget(llvm::StringRef triple,
+                                                llvm::StringRef cpu,
+                                                llvm::StringRef mattr);
+
+/// A builder of TargetMachines for `target`, at O3.
+llvm::Expected<llvm::orc::JITTargetMachineBuilder>
+targetMachineBuilder(const TargetDescription &target);
+
 /// Translates a module in the LLVM dialect to LLVM IR.
 llvm::Expected<std::unique_ptr<llvm::Module>>
 translateToLLVMIR(mlir::ModuleOp module, llvm::LLVMContext &context);

@@ -17,6 +17,7 @@
 #ifndef FUSE_COMPILER_H
 #define FUSE_COMPILER_H
 
+#include "fuse/Codegen.h"
 #include "fuse/Pipeline.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -28,6 +29,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace llvm::orc {
@@ -59,7 +61,11 @@ struct CompileOptions {
   /// When not empty, adds `void <packedEntry>(void **args)` calling the
   /// entry (addPackedWrapper) before O3, so the call inlines into it.
   std::string packedEntry;
-  /// The target; null: the host (hostMachineBuilder()).
+  /// The target, recorded as the module attribute abi::kTargetAttrName
+  /// (fuse-tile-and-vectorize's vector width) before the MLIR lowering;
+  /// empty: the host (hostTarget()).
+  std::optional<TargetDescription> target;
+  /// Builds the TargetMachine, matching `target`; null: built from `target`.
   llvm::orc::JITTargetMachineBuilder *machine = nullptr;
   /// Adjusts the MLIR pass manager before it runs (fusec's timing and
   /// IR-printing flags).

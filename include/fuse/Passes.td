@@ -308,11 +308,13 @@ def FuseTileAndVectorize
       of up to 4 registers along the innermost loop.
 
     Partial tiles at the edges are vectorized with masks. `vector-bits` is
-    the register width; 0 asks the host CPU (512 with AVX-512).
+    the register width; 0 takes the module's `fuse.target` features (512
+    with avx512f, 256 with avx or avx2, else 128), or the host CPU's when
+    the module has none.
   }];
   let options = [
     Option<"vectorBits", "vector-bits", "unsigned", /*default=*/"0",
-           "Vector register width in bits (0: the host's)">,
+           "Vector register width in bits (0: the target's)">,
     Option<"winograd", "winograd", "bool", /*default=*/"false",
            "Compute the 3x3 convolutions (and filter gradients) that "
            "allow it with Winograd's F(4x4, 3x3) or F(2x2, 3x3)">

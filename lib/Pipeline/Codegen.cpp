@@ -4,17 +4,21 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/SmallVectorMemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/Triple.h"
 
 #include <mutex>
 
@@ -50,6 +54,81 @@ std::string fuse::hostCpuDescription() {
   for (const std::string &f : enabled)
     text += "+" + f;
   return text;
+}
+
+fuse::TargetDescription fuse::hostTarget() {
+  TargetDescription target;
+  target.triple = sys::getProcessTriple();
+  target.cpu = sys::getHostCPUName().str();
+  std::vector<std::string> features;
+  for (const auto &feature : sys::getHostCPUFeatures())
+    features.push_back((feature.second ? "+" : "-") + feature.first().str());
+  llvm::sort(features);
+  target.features = join(features, ",");
+  return target;
+}
+
+Expected<fuse::TargetDescription>
+fuse::resolveTarget(StringRef triple, StringRef cpu, StringRef mattr) {
+  initializeNativeTarget();
+  TargetDescription host = hostTarget();
+  TargetDescription target;
+  target.triple = triple.empty() ? host.triple : Triple::normalize(triple);
+  // The host's features go with the host's CPU only.
+  bool hostCpu = cpu.empty() && target.triple == host.triple;
+  target.cpu = cpu.empty() ? host.cpu : cpu.str();
+  std::string features = hostCpu ? host.features : "";
+  if (!mattr.empty())
+    features += (features.empty() ? "" : ",") + mattr.str();
+
+  std::string error;
+  Triple parsed(target.triple);
+  const Target *llvmTarget = TargetRegistry::lookupTarget(parsed, error);
+  if (!llvmTarget)
+    return createStringError(inconvertibleErrorCode(), "target '%s': %s",
+                             target.triple.c_str(), error.c_str());
+  // Checked before use: LLVM only warns and ignores unknown names.
+  std::unique_ptr<MCSubtargetInfo> generic(
+      llvmTarget->createMCSubtargetInfo(parsed, "", ""));
+  if (!generic->isCPUStringValid(target.cpu))
+    return createStringError(inconvertibleErrorCode(),
+                             "'%s' is not a CPU of target '%s'",
+                             target.cpu.c_str(), target.triple.c_str());
+  SmallVector<StringRef> given;
+  StringRef(mattr).split(given, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef feature : given) {
+    StringRef name = feature.ltrim("+-");
+    if (!feature.starts_with("+") && !feature.starts_with("-"))
+      return createStringError(inconvertibleErrorCode(),
+                               "feature '%s' must start with '+' or '-'",
+                               feature.str().c_str());
+    if (llvm::none_of(
+            generic->getAllProcessorFeatures(),
+            [&](const SubtargetFeatureKV &kv) { return name == kv.Key; }))
+      return createStringError(inconvertibleErrorCode(),
+                               "'%s' is not a feature of target '%s'",
+                               name.str().c_str(), target.triple.c_str());
+  }
+  // Every feature spelled out, so the attribute alone says what the CPU
+  // has (fuse-tile-and-vectorize reads it).
+  std::unique_ptr<MCSubtargetInfo> info(
+      llvmTarget->createMCSubtargetInfo(parsed, target.cpu, features));
+  std::vector<std::string> all;
+  for (const SubtargetFeatureKV &kv : info->getAllProcessorFeatures())
+    all.push_back((info->getFeatureBits()[kv.Value] ? "+" : "-") +
+                  std::string(kv.Key));
+  target.features = join(all, ",");
+  return target;
+}
+
+Expected<orc::JITTargetMachineBuilder>
+fuse::targetMachineBuilder(const TargetDescription &target) {
+  initializeNativeTarget();
+  orc::JITTargetMachineBuilder builder{Triple(target.triple)};
+  builder.setCPU(target.cpu);
+  builder.setFeatures(target.features);
+  builder.setCodeGenOptLevel(CodeGenOptLevel::Aggressive);
+  return builder;
 }
 
 Expected<std::unique_ptr<Module>>

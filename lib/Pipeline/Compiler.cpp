@@ -1,6 +1,7 @@
 //===- Compiler.cpp - The one compile driver ------------------------------===//
 
 #include "fuse/Compiler.h"
+#include "fuse/ABI.h"
 #include "fuse/Codegen.h"
 
 #include "mlir/Pass/PassManager.h"
@@ -42,6 +43,24 @@ FailureOr<func::FuncOp> fuse::specializeEntry(ModuleOp module, StringRef name,
 Expected<fuse::CompileResult>
 fuse::compileSpecialized(ModuleOp module, StringRef entry,
                          const CompileOptions &options) {
+  // The target, set once: the lowering's vector width and the
+  // TargetMachine below both come from it. The fuse and linalg outputs stay
+  // target-independent.
+  TargetDescription target = options.target ? *options.target : hostTarget();
+  if (options.stage >= Stage::LLVMDialect) {
+    MLIRContext *context = module.getContext();
+    auto string = [&](StringRef key, StringRef value) {
+      return NamedAttribute(StringAttr::get(context, key),
+                            StringAttr::get(context, value));
+    };
+    module->setAttr(
+        abi::kTargetAttrName,
+        DictionaryAttr::get(
+            context, {string(abi::kTargetTripleKey, target.triple),
+                      string(abi::kTargetCpuKey, target.cpu),
+                      string(abi::kTargetFeaturesKey, target.features)}));
+  }
+
   PassManager pm(module.getContext());
   if (options.configure && failed(options.configure(pm)))
     return llvm::make_error<PassFailure>();
@@ -63,7 +82,9 @@ fuse::compileSpecialized(ModuleOp module, StringRef entry,
       return std::move(e);
   std::optional<llvm::orc::JITTargetMachineBuilder> host;
   if (!options.machine) {
-    Expected<llvm::orc::JITTargetMachineBuilder> builder = hostMachineBuilder();
+    // The host's exactly as the engine builds it, unless told otherwise.
+    Expected<llvm::orc::JITTargetMachineBuilder> builder =
+        options.target ? targetMachineBuilder(target) : hostMachineBuilder();
     if (!builder)
       return builder.takeError();
     host.emplace(std::move(*builder));

@@ -7,6 +7,8 @@
 
 #include "fuse/Passes.h"
 
+#include "fuse/ABI.h"
+
 #include "ConvolutionTiling.h"
 #include "DotProductTiling.h"
 #include "ImageLoopFusion.h"
@@ -33,7 +35,10 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Debug.h"
 #include "llvm/TargetParser/Host.h"
+
+#define DEBUG_TYPE "fuse-tile-and-vectorize"
 
 namespace fuse {
 #define GEN_PASS_DEF_FUSETILEANDVECTORIZE
@@ -47,14 +52,42 @@ namespace {
 
 constexpr llvm::StringLiteral kVectorSizes = "fuse.vector_sizes";
 
-/// The widest vector register of the host, in bits.
-unsigned hostVectorBits() {
-  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+/// The widest vector register a CPU with `features` has, in bits.
+unsigned widestVectorBits(const llvm::StringMap<bool> &features) {
   if (features.lookup("avx512f"))
     return 512;
   if (features.lookup("avx") || features.lookup("avx2"))
     return 256;
   return 128;
+}
+
+/// The vector width for `func`: its module's target (abi::kTargetAttrName,
+/// set by the compile driver), else the host's (a bare fuse-opt run).
+unsigned targetVectorBits(func::FuncOp func) {
+  auto module = func->getParentOfType<ModuleOp>();
+  auto target =
+      module ? module->getAttrOfType<DictionaryAttr>(fuse::abi::kTargetAttrName)
+             : DictionaryAttr();
+  auto features = target
+                      ? target.getAs<StringAttr>(fuse::abi::kTargetFeaturesKey)
+                      : StringAttr();
+  if (!features) {
+    unsigned bits = widestVectorBits(llvm::sys::getHostCPUFeatures());
+    LLVM_DEBUG(llvm::dbgs()
+               << "vector width " << bits << " bits: the host's (no "
+               << fuse::abi::kTargetAttrName << ")\n");
+    return bits;
+  }
+  // A later entry overrides an earlier one, as in LLVM's feature strings.
+  llvm::StringMap<bool> enabled;
+  SmallVector<StringRef> entries;
+  features.getValue().split(entries, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef entry : entries)
+    enabled[entry.ltrim("+-")] = !entry.starts_with("-");
+  unsigned bits = widestVectorBits(enabled);
+  LLVM_DEBUG(llvm::dbgs() << "vector width " << bits << " bits: target cpu "
+                          << target.get(fuse::abi::kTargetCpuKey) << "\n");
+  return bits;
 }
 
 /// A tile size for a vectorized dim of size `n` that divides it: two or one
@@ -486,7 +519,7 @@ struct FuseTileAndVectorizePass
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     MLIRContext *context = &getContext();
-    unsigned bits = vectorBits ? unsigned(vectorBits) : hostVectorBits();
+    unsigned bits = vectorBits ? unsigned(vectorBits) : targetVectorBits(func);
     IRRewriter rewriter(context);
 
     // 0. One fill per use: CSE merges identical fills, and when two ops

@@ -57,8 +57,8 @@ cl::opt<Emit> emit(
         clEnumValN(Emit::Linalg, "linalg", "tensor-level linalg"),
         clEnumValN(Emit::LLVMDialect, "llvm-mlir", "the MLIR LLVM dialect"),
         clEnumValN(Emit::LLVMIR, "llvm-ir", "LLVM IR, optimized at O3"),
-        clEnumValN(Emit::Assembly, "asm", "assembly for the host CPU"),
-        clEnumValN(Emit::Object, "obj", "an object file for the host CPU")));
+        clEnumValN(Emit::Assembly, "asm", "assembly for the target CPU"),
+        clEnumValN(Emit::Object, "obj", "an object file for the target CPU")));
 cl::opt<std::string>
     entry("entry", cl::desc("The function to compile (default: the only one)"),
           cl::cat(fusec::category()), cl::sub(cl::SubCommand::getTopLevel()));
@@ -73,6 +73,21 @@ cl::opt<bool> engineEntry(
              "called through __fuse_entry(void **args)"),
     cl::init(false), cl::cat(fusec::category()),
     cl::sub(cl::SubCommand::getTopLevel()));
+// The target, as llc takes it. Emit paths only: code for a CPU the host
+// lacks is never run on the host, so `run` and `train` do not take them.
+cl::opt<std::string> mtriple("mtriple",
+                             cl::desc("Target triple (default: the host's)"),
+                             cl::cat(fusec::category()),
+                             cl::sub(cl::SubCommand::getTopLevel()));
+cl::opt<std::string>
+    mcpu("mcpu",
+         cl::desc("Target CPU, e.g. x86-64-v3, skylake-avx512 (default: the "
+                  "host's, with its features)"),
+         cl::cat(fusec::category()), cl::sub(cl::SubCommand::getTopLevel()));
+cl::opt<std::string>
+    mattr("mattr",
+          cl::desc("Target features to add or remove, e.g. +avx512f,-fma"),
+          cl::cat(fusec::category()), cl::sub(cl::SubCommand::getTopLevel()));
 } // namespace
 
 cl::OptionCategory &fusec::category() {
@@ -187,6 +202,16 @@ static LogicalResult compile(MLIRContext &context, llvm::SourceMgr &sourceMgr,
   options.pipeline.winograd = fusec::winograd;
   options.pipeline.profile = fusec::profile;
   options.stage = emit;
+  if (!mtriple.empty() || !mcpu.empty() || !mattr.empty()) {
+    llvm::Expected<fuse::TargetDescription> target =
+        fuse::resolveTarget(mtriple, mcpu, mattr);
+    if (!target) {
+      llvm::errs() << "fusec: error: " << llvm::toString(target.takeError())
+                   << "\n";
+      return failure();
+    }
+    options.target = std::move(*target);
+  }
   options.configure = [](PassManager &pm) -> LogicalResult {
     if (failed(applyPassManagerCLOptions(pm)))
       return failure();
@@ -282,6 +307,13 @@ int main(int argc, char **argv) {
       "[-o OUT]\n"
       "  fusec run FILE.mlir --entry=F --arg=SPEC...\n"
       "  fusec train MODEL.mlir [--epochs=N] [--batch-size=B] ...\n");
+  if ((fusec::runCommand || fusec::trainCommand) &&
+      (mtriple.getNumOccurrences() || mcpu.getNumOccurrences() ||
+       mattr.getNumOccurrences())) {
+    llvm::errs() << "fusec: error: --mtriple, --mcpu and --mattr choose the "
+                    "target of emitted code; run and train run on the host\n";
+    return 1;
+  }
   if (fusec::runCommand)
     return fusec::runMain();
   if (fusec::trainCommand)
