@@ -107,6 +107,10 @@ cl::opt<ProgressStyle> progressStyle(
                           "a line every few seconds")),
     cl::cat(fusec::category()), cl::sub(fusec::trainCommand));
 
+/// `x` as printed: a NaN without its sign bit, which arithmetic sets or
+/// clears depending on how the host code was compiled ("nan", not "-nan").
+double shown(double x) { return std::isnan(x) ? std::fabs(x) : x; }
+
 /// Keras' progress bar on a terminal; a line every few seconds otherwise.
 class Progress {
 public:
@@ -136,7 +140,7 @@ public:
           << llvm::format("ETA: %.1fs - %.0f steps/s - ", eta,
                           p.seconds > 0 ? double(p.stepsRun) / p.seconds : 0.0)
           << perStep(p.seconds, p.stepsRun)
-          << llvm::format(" - loss: %.4f", p.meanLoss) << "\x1b[K";
+          << llvm::format(" - loss: %.4f", shown(p.meanLoss)) << "\x1b[K";
       os_.flush();
       return;
     }
@@ -150,7 +154,7 @@ public:
                         (long long)p.epoch + 1, (long long)epochs_,
                         (long long)p.stepInEpoch, (long long)p.stepsPerEpoch)
         << perStep(p.seconds, p.stepsRun)
-        << llvm::format(" - loss: %.4f\n", p.meanLoss);
+        << llvm::format(" - loss: %.4f\n", shown(p.meanLoss));
     os_.flush();
   }
 
@@ -161,9 +165,9 @@ public:
       os_ << "epoch " << e.epoch + 1 << "/" << epochs_ << ": ";
     os_ << llvm::format("%lld steps in %.2fs - ", (long long)e.steps, e.seconds)
         << perStep(e.seconds, e.steps)
-        << llvm::format(" - loss: %.4f", e.trainLoss);
+        << llvm::format(" - loss: %.4f", shown(e.trainLoss));
     if (e.testLoss)
-      os_ << llvm::format(" - test_loss: %.4f", *e.testLoss);
+      os_ << llvm::format(" - test_loss: %.4f", shown(*e.testLoss));
     if (e.testAccuracy)
       os_ << llvm::format(" - test_accuracy: %.4f", *e.testAccuracy);
     os_ << "\n";
