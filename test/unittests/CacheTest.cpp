@@ -45,23 +45,6 @@ func.func @mse(%x: tensor<4xf32>, %w: tensor<4xf32>) -> tensor<f32> {
 fuse.train_step @step {loss = @mse, params = array<i64: 1>, optimizer = "sgd"}
 )mlir";
 
-struct TempDir {
-  llvm::SmallString<128> path;
-  TempDir() {
-    if (llvm::sys::fs::createUniqueDirectory("fuse-cache-test", path))
-      std::abort();
-  }
-  ~TempDir() { llvm::sys::fs::remove_directories(path); }
-  std::vector<std::string> files() const {
-    std::vector<std::string> out;
-    std::error_code ec;
-    for (llvm::sys::fs::directory_iterator it(path, ec), end; it != end && !ec;
-         it.increment(ec))
-      out.push_back(it->path());
-    return out;
-  }
-};
-
 std::string readFile(const std::string &path) {
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);

@@ -140,24 +140,6 @@ TEST(Engine, RetraceWarningNamesTheChangingDims) {
   EXPECT_EQ(warnings.find("fuse: warning", 1), std::string::npos) << warnings;
 }
 
-/// A fresh directory for a disk cache, removed at the end.
-struct TempDir {
-  llvm::SmallString<128> path;
-  TempDir() {
-    if (llvm::sys::fs::createUniqueDirectory("fuse-test-cache", path))
-      std::abort();
-  }
-  ~TempDir() { llvm::sys::fs::remove_directories(path); }
-  std::vector<std::string> files() const {
-    std::vector<std::string> out;
-    std::error_code ec;
-    for (llvm::sys::fs::directory_iterator it(path, ec), end; it != end && !ec;
-         it.increment(ec))
-      out.push_back(it->path());
-    return out;
-  }
-};
-
 void truncateFile(const std::string &file, uint64_t size) {
   auto buffer = llvm::MemoryBuffer::getFile(file);
   ASSERT_TRUE(bool(buffer));

@@ -5,7 +5,9 @@
 
 #include "fuse/Engine.h"
 
+#include "llvm/ADT/SmallString.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/FileSystem.h"
 
 #include <gtest/gtest.h>
 
@@ -53,6 +55,24 @@ inline std::unique_ptr<Engine> makeEngine(llvm::StringRef source,
   }
   return engine;
 }
+
+/// A fresh directory (a disk cache's, say), removed at the end.
+struct TempDir {
+  llvm::SmallString<128> path;
+  TempDir() {
+    if (llvm::sys::fs::createUniqueDirectory("fuse-test", path))
+      std::abort();
+  }
+  ~TempDir() { llvm::sys::fs::remove_directories(path); }
+  std::vector<std::string> files() const {
+    std::vector<std::string> out;
+    std::error_code ec;
+    for (llvm::sys::fs::directory_iterator it(path, ec), end; it != end && !ec;
+         it.increment(ec))
+      out.push_back(it->path());
+    return out;
+  }
+};
 
 /// Uniform random f32 values in [lo, hi).
 inline Tensor randomTensor(llvm::ArrayRef<int64_t> shape, unsigned seed,
