@@ -393,8 +393,7 @@ func.func @g(%x: tensor<4xf32>) -> (tensor<?xf32> {fuse.stacked}) {
             "function 'g': result #0 is stacked but no argument is: nothing "
             "gives the number of steps");
   EXPECT_TRUE(engine->functionNames().empty());
-  EXPECT_EQ(errorOf(engine->lookup("ok")),
-            "no function named 'ok' is loaded");
+  EXPECT_EQ(errorOf(engine->lookup("ok")), "no function named 'ok' is loaded");
 
   ASSERT_FALSE(engine->loadString(kAffine));
   // @h precedes the clash with the loaded @affine.

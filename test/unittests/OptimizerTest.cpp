@@ -406,10 +406,10 @@ TEST(Optimizer, AdamBiasCorrectionInDouble) {
     auto value = [&](double x) {
       return convert(Tensor::fromValues<float>({1}, {float(x)}), dtype);
     };
-    std::vector<Tensor> out = unwrap(f.call(
-        {Tensor::fromValues<float>({}, {1e-3f}),
-         Tensor::fromValues<int64_t>({}, {0}), value(0), value(1), value(0),
-         value(0)}));
+    std::vector<Tensor> out =
+        unwrap(f.call({Tensor::fromValues<float>({}, {1e-3f}),
+                       Tensor::fromValues<int64_t>({}, {0}), value(0), value(1),
+                       value(0), value(0)}));
     // lr is an f32 operand: the reference uses the same rounded value. m
     // and v over their corrections are 1 and 1e-4 over 1e-4: the step is
     // lr / (1 + eps).
