@@ -8,7 +8,7 @@
 #
 # Layout under the prefix:
 #   include/fuse/*.h                 public headers (+ generated Version.h,
-#                                    Passes.h.inc)
+#                                    <layer>/Passes.h.inc)
 #   lib/libFuse*.a                   the libraries below
 #   lib/cmake/Fuse/                  FuseConfig.cmake, FuseConfigVersion.cmake,
 #                                    FuseTargets*.cmake (namespace Fuse::)
@@ -24,8 +24,10 @@ set(FUSE_EXPORTED_LIBRARIES
   FuseData
   FuseJIT
   FusePipeline
+  FuseCodegen
   FuseTransforms
   FuseToLinalg
+  FuseOptimizersToLinalg
   FuseDialect
   FuseSupport)
 
@@ -53,8 +55,11 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/fuse/
 # Generated headers: the version, and the pass declarations Passes.h includes.
 install(FILES
     ${PROJECT_BINARY_DIR}/include/fuse/Version.h
-    ${PROJECT_BINARY_DIR}/include/fuse/Passes.h.inc
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/fuse)
+foreach(layer Transforms Conversion Codegen)
+  install(FILES ${PROJECT_BINARY_DIR}/include/fuse/${layer}/Passes.h.inc
+    DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/fuse/${layer})
+endforeach()
 
 install(EXPORT FuseTargets
   NAMESPACE Fuse::

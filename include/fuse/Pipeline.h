@@ -62,8 +62,8 @@ void buildSpecializeEntryPipeline(mlir::OpPassManager &pm, llvm::StringRef name,
 void buildSimplifyPipeline(mlir::OpPassManager &pm);
 
 /// fuse (static shapes) -> tensor-level linalg: optimizer ops expanded
-/// (fuse-fuse-optimizer), then everything else lowered, with element-wise
-/// fusion.
+/// (convert-fuse-optimizers-to-linalg), then everything else lowered, with
+/// element-wise fusion.
 void buildLowerToLinalgPipeline(mlir::OpPassManager &pm,
                                 const PipelineOptions &options = {});
 

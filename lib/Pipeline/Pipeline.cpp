@@ -67,9 +67,9 @@ void fuse::buildSimplifyPipeline(OpPassManager &pm) {
 void fuse::buildLowerToLinalgPipeline(OpPassManager &pm,
                                       const PipelineOptions &options) {
   OpPassManager &func = pm.nest<func::FuncOp>();
-  FuseFuseOptimizerOptions optimizer;
+  ConvertFuseOptimizersToLinalgOptions optimizer;
   optimizer.fuse = options.fusion;
-  func.addPass(createFuseFuseOptimizer(optimizer));
+  func.addPass(createConvertFuseOptimizersToLinalg(optimizer));
   func.addPass(createConvertFuseToLinalg());
   if (options.fusion)
     func.addPass(createFuseElementwiseFusion());

@@ -1,7 +1,7 @@
 //===- Autodiff.cpp - The fuse-autodiff pass ------------------------------===//
 
 #include "Fuse/IR/FuseOps.h"
-#include "fuse/Passes.h"
+#include "fuse/Transforms/Passes.h"
 #include "fuse/SourceNames.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -11,7 +11,7 @@
 
 namespace fuse {
 #define GEN_PASS_DEF_FUSEAUTODIFF
-#include "fuse/Passes.h.inc"
+#include "fuse/Transforms/Passes.h.inc"
 } // namespace fuse
 
 using namespace mlir;

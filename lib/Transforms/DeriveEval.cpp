@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fuse/ABI.h"
-#include "fuse/Passes.h"
+#include "fuse/Transforms/Passes.h"
 
 #include "Fuse/IR/FuseDialect.h"
 #include "Fuse/IR/FuseOps.h"
@@ -18,7 +18,7 @@
 
 namespace fuse {
 #define GEN_PASS_DEF_FUSEDERIVEEVAL
-#include "fuse/Passes.h.inc"
+#include "fuse/Transforms/Passes.h.inc"
 } // namespace fuse
 
 using namespace mlir;

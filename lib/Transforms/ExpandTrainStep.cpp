@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fuse/ABI.h"
-#include "fuse/Passes.h"
+#include "fuse/Transforms/Passes.h"
 #include "fuse/SourceNames.h"
 
 #include "Fuse/IR/FuseDialect.h"
@@ -19,7 +19,7 @@
 
 namespace fuse {
 #define GEN_PASS_DEF_FUSEEXPANDTRAINSTEP
-#include "fuse/Passes.h.inc"
+#include "fuse/Transforms/Passes.h.inc"
 } // namespace fuse
 
 using namespace mlir;

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "fuse/Passes.h"
+#include "fuse/Transforms/Passes.h"
 
 #include "Fuse/IR/FuseDialect.h"
 #include "Fuse/IR/FuseOps.h"
@@ -16,7 +16,7 @@
 
 namespace fuse {
 #define GEN_PASS_DEF_FUSEMARKCLASSLABELS
-#include "fuse/Passes.h.inc"
+#include "fuse/Transforms/Passes.h.inc"
 } // namespace fuse
 
 using namespace mlir;

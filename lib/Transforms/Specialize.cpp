@@ -1,7 +1,7 @@
 //===- Specialize.cpp - The fuse-specialize pass --------------------------===//
 
 #include "Fuse/IR/FuseOps.h"
-#include "fuse/Passes.h"
+#include "fuse/Transforms/Passes.h"
 #include "fuse/SourceNames.h"
 
 #include "mlir/AsmParser/AsmParser.h"
@@ -15,7 +15,7 @@
 
 namespace fuse {
 #define GEN_PASS_DEF_FUSESPECIALIZE
-#include "fuse/Passes.h.inc"
+#include "fuse/Transforms/Passes.h.inc"
 } // namespace fuse
 
 using namespace mlir;

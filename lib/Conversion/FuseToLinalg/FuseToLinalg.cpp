@@ -3,7 +3,7 @@
 #include "LoweringUtils.h"
 
 #include "Fuse/IR/FuseDialect.h"
-#include "fuse/Passes.h"
+#include "fuse/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -13,7 +13,7 @@
 
 namespace fuse {
 #define GEN_PASS_DEF_CONVERTFUSETOLINALG
-#include "fuse/Passes.h.inc"
+#include "fuse/Conversion/Passes.h.inc"
 } // namespace fuse
 
 using namespace mlir;

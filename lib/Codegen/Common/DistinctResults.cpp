@@ -1,6 +1,6 @@
 //===- DistinctResults.cpp - The fuse-distinct-results pass ---------------===//
 
-#include "fuse/Passes.h"
+#include "fuse/Codegen/Passes.h"
 
 #include "Fuse/IR/FuseDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -13,7 +13,7 @@
 
 namespace fuse {
 #define GEN_PASS_DEF_FUSEDISTINCTRESULTS
-#include "fuse/Passes.h.inc"
+#include "fuse/Codegen/Passes.h.inc"
 } // namespace fuse
 
 using namespace mlir;

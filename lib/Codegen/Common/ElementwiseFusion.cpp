@@ -11,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "fuse/Passes.h"
+#include "fuse/Codegen/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -25,7 +25,7 @@
 
 namespace fuse {
 #define GEN_PASS_DEF_FUSEELEMENTWISEFUSION
-#include "fuse/Passes.h.inc"
+#include "fuse/Codegen/Passes.h.inc"
 } // namespace fuse
 
 using namespace mlir;

@@ -6,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fuse/ABI.h"
-#include "fuse/Passes.h"
+#include "fuse/Codegen/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -17,7 +17,7 @@
 
 namespace fuse {
 #define GEN_PASS_DEF_FUSEINSERTTIMERS
-#include "fuse/Passes.h.inc"
+#include "fuse/Codegen/Passes.h.inc"
 } // namespace fuse
 
 using namespace mlir;

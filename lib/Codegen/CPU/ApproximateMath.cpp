@@ -1,6 +1,6 @@
 //===- ApproximateMath.cpp - The fuse-approximate-math pass ---------------===//
 
-#include "fuse/Passes.h"
+#include "fuse/Codegen/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -10,7 +10,7 @@
 
 namespace fuse {
 #define GEN_PASS_DEF_FUSEAPPROXIMATEMATH
-#include "fuse/Passes.h.inc"
+#include "fuse/Codegen/Passes.h.inc"
 } // namespace fuse
 
 using namespace mlir;

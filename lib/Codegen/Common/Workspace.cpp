@@ -14,7 +14,7 @@
 
 #include "Fuse/IR/FuseOps.h"
 #include "fuse/ABI.h"
-#include "fuse/Passes.h"
+#include "fuse/Codegen/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -23,7 +23,7 @@
 
 namespace fuse {
 #define GEN_PASS_DEF_FUSEWORKSPACE
-#include "fuse/Passes.h.inc"
+#include "fuse/Codegen/Passes.h.inc"
 } // namespace fuse
 
 using namespace mlir;

@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "fuse/Passes.h"
+#include "fuse/Codegen/Passes.h"
 
 #include "fuse/ABI.h"
 
@@ -42,7 +42,7 @@
 
 namespace fuse {
 #define GEN_PASS_DEF_FUSETILEANDVECTORIZE
-#include "fuse/Passes.h.inc"
+#include "fuse/Codegen/Passes.h.inc"
 } // namespace fuse
 
 using namespace mlir;

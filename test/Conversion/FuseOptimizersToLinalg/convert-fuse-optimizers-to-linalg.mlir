@@ -1,6 +1,6 @@
-// RUN: fuse-opt %s --fuse-fuse-optimizer --split-input-file | FileCheck %s
-// RUN: fuse-opt %s --fuse-fuse-optimizer=max-group-size=2 --split-input-file | FileCheck %s --check-prefix=GROUP2
-// RUN: fuse-opt %s --fuse-fuse-optimizer=fuse=false --split-input-file | FileCheck %s --check-prefix=UNFUSED
+// RUN: fuse-opt %s --convert-fuse-optimizers-to-linalg --split-input-file | FileCheck %s
+// RUN: fuse-opt %s --convert-fuse-optimizers-to-linalg=max-group-size=2 --split-input-file | FileCheck %s --check-prefix=GROUP2
+// RUN: fuse-opt %s --convert-fuse-optimizers-to-linalg=fuse=false --split-input-file | FileCheck %s --check-prefix=UNFUSED
 
 // Each optimizer op becomes one linalg.generic per group of parameters of
 // the same type: gradients are its only inputs, the parameters and their

@@ -1,4 +1,4 @@
-//===- FuseOptimizer.cpp - The fuse-fuse-optimizer pass -------------------===//
+//===- FuseOptimizersToLinalg.cpp - Optimizer ops to fused updates --------===//
 //
 // Each optimizer's update rule is written once, against `Arith`, and emitted
 // either fused (scalar arithmetic in the body of one linalg.generic per group
@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "fuse/Passes.h"
+#include "fuse/Conversion/Passes.h"
 
 #include "Fuse/IR/FuseOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -20,8 +20,8 @@
 #include "llvm/ADT/MapVector.h"
 
 namespace fuse {
-#define GEN_PASS_DEF_FUSEFUSEOPTIMIZER
-#include "fuse/Passes.h.inc"
+#define GEN_PASS_DEF_CONVERTFUSEOPTIMIZERSTOLINALG
+#include "fuse/Conversion/Passes.h.inc"
 } // namespace fuse
 
 using namespace mlir;
@@ -527,8 +527,8 @@ SmallVector<Value> emitUnfusedLamb(OpBuilder &b, Location loc,
   return regroup(perParam, 2);
 }
 
-struct FuseFuseOptimizerPass
-    : fuse::impl::FuseFuseOptimizerBase<FuseFuseOptimizerPass> {
+struct ConvertFuseOptimizersToLinalgPass
+    : fuse::impl::ConvertFuseOptimizersToLinalgBase<ConvertFuseOptimizersToLinalgPass> {
   using Base::Base;
 
   template <typename OpTy> Operands operandsOf(OpTy op) {

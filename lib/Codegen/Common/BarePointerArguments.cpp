@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fuse/ABI.h"
-#include "fuse/Passes.h"
+#include "fuse/Codegen/Passes.h"
 
 #include "Fuse/IR/FuseDialect.h"
 
@@ -19,7 +19,7 @@
 
 namespace fuse {
 #define GEN_PASS_DEF_FUSEBAREPOINTERARGUMENTS
-#include "fuse/Passes.h.inc"
+#include "fuse/Codegen/Passes.h.inc"
 } // namespace fuse
 
 using namespace mlir;

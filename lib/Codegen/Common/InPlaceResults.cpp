@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "fuse/Passes.h"
+#include "fuse/Codegen/Passes.h"
 #include "fuse/SourceNames.h"
 
 #include "Fuse/IR/FuseDialect.h"
@@ -18,7 +18,7 @@
 
 namespace fuse {
 #define GEN_PASS_DEF_FUSEINPLACERESULTS
-#include "fuse/Passes.h.inc"
+#include "fuse/Codegen/Passes.h.inc"
 } // namespace fuse
 
 using namespace mlir;

@@ -1,6 +1,6 @@
 //===- LowerVectors.cpp - The fuse-lower-vectors pass ---------------------===//
 
-#include "fuse/Passes.h"
+#include "fuse/Codegen/Passes.h"
 
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -17,7 +17,7 @@
 
 namespace fuse {
 #define GEN_PASS_DEF_FUSELOWERVECTORS
-#include "fuse/Passes.h.inc"
+#include "fuse/Codegen/Passes.h.inc"
 } // namespace fuse
 
 using namespace mlir;

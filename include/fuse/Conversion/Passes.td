@@ -1,0 +1,66 @@
+//===- Passes.td - Fuse conversion passes ---------------------------------===//
+//
+// Conversions out of the fuse dialect: fuse ops and optimizer ops to
+// linalg, tensor, arith and math.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSE_CONVERSION_PASSES_TD
+#define FUSE_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertFuseToLinalg
+    : Pass<"convert-fuse-to-linalg", "::mlir::func::FuncOp"> {
+  let summary = "Lower fuse ops to linalg, tensor, arith and math";
+  let description = [{
+    Lowers every fuse op of a function with static shapes to tensor-level
+    linalg (named contractions, convolutions and pools; `linalg.generic` for
+    element-wise work and reductions), `tensor`, `arith` and `math`.
+    Broadcasting is expressed in indexing maps, never as a copy; softmax,
+    log-softmax and cross-entropy subtract the row maximum before `exp`.
+    A fuse op with a dynamic dimension is an error: run `fuse-specialize`
+    first.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::tensor::TensorDialect"
+  ];
+}
+
+def ConvertFuseOptimizersToLinalg
+    : Pass<"convert-fuse-optimizers-to-linalg", "::mlir::func::FuncOp"> {
+  let summary = "Expand optimizer ops into fused element-wise updates";
+  let description = [{
+    Replaces each optimizer op (`fuse.sgd`, `fuse.adam`, `fuse.adagrad`,
+    `fuse.rmsprop`, `fuse.lamb`) by one `linalg.generic` per group of
+    parameters of the same type (horizontal fusion, at most
+    `max-group-size` parameters per loop nest): it reads each gradient and
+    takes each parameter and state as an `outs` operand, so every array is
+    read once and written once, in place once bufferized, and no
+    intermediate tensor exists. Learning-rate and step-dependent scalars
+    (bias corrections) are computed once per call, outside the loops. LAMB
+    takes two passes: one reduction per parameter reads p, g and the
+    moments and sums the squares of p and of its update direction (new
+    moments and direction stay in registers; nothing is written), then one
+    update per group recomputes them and writes p and the moments. The
+    direction is never stored and no norm spans several parameters.
+
+    With `fuse=false` the rule is expanded into one fuse op per arithmetic
+    operation instead, as an eager framework runs it: the unfused baseline.
+    Both forms perform the same operations in the same order; per-call
+    scalars are computed in f64.
+  }];
+  let options = [
+    Option<"fuse", "fuse", "bool", /*default=*/"true",
+           "Fuse each update into one loop nest (false: one op per operation)">,
+    Option<"maxGroupSize", "max-group-size", "unsigned", /*default=*/"4",
+           "Most parameters of one type updated by one loop nest">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::tensor::TensorDialect"
+  ];
+}
+
+#endif // FUSE_CONVERSION_PASSES_TD

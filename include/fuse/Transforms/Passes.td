@@ -1,0 +1,133 @@
+//===- Passes.td - Fuse transforms passes ---------------------------------===//
+//
+// Graph-level passes on the fuse dialect: training steps, autodiff,
+// K-step functions, specialization. They run before any lowering.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSE_TRANSFORMS_PASSES_TD
+#define FUSE_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def FuseExpandTrainStep : Pass<"fuse-expand-train-step", "::mlir::ModuleOp"> {
+  let summary = "Define each fuse.train_step as a step function";
+  let description = [{
+    Replaces each `fuse.train_step` by the function it declares:
+
+    ```
+    func.func @train(params..., states..., other loss arguments..., lr, step)
+        -> (loss, new params..., new states...)
+    ```
+
+    whose body is `fuse.value_and_grad` of the loss with respect to the
+    parameters and one `fuse.<optimizer>` op over all of them with the
+    step's hyperparameters. Every new parameter and state is marked
+    `fuse.in_place` of its argument. State arguments are named after their
+    parameter (`w1.state0`). Runs before `fuse-autodiff`.
+  }];
+}
+
+def FuseDeriveEval : Pass<"fuse-derive-eval", "::mlir::ModuleOp"> {
+  let summary = "Define an evaluation function for each fuse.train_step";
+  let description = [{
+    For each `fuse.train_step @train`, defines `@train_eval`: the loss
+    function's forward pass in inference mode, every `fuse.dropout` passing
+    its input through, with the step's parameters and batch inputs as
+    arguments (in the step function's order, without optimizer states,
+    learning rate and step counter):
+
+    ```
+    func.func @train_eval(params..., batch...) -> (loss, correct)
+    ```
+
+    When the loss has one `fuse.softmax_cross_entropy` over `[N, C]` logits
+    (C static), the second result is the `tensor<i32>` number of examples
+    whose label's logit is the largest (their accuracy times N); otherwise
+    the loss is the only result. Runs before `fuse-expand-train-step`,
+    which removes the `fuse.train_step`.
+  }];
+}
+
+def FuseMarkClassLabels : Pass<"fuse-mark-class-labels", "::mlir::ModuleOp"> {
+  let summary = "Mark function arguments that are class labels";
+  let description = [{
+    Sets `fuse.class_labels = C` on each integer argument of a function
+    that reaches the labels operand of a `fuse.softmax_cross_entropy` (or
+    its gradient) over `[N, C]` logits with a static `C`, directly or
+    through slices, casts and reshapes (the smallest `C` when it reaches
+    several). The JIT engine checks, before each call, that every element
+    of such an argument is in `[0, C)`, naming the argument: compiled code
+    cannot say which label was out of range (its cross-entropy gives NaN).
+    Runs after `fuse-wrap-steps`, so step, K-step and evaluation functions
+    are all marked, and again on each specialization, which marks an
+    argument whose `C` is dynamic in the declaration.
+  }];
+}
+
+def FuseAutodiff : Pass<"fuse-autodiff", "::mlir::ModuleOp"> {
+  let summary = "Replace fuse.value_and_grad by forward and backward ops";
+  let description = [{
+    Reverse-mode automatic differentiation. Each `fuse.value_and_grad` is
+    replaced, in the caller, by a copy of the callee's forward ops followed by
+    the vector-Jacobian product of each op on a path from a `wrt` argument to
+    the loss, in reverse order (each op's `VJPOpInterface`). Forward values
+    are reused, not recomputed; gradients of values used several times are
+    summed; ops off those paths get no backward ops, and a `wrt` argument
+    the loss does not depend on gets a zero gradient. An op on such a path
+    without a VJP is an error naming it and the argument.
+  }];
+}
+
+def FuseWrapSteps : Pass<"fuse-wrap-steps", "::mlir::ModuleOp"> {
+  let summary = "Derive a K-step function from each step function";
+  let description = [{
+    Step fusing (Keras' `steps_per_execution`) done by the compiler. For each
+    step function (one with an argument marked `fuse.per_step`, as
+    `fuse-expand-train-step` makes them) adds `@<name>_steps`, which runs K
+    steps in one call:
+
+    - each `fuse.per_step` argument gains a leading dim of K
+      (`tensor<?x64x784xf32>`, marked `fuse.stacked`), sliced per step;
+    - results marked `fuse.in_place` (parameters, optimizer state) are
+      loop-carried, and still computed in place of their arguments;
+    - the `fuse.step_counter` argument is the first step's number; step i
+      sees it plus i, exactly as if called alone;
+    - every other result is a per-step metric (the loss), returned stacked:
+      `tensor<?xf32>` with one value per step; they must have static shapes;
+    - other arguments (the learning rate) are the same at every step.
+
+    The body is an `scf.for` from 0 to K around a copy of the step's body.
+    K is read from the first stacked argument at run time and stays dynamic
+    through compilation, so one compiled function serves every K, including
+    the shorter last chunk of an epoch.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
+def FuseSpecialize : Pass<"fuse-specialize", "::mlir::ModuleOp"> {
+  let summary = "Give a function's dynamic dimensions concrete sizes";
+  let description = [{
+    Replaces the argument types of `function` by `arg-types` (which must be
+    compatible: same rank and element type, equal static dimensions) and
+    propagates the shapes through every op, refining result and function
+    result types. Shape conflicts that become visible are reported by the
+    verifier with the op's location.
+
+    ```
+    fuse-opt --fuse-specialize="function=loss arg-types=tensor<64x784xf32>,tensor<64xi32>"
+    ```
+  }];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"",
+           "The function to specialize">,
+    ListOption<"argTypes", "arg-types", "std::string",
+               "The concrete type of each argument">
+  ];
+}
+
+#endif // FUSE_TRANSFORMS_PASSES_TD
