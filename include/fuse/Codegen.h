@@ -18,6 +18,7 @@
 namespace llvm {
 class LLVMContext;
 class Module;
+class PassInstrumentationCallbacks;
 class TargetMachine;
 namespace orc {
 class JITTargetMachineBuilder;
@@ -74,8 +75,11 @@ translateToLLVMIR(mlir::ModuleOp module, llvm::LLVMContext &context);
 llvm::Error addPackedWrapper(llvm::Module &module, llvm::StringRef function,
                              llvm::StringRef wrapper);
 
-/// Runs the O3 pipeline for `machine`.
-llvm::Error optimizeModule(llvm::Module &module, llvm::TargetMachine &machine);
+/// Runs the O3 pipeline for `machine`; `callbacks`, when given, instrument
+/// its passes (`--stats` times them).
+llvm::Error
+optimizeModule(llvm::Module &module, llvm::TargetMachine &machine,
+               llvm::PassInstrumentationCallbacks *callbacks = nullptr);
 
 enum class EmitKind { Assembly, Object };
 /// Emits assembly or an object file for `machine`.

@@ -18,6 +18,7 @@
 #define FUSE_COMPILER_H
 
 #include "fuse/Codegen.h"
+#include "fuse/CompileStats.h"
 #include "fuse/Pipeline.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -67,12 +68,24 @@ struct CompileOptions {
   std::optional<TargetDescription> target;
   /// Builds the TargetMachine, matching `target`; null: built from `target`.
   llvm::orc::JITTargetMachineBuilder *machine = nullptr;
-  /// Adjusts the MLIR pass manager before it runs (fusec's timing and
-  /// IR-printing flags).
+  /// Adjusts each MLIR pass manager (one per pipeline phase) before it runs
+  /// (fusec's timing and IR-printing flags).
   std::function<mlir::LogicalResult(mlir::PassManager &)> configure;
   /// Called with the LLVM IR after O3, before code generation (which may
   /// still change the IR).
   std::function<void(llvm::Module &)> onOptimizedIR;
+  /// Verify the IR after every MLIR pass (a pass that breaks it is named)
+  /// rather than once after the last (the default in release builds: it
+  /// cost a third of the MLIR time).
+#ifndef NDEBUG
+  bool verifyEachPass = true;
+#else
+  bool verifyEachPass = false;
+#endif
+  /// When set, each phase's time (and each MLIR pass's) is added to it, for
+  /// the unit `statsUnit` (`fusec --stats`, EngineOptions::compileStats).
+  CompileStats *stats = nullptr;
+  std::string statsUnit;
 };
 
 /// What a compile produced past the MLIR stages.

@@ -27,6 +27,8 @@
 
 namespace fuse {
 
+struct CompileStats;
+
 struct EngineOptions {
   /// The on-disk object cache directory. Empty: $FUSE_CACHE_DIR, else
   /// $XDG_CACHE_HOME/fuse, else ~/.cache/fuse. FUSE_CACHE_DIR=off disables.
@@ -59,6 +61,12 @@ struct EngineOptions {
   std::function<void(llvm::StringRef function, llvm::StringRef signature,
                      llvm::StringRef ir)>
       onCompiledIR;
+  /// When set, every load and compile adds the time of each of its phases
+  /// (parse, differentiate, specialize, each MLIR phase and pass, LLVM O3,
+  /// machine code, the disk cache, linking) to it (fuse/CompileStats.h).
+  /// The caller keeps it alive as long as the engine and reads it between
+  /// calls.
+  CompileStats *compileStats = nullptr;
 };
 
 /// Per-function counters. Times in milliseconds.

@@ -12,7 +12,9 @@
 #include "mlir/IR/TypeRange.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <functional>
 #include <string>
+#include <vector>
 
 namespace mlir {
 class DialectRegistry;
@@ -88,6 +90,20 @@ enum class Stage {
 /// lower to linalg (Linalg and later), then to LLVM (LLVMDialect and later).
 void buildSpecializedPipeline(mlir::OpPassManager &pm, Stage stage,
                               const PipelineOptions &options = {});
+
+/// One named part of buildSpecializedPipeline, run as its own pass manager
+/// by the compile driver, so that `--stats` times it (and `-mlir-timing`
+/// reports it) apart.
+struct PipelinePhase {
+  std::string name;
+  std::function<void(mlir::OpPassManager &)> build;
+};
+
+/// buildSpecializedPipeline's phases up to `stage`: simplify,
+/// lower-to-linalg, tile-and-vectorize, bufferize, lower-loops,
+/// convert-to-llvm.
+std::vector<PipelinePhase>
+specializedPipelinePhases(Stage stage, const PipelineOptions &options = {});
 
 /// The whole MLIR chain (`fuse-opt --fuse-pipeline`): differentiate, then
 /// buildSpecializedPipeline up to the LLVM dialect.

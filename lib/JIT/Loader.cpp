@@ -135,9 +135,11 @@ Error Engine::loadString(llvm::StringRef source, llvm::StringRef bufferName) {
       llvm::SMLoc());
   std::string diagnostics;
   llvm::raw_string_ostream os(diagnostics);
+  std::string unit = ("module " + bufferName).str();
   {
     mlir::SourceMgrDiagnosticHandler handler(loaded->sourceMgr, &impl.context,
                                              os);
+    PhaseTimer timer(impl.options.compileStats, unit, "parse");
     loaded->module = parseModule(loaded->sourceMgr, &impl.context);
   }
   if (!loaded->module)
@@ -147,6 +149,7 @@ Error Engine::loadString(llvm::StringRef source, llvm::StringRef bufferName) {
     // Whole-module rewrites happen once, before any specialization.
     mlir::SourceMgrDiagnosticHandler handler(loaded->sourceMgr, &impl.context,
                                              os);
+    PhaseTimer timer(impl.options.compileStats, unit, "differentiate");
     if (failed(differentiateModule(*loaded->module)))
       return llvm::createStringError(diagnostics);
   }

@@ -165,6 +165,8 @@ Expected<CachedObject> Function::Impl::compile(Specialized &specialized,
   options.stage = Stage::Object;
   options.packedEntry = kEntrySymbol.str();
   options.machine = &engine->machineBuilder;
+  options.stats = engine->options.compileStats;
+  options.statsUnit = name + " " + Signature::of(args, stacked).str();
   if (engine->options.onCompiledIR)
     options.onOptimizedIR = [&](llvm::Module &ir) {
       std::string text;
@@ -301,14 +303,19 @@ Function::Impl::build(llvm::ArrayRef<Tensor> args) {
   // Specializing is cheap next to code generation and gives the result
   // specs, which a cache entry therefore never carries.
   std::string diagnostics;
+  CompileStats *stats = engine->options.compileStats;
+  std::string unit = name + " " + signature.str();
+  PhaseTimer specializeTimer(stats, unit, "specialize");
   Expected<Specialized> specialized = specialize(args, diagnostics);
   if (!specialized)
     return specialized.takeError();
+  specializeTimer.stop();
 
   std::optional<Specialization::Entry> entryPoint;
   CachedObject entry;
   uint64_t workspaceBytes = 0;
   if (engine->diskCache) {
+    PhaseTimer timer(stats, unit, "disk cache: look up");
     std::optional<CachedObject> cached = engine->diskCache->load(keyText);
     if (cached && fitsCall(*cached, specialized->results)) {
       // The code is this call's: a workspace too large fails it, as
@@ -317,6 +324,8 @@ Function::Impl::build(llvm::ArrayRef<Tensor> args) {
       if (!bytes)
         return bytes.takeError();
       workspaceBytes = *bytes;
+      timer.stop();
+      PhaseTimer linkTimer(stats, unit, "jit: link");
       Expected<Specialization::Entry> linked = link(std::move(cached->object));
       if (linked) {
         entryPoint = *linked;
@@ -333,17 +342,20 @@ Function::Impl::build(llvm::ArrayRef<Tensor> args) {
     if (!compiled)
       return compiled.takeError();
     entry = std::move(*compiled);
-    if (engine->diskCache)
+    if (engine->diskCache) {
+      PhaseTimer timer(stats, unit, "disk cache: store");
       if (std::optional<std::string> problem =
               engine->diskCache->store(keyText, entry))
         engine->warnings() << "fuse: warning: object cache: " << *problem
                            << "\n";
+    }
     // Before linking, which a failed call would leak; stored first, so
     // that a repeated call fails from the disk cache without compiling.
     Expected<uint64_t> bytes = checkWorkspace(entry.buffers, signature);
     if (!bytes)
       return bytes.takeError();
     workspaceBytes = *bytes;
+    PhaseTimer linkTimer(stats, unit, "jit: link");
     Expected<Specialization::Entry> linked = link(std::move(entry.object));
     if (!linked)
       return linked.takeError();

@@ -173,7 +173,8 @@ Error fuse::addPackedWrapper(Module &module, StringRef function,
   return Error::success();
 }
 
-Error fuse::optimizeModule(Module &module, TargetMachine &machine) {
+Error fuse::optimizeModule(Module &module, TargetMachine &machine,
+                           PassInstrumentationCallbacks *callbacks) {
   module.setDataLayout(machine.createDataLayout());
   module.setTargetTriple(machine.getTargetTriple());
   // O3 without LLVM's loop unrolling: the micro-kernels' loops are unrolled
@@ -181,7 +182,7 @@ Error fuse::optimizeModule(Module &module, TargetMachine &machine) {
   // straight-line bodies of Winograd transforms took two thirds of O3.
   PipelineTuningOptions tuning;
   tuning.LoopUnrolling = false;
-  PassBuilder builder(&machine, tuning);
+  PassBuilder builder(&machine, tuning, std::nullopt, callbacks);
   LoopAnalysisManager loops;
   FunctionAnalysisManager functions;
   CGSCCAnalysisManager sccs;

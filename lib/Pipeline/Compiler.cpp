@@ -4,6 +4,7 @@
 #include "fuse/ABI.h"
 #include "fuse/Codegen.h"
 
+#include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/Target/TargetMachine.h"
@@ -61,17 +62,40 @@ fuse::compileSpecialized(ModuleOp module, StringRef entry,
                       string(abi::kTargetFeaturesKey, target.features)}));
   }
 
-  PassManager pm(module.getContext());
-  if (options.configure && failed(options.configure(pm)))
-    return llvm::make_error<PassFailure>();
-  buildSpecializedPipeline(pm, std::min(options.stage, Stage::LLVMDialect),
-                           options.pipeline);
-  if (failed(pm.run(module)))
-    return llvm::make_error<PassFailure>();
+  // A pass manager per phase, so that each is timed apart; the passes and
+  // their order are buildSpecializedPipeline's.
+  for (const PipelinePhase &phase : specializedPipelinePhases(
+           std::min(options.stage, Stage::LLVMDialect), options.pipeline)) {
+    PassManager pm(module.getContext());
+    if (options.configure && failed(options.configure(pm)))
+      return llvm::make_error<PassFailure>();
+    // The verifier after each of ~50 passes over the unrolled vector code
+    // took a third of the MLIR time; once at the end (below) by default.
+    pm.enableVerifier(options.verifyEachPass);
+    phase.build(pm);
+    PassTimesRecorder *passes =
+        options.stats
+            ? &recordPassTimes(pm, module, *options.stats, options.statsUnit)
+            : nullptr;
+    PhaseTimer timer(options.stats, options.statsUnit, "mlir: " + phase.name);
+    LogicalResult ran = pm.run(module);
+    timer.stop();
+    if (passes)
+      passes->flush();
+    if (failed(ran))
+      return llvm::make_error<PassFailure>();
+  }
+  if (!options.verifyEachPass) {
+    PhaseTimer timer(options.stats, options.statsUnit, "mlir: verify");
+    if (failed(verify(module)))
+      return llvm::make_error<PassFailure>();
+  }
   CompileResult result;
   if (options.stage <= Stage::LLVMDialect)
     return result;
 
+  PhaseTimer translate(options.stats, options.statsUnit,
+                       "llvm: translate to LLVM IR");
   result.llvmContext = std::make_unique<llvm::LLVMContext>();
   Expected<std::unique_ptr<llvm::Module>> llvmModule =
       translateToLLVMIR(module, *result.llvmContext);
@@ -80,6 +104,9 @@ fuse::compileSpecialized(ModuleOp module, StringRef entry,
   if (!options.packedEntry.empty())
     if (Error e = addPackedWrapper(**llvmModule, entry, options.packedEntry))
       return std::move(e);
+  translate.stop();
+  PhaseTimer machineTimer(options.stats, options.statsUnit,
+                          "llvm: target machine");
   std::optional<llvm::orc::JITTargetMachineBuilder> host;
   if (!options.machine) {
     // The host's exactly as the engine builds it, unless told otherwise.
@@ -93,19 +120,32 @@ fuse::compileSpecialized(ModuleOp module, StringRef entry,
       (options.machine ? *options.machine : *host).createTargetMachine();
   if (!machine)
     return machine.takeError();
-  if (Error e = optimizeModule(**llvmModule, **machine))
+  machineTimer.stop();
+  std::optional<LLVMPassTimes> passTimes;
+  if (options.stats)
+    passTimes.emplace(*options.stats, options.statsUnit);
+  PhaseTimer optimize(options.stats, options.statsUnit, "llvm: O3");
+  if (Error e = optimizeModule(**llvmModule, **machine,
+                               passTimes ? &passTimes->callbacks() : nullptr))
     return std::move(e);
+  optimize.stop();
+  if (passTimes)
+    passTimes->flush();
   if (options.onOptimizedIR)
     options.onOptimizedIR(**llvmModule);
   result.llvmModule = std::move(*llvmModule);
   if (options.stage == Stage::LLVMIR)
     return result;
 
+  PhaseTimer codegen(options.stats, options.statsUnit,
+                     options.stage == Stage::Assembly ? "llvm: assembly"
+                                                      : "llvm: machine code");
   Expected<std::unique_ptr<llvm::MemoryBuffer>> code = emitMachineCode(
       *result.llvmModule, **machine,
       options.stage == Stage::Assembly ? EmitKind::Assembly : EmitKind::Object);
   if (!code)
     return code.takeError();
+  codegen.stop();
   result.code = std::move(*code);
   return result;
 }
@@ -113,7 +153,9 @@ fuse::compileSpecialized(ModuleOp module, StringRef entry,
 Expected<fuse::CompileResult>
 fuse::compileFunction(ModuleOp module, StringRef name, TypeRange argTypes,
                       const CompileOptions &options, StringRef symbol) {
+  PhaseTimer specialize(options.stats, options.statsUnit, "specialize");
   if (failed(specializeEntry(module, name, argTypes, symbol)))
     return llvm::make_error<PassFailure>();
+  specialize.stop();
   return compileSpecialized(module, symbol.empty() ? name : symbol, options);
 }

@@ -77,8 +77,10 @@ void fuse::buildLowerToLinalgPipeline(OpPassManager &pm,
   func.addPass(createCSEPass());
 }
 
-void fuse::buildLowerToLLVMPipeline(OpPassManager &pm,
-                                    const PipelineOptions &options) {
+// The phases of buildLowerToLLVMPipeline, apart for --stats.
+namespace fuse {
+static void buildTileAndVectorizePhase(OpPassManager &pm,
+                                       const PipelineOptions &options) {
   if (options.profile) {
     FuseInsertTimersOptions timers;
     timers.label = options.profileLabel;
@@ -93,6 +95,9 @@ void fuse::buildLowerToLLVMPipeline(OpPassManager &pm,
     func.addPass(createCSEPass());
     func.addPass(createFuseDistinctResults());
   }
+}
+
+static void buildBufferizePhase(OpPassManager &pm) {
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
@@ -111,7 +116,9 @@ void fuse::buildLowerToLLVMPipeline(OpPassManager &pm,
   outParams.modifyPublicFunctions = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   bufferization::buildBufferDeallocationPipeline(pm);
+}
 
+static void buildLowerLoopsPhase(OpPassManager &pm) {
   OpPassManager &func = pm.nest<func::FuncOp>();
   func.addPass(createFuseWorkspace());
   func.addPass(createFuseBarePointerArguments());
@@ -120,7 +127,9 @@ void fuse::buildLowerToLLVMPipeline(OpPassManager &pm,
   func.addPass(createFuseApproximateMath());
   func.addPass(createLoopInvariantCodeMotionPass());
   func.addPass(createCanonicalizerPass());
+}
 
+static void buildConvertToLLVMPhase(OpPassManager &pm) {
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
@@ -139,14 +148,39 @@ void fuse::buildLowerToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
 }
+} // namespace fuse
+
+void fuse::buildLowerToLLVMPipeline(OpPassManager &pm,
+                                    const PipelineOptions &options) {
+  buildTileAndVectorizePhase(pm, options);
+  buildBufferizePhase(pm);
+  buildLowerLoopsPhase(pm);
+  buildConvertToLLVMPhase(pm);
+}
+
+std::vector<fuse::PipelinePhase>
+fuse::specializedPipelinePhases(Stage stage, const PipelineOptions &options) {
+  std::vector<PipelinePhase> phases;
+  phases.push_back({"simplify", buildSimplifyPipeline});
+  if (stage >= Stage::Linalg)
+    phases.push_back({"lower-to-linalg", [options](OpPassManager &pm) {
+                        buildLowerToLinalgPipeline(pm, options);
+                      }});
+  if (stage < Stage::LLVMDialect)
+    return phases;
+  phases.push_back({"tile-and-vectorize", [options](OpPassManager &pm) {
+                      buildTileAndVectorizePhase(pm, options);
+                    }});
+  phases.push_back({"bufferize", buildBufferizePhase});
+  phases.push_back({"lower-loops", buildLowerLoopsPhase});
+  phases.push_back({"convert-to-llvm", buildConvertToLLVMPhase});
+  return phases;
+}
 
 void fuse::buildSpecializedPipeline(OpPassManager &pm, Stage stage,
                                     const PipelineOptions &options) {
-  buildSimplifyPipeline(pm);
-  if (stage >= Stage::Linalg)
-    buildLowerToLinalgPipeline(pm, options);
-  if (stage >= Stage::LLVMDialect)
-    buildLowerToLLVMPipeline(pm, options);
+  for (const PipelinePhase &phase : specializedPipelinePhases(stage, options))
+    phase.build(pm);
 }
 
 void fuse::buildCompilePipeline(OpPassManager &pm,

@@ -23,6 +23,10 @@ extern llvm::cl::opt<bool> winograd;
 /// (fuse-insert-timers) and print the totals after running.
 extern llvm::cl::opt<bool> profile;
 
+/// `--stats` (every command): print where compile time went, per phase and
+/// per MLIR pass of each compiled function (fuse/CompileStats.h).
+llvm::cl::opt<bool> &stats();
+
 /// `fusec FILE.mlir --emit=...`: compile to a chosen level.
 int compileMain();
 

@@ -2,6 +2,7 @@
 
 #include "Commands.h"
 
+#include "fuse/CompileStats.h"
 #include "fuse/Engine.h"
 #include "fuse/Npy.h"
 #include "fuse/Profile.h"
@@ -52,9 +53,6 @@ cl::opt<unsigned> repeat("repeat",
                          cl::value_desc("N"), cl::init(0),
                          cl::cat(fusec::category()),
                          cl::sub(fusec::runCommand));
-cl::opt<bool> stats("stats",
-                    cl::desc("Print the function's compile statistics"),
-                    cl::cat(fusec::category()), cl::sub(fusec::runCommand));
 } // namespace
 
 static llvm::Error specError(llvm::StringRef spec, const llvm::Twine &why) {
@@ -324,6 +322,9 @@ int fusec::runMain() {
   options.fusion = fusec::fusion;
   options.winograd = fusec::winograd;
   options.profile = fusec::profile;
+  CompileStats compileStats;
+  if (fusec::stats())
+    options.compileStats = &compileStats;
   llvm::Expected<std::unique_ptr<Engine>> engine = Engine::create(options);
   if (!engine)
     return fail(engine.takeError());
@@ -373,11 +374,12 @@ int fusec::runMain() {
         "%u calls: %.2f us per call (median %.2f, fastest %.2f)\n",
         unsigned(repeat), mean, median, fastest);
   }
-  if (stats) {
+  if (fusec::stats()) {
     FunctionStats s = function->stats();
     llvm::outs() << "stats: signatures " << s.signatures << ", misses "
                  << s.misses << ", disk hits " << s.diskHits << ", compile "
                  << llvm::format("%.1f", s.compileMillis) << " ms\n";
+    compileStats.print(llvm::outs());
   }
   if (fusec::profile)
     printProfile(llvm::outs(), fuse::profile());

@@ -11,6 +11,7 @@
 
 #include "fuse/ABI.h"
 #include "fuse/Checkpoint.h"
+#include "fuse/CompileStats.h"
 #include "fuse/Data/Idx.h"
 #include "fuse/Fit.h"
 #include "fuse/Profile.h"
@@ -368,6 +369,9 @@ int fusec::trainMain() {
   engineOptions.fusion = fusec::fusion;
   engineOptions.winograd = fusec::winograd;
   engineOptions.profile = fusec::profile;
+  CompileStats compileStats;
+  if (fusec::stats())
+    engineOptions.compileStats = &compileStats;
   llvm::Expected<std::unique_ptr<Engine>> engine =
       Engine::create(engineOptions);
   if (!engine)
@@ -437,6 +441,8 @@ int fusec::trainMain() {
                  << " in total):\n";
     printProfile(llvm::outs(), entries);
   }
+  if (fusec::stats())
+    compileStats.print(llvm::outs());
   if (!jsonPath.empty())
     if (llvm::Error e = writeJson(jsonPath, s))
       return fail(std::move(e));

@@ -73,6 +73,13 @@ cl::opt<bool> engineEntry(
              "called through __fuse_entry(void **args)"),
     cl::init(false), cl::cat(fusec::category()),
     cl::sub(cl::SubCommand::getTopLevel()));
+cl::opt<bool> verifyEach(
+    "verify-each",
+    cl::desc("Verify the IR after every MLIR pass, naming a pass that "
+             "breaks it (default: once, after the last; always in debug "
+             "builds)"),
+    cl::init(false), cl::cat(fusec::category()),
+    cl::sub(cl::SubCommand::getTopLevel()));
 // The target, as llc takes it. Emit paths only: code for a CPU the host
 // lacks is never run on the host, so `run` and `train` do not take them.
 cl::opt<std::string> mtriple("mtriple",
@@ -116,6 +123,20 @@ cl::opt<bool> fusec::profile(
              "totals (run, train); instrument the IR (--emit)"),
     cl::init(false), cl::cat(fusec::category()),
     cl::sub(cl::SubCommand::getAll()));
+
+cl::opt<bool> &fusec::stats() {
+  // Registered after main removes LLVM's own -stats (its statistics
+  // counters, compiled out of release LLVM), whose name it takes.
+  static cl::opt<bool> option(
+      "stats",
+      cl::desc("Print where compile time went: each phase (parse, "
+               "differentiate, specialize, the MLIR phases and their passes, "
+               "LLVM O3, machine code, cache, link) of each compiled function "
+               "(--emit: to stderr); run also prints the function's counters"),
+      cl::init(false), cl::cat(fusec::category()),
+      cl::sub(cl::SubCommand::getAll()));
+  return option;
+}
 
 static void printVersion(llvm::raw_ostream &os) {
   os << "fusec (Fuse) " << FUSE_VERSION << "\n  built with LLVM/MLIR "
@@ -189,19 +210,28 @@ static FailureOr<SmallVector<Type>> specializedTypes(func::FuncOp func) {
 }
 
 static LogicalResult compile(MLIRContext &context, llvm::SourceMgr &sourceMgr,
-                             llvm::raw_ostream &os) {
+                             llvm::raw_ostream &os, fuse::CompileStats *stats) {
+  std::string unit =
+      ("module " + sourceMgr.getMemoryBuffer(1)->getBufferIdentifier()).str();
+  fuse::PhaseTimer parse(stats, unit, "parse");
   OwningOpRef<ModuleOp> module = fuse::parseModule(sourceMgr, &context);
   if (!module)
     return failure();
   fuse::nameArguments(*module, sourceMgr);
+  parse.stop();
+  fuse::PhaseTimer differentiate(stats, unit, "differentiate");
   if (failed(fuse::differentiateModule(*module)))
     return failure();
+  differentiate.stop();
 
   fuse::CompileOptions options;
   options.pipeline.fusion = fusec::fusion;
   options.pipeline.winograd = fusec::winograd;
   options.pipeline.profile = fusec::profile;
   options.stage = emit;
+  options.stats = stats;
+  if (verifyEach)
+    options.verifyEachPass = true;
   if (!mtriple.empty() || !mcpu.empty() || !mattr.empty()) {
     llvm::Expected<fuse::TargetDescription> target =
         fuse::resolveTarget(mtriple, mcpu, mattr);
@@ -234,13 +264,17 @@ static LogicalResult compile(MLIRContext &context, llvm::SourceMgr &sourceMgr,
       return failure();
     std::string name = func->getSymName().str();
     options.pipeline.profileLabel = name;
+    options.statsUnit = name;
     symbol = name;
     if (engineEntry) {
       symbol = fuse::abi::kFunctionSymbol.str();
       options.packedEntry = fuse::abi::kEntrySymbol.str();
     }
+    fuse::PhaseTimer specialize(stats, name, "specialize");
     if (failed(fuse::specializeEntry(*module, name, *types, symbol)))
       return failure();
+  } else {
+    options.statsUnit = unit;
   }
 
   llvm::Expected<fuse::CompileResult> result =
@@ -286,9 +320,13 @@ int fusec::compileMain() {
     llvm::errs() << "fusec: error: " << error << "\n";
     return 1;
   }
-  if (failed(compile(context, sourceMgr, output->os())))
+  fuse::CompileStats stats;
+  if (failed(compile(context, sourceMgr, output->os(),
+                     fusec::stats() ? &stats : nullptr)))
     return 1;
   output->keep();
+  if (fusec::stats())
+    stats.print(llvm::errs());
   return 0;
 }
 
@@ -300,6 +338,11 @@ int main(int argc, char **argv) {
   registerDefaultTimingManagerCLOptions();
   cl::SetVersionPrinter(printVersion);
   cl::HideUnrelatedOptions(fusec::category());
+  if (cl::Option *llvmStats =
+          cl::getRegisteredOptions(cl::SubCommand::getTopLevel())
+              .lookup("stats"))
+    llvmStats->removeArgument();
+  fusec::stats();
   cl::ParseCommandLineOptions(
       argc, argv,
       "fusec: the Fuse compiler\n\n"
