@@ -77,4 +77,75 @@ def Fuse_InitializerAttr : AttrDef<Fuse_Dialect, "Initializer"> {
   }];
 }
 
+def Fuse_LoweringStrategy : I32EnumAttr<"LoweringStrategy",
+    "how the CPU code generator lowers a linalg op", [
+      I32EnumAttrCase<"matmul_tiles", 0>,
+      I32EnumAttrCase<"packed_matmul", 1>,
+      I32EnumAttrCase<"dot_products", 2>,
+      I32EnumAttrCase<"batch_matmul_tiles", 3>,
+      I32EnumAttrCase<"direct_conv", 4>,
+      I32EnumAttrCase<"winograd_conv", 5>,
+      I32EnumAttrCase<"filter_gradient", 6>,
+      I32EnumAttrCase<"winograd_filter_gradient", 7>,
+      I32EnumAttrCase<"pool", 8>,
+      I32EnumAttrCase<"transpose", 9>,
+      I32EnumAttrCase<"elementwise", 10>,
+      I32EnumAttrCase<"register_tile", 11>
+    ]> {
+  let cppNamespace = "::fuse";
+  let genSpecializedAttr = 0;
+}
+
+def Fuse_LoweringConfigAttr : AttrDef<Fuse_Dialect, "LoweringConfig"> {
+  let mnemonic = "lowering_config";
+  let summary = "How the CPU code generator lowers one linalg op";
+  let description = [{
+    Set as `fuse.lowering_config` on a linalg op by
+    `fuse-select-lowering-strategy` (or by a rewrite on the ops it creates),
+    read by the passes that apply it (docs/codegen.md). `strategy` names the
+    rewrite; each level holds one tile size per loop of the op, 0 meaning
+    "not tiled at this level":
+
+    - `distribution`: the tiles of the threads (all zeros: not distributed;
+      issue 25 fills it);
+    - `cache`: cache blocks (a packed matmul's MC, NC, KC);
+    - `registers`: the register tiles; a matmul whose rows are banded holds
+      one tile per band, in order (a multiple of the loop count);
+    - `vector`: the vector sizes of a tile (of a partial tile: its masks);
+    - `interchange` (optional): the order of the tile loops.
+
+    A `register_tile` config has no levels: a rewrite built the op as one
+    register tile, which is vectorized whole and never tiled again.
+
+    ```mlir
+    %0 = linalg.matmul {fuse.lowering_config = #fuse.lowering_config<
+           strategy = matmul_tiles, distribution = [0, 0, 0],
+           cache = [0, 0, 0], registers = [12, 32, 1], vector = [12, 32, 1]>}
+      ins(%a, %b : tensor<64x784xf32>, tensor<784x128xf32>) ...
+    ```
+  }];
+  let parameters = (ins EnumParameter<Fuse_LoweringStrategy>:$strategy,
+                        ArrayRefParameter<"int64_t">:$distribution,
+                        ArrayRefParameter<"int64_t">:$cache,
+                        ArrayRefParameter<"int64_t">:$registers,
+                        ArrayRefParameter<"int64_t">:$vector,
+                        ArrayRefParameter<"int64_t">:$interchange);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The attribute's name on an op, spelled once.
+    static constexpr ::llvm::StringLiteral kAttrName = "fuse.lowering_config";
+
+    /// The config of `op`, or null.
+    static LoweringConfigAttr lookup(::mlir::Operation *op);
+
+    /// The number of loops each level is sized for (0 for register_tile).
+    int64_t getNumLoops() const { return getVector().size(); }
+
+    /// The register tiles, one per band of rows (one for every op but a
+    /// banded matmul).
+    ::llvm::SmallVector<::llvm::ArrayRef<int64_t>> getRegisterTiles() const;
+  }];
+}
+
 #endif // FUSE_ATTRS_TD

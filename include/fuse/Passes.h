@@ -22,6 +22,7 @@ inline void registerFusePasses() {
   registerFuseTransformsPasses();
   registerFuseConversionPasses();
   registerFuseCodegenPasses();
+  registerTileAndVectorizePipeline();
 }
 
 } // namespace fuse

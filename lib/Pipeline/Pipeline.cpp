@@ -88,9 +88,9 @@ static void buildTileAndVectorizePhase(OpPassManager &pm,
   }
   {
     OpPassManager &func = pm.nest<func::FuncOp>();
-    FuseTileAndVectorizeOptions strategy;
+    TileAndVectorizeOptions strategy;
     strategy.winograd = options.winograd;
-    func.addPass(createFuseTileAndVectorize(strategy));
+    buildTileAndVectorizePipeline(func, strategy);
     func.addPass(createCanonicalizerPass());
     func.addPass(createCSEPass());
     func.addPass(createFuseDistinctResults());

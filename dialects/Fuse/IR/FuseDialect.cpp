@@ -111,6 +111,108 @@ InitializerAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// #fuse.lowering_config
+//===----------------------------------------------------------------------===//
+
+LoweringConfigAttr LoweringConfigAttr::lookup(Operation *op) {
+  return op->getAttrOfType<LoweringConfigAttr>(kAttrName);
+}
+
+SmallVector<ArrayRef<int64_t>> LoweringConfigAttr::getRegisterTiles() const {
+  SmallVector<ArrayRef<int64_t>> tiles;
+  ArrayRef<int64_t> registers = getRegisters();
+  int64_t loops = getNumLoops();
+  if (loops == 0)
+    return tiles;
+  for (int64_t begin = 0; begin < int64_t(registers.size()); begin += loops)
+    tiles.push_back(registers.slice(begin, loops));
+  return tiles;
+}
+
+/// `name = [a, b, ...]`.
+static ParseResult parseLevel(AsmParser &parser, StringRef name,
+                              SmallVectorImpl<int64_t> &sizes) {
+  return failure(
+      parser.parseKeyword(name) || parser.parseEqual() ||
+      parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&] {
+        return parser.parseInteger(sizes.emplace_back());
+      }));
+}
+
+Attribute LoweringConfigAttr::parse(AsmParser &parser, Type) {
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef keyword;
+  if (parser.parseLess() || parser.parseKeyword("strategy") ||
+      parser.parseEqual() || parser.parseKeyword(&keyword))
+    return {};
+  std::optional<LoweringStrategy> strategy = symbolizeLoweringStrategy(keyword);
+  if (!strategy) {
+    parser.emitError(loc, "unknown lowering strategy '") << keyword << "'";
+    return {};
+  }
+  SmallVector<int64_t> distribution, cache, registers, vector, interchange;
+  if (parser.parseComma() || parseLevel(parser, "distribution", distribution) ||
+      parser.parseComma() || parseLevel(parser, "cache", cache) ||
+      parser.parseComma() || parseLevel(parser, "registers", registers) ||
+      parser.parseComma() || parseLevel(parser, "vector", vector))
+    return {};
+  if (succeeded(parser.parseOptionalComma()) &&
+      parseLevel(parser, "interchange", interchange))
+    return {};
+  if (parser.parseGreater())
+    return {};
+  return parser.getChecked<LoweringConfigAttr>(loc, parser.getContext(),
+                                               *strategy, distribution, cache,
+                                               registers, vector, interchange);
+}
+
+void LoweringConfigAttr::print(AsmPrinter &printer) const {
+  auto level = [&](StringRef name, ArrayRef<int64_t> sizes) {
+    printer << ", " << name << " = [";
+    llvm::interleaveComma(sizes, printer);
+    printer << "]";
+  };
+  printer << "<strategy = " << stringifyLoweringStrategy(getStrategy());
+  level("distribution", getDistribution());
+  level("cache", getCache());
+  level("registers", getRegisters());
+  level("vector", getVector());
+  if (!getInterchange().empty())
+    level("interchange", getInterchange());
+  printer << ">";
+}
+
+LogicalResult LoweringConfigAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, LoweringStrategy strategy,
+    ArrayRef<int64_t> distribution, ArrayRef<int64_t> cache,
+    ArrayRef<int64_t> registers, ArrayRef<int64_t> vector,
+    ArrayRef<int64_t> interchange) {
+  size_t loops = vector.size();
+  for (ArrayRef<int64_t> level : {distribution, cache, registers, vector})
+    if (llvm::any_of(level, [](int64_t size) { return size < 0; }))
+      return emitError() << "lowering config tile sizes must be non-negative";
+  if (distribution.size() != loops || cache.size() != loops)
+    return emitError() << "lowering config levels 'distribution', 'cache' "
+                          "and 'vector' must have one size per loop";
+  if (loops == 0 ? !registers.empty()
+                 : registers.empty() || registers.size() % loops != 0)
+    return emitError() << "lowering config level 'registers' must hold one "
+                          "or more tiles of one size per loop";
+  if ((strategy == LoweringStrategy::register_tile) != (loops == 0))
+    return emitError() << "a lowering config has no levels exactly when its "
+                          "strategy is register_tile";
+  if (!interchange.empty()) {
+    SmallVector<int64_t> sorted(interchange);
+    llvm::sort(sorted);
+    for (auto [index, value] : llvm::enumerate(sorted))
+      if (value != int64_t(index) || interchange.size() != loops)
+        return emitError() << "lowering config 'interchange' must be a "
+                              "permutation of the loops";
+  }
+  return success();
+}
+
 Operation *FuseDialect::materializeConstant(OpBuilder &builder, Attribute value,
                                             Type type, Location loc) {
   auto elements = dyn_cast<ElementsAttr>(value);

@@ -64,120 +64,33 @@ def FuseInsertTimers : Pass<"fuse-insert-timers", "::mlir::ModuleOp"> {
   ];
 }
 
-def FuseTileAndVectorize
-    : Pass<"fuse-tile-and-vectorize", "::mlir::func::FuncOp"> {
-  let summary = "Tile linalg ops for the host's vector width and vectorize";
+// The CPU strategy (fuse-tile-and-vectorize, a pipeline of the passes below
+// in this order, built by fuse::buildTileAndVectorizePipeline): one pass
+// chooses a #fuse.lowering_config per op, the others apply it
+// (docs/codegen.md).
+
+def FuseSelectLoweringStrategy
+    : Pass<"fuse-select-lowering-strategy", "::mlir::func::FuncOp"> {
+  let summary = "Choose the CPU lowering config of every linalg op";
   let description = [{
-    The code-generation strategy for the CPU, in one place. Each linalg op on
-    tensors is tiled with `scf.for` loops and its tile vectorized:
-
-    - matmul whose right-hand side is transposed or larger than half of L2
-      (MatmulPacking.cpp): BLIS's loop nest. For each block of NC columns
-      and KC steps of the reduction, B's block is packed into contiguous
-      panels of 2 vectors (transposing a transposed B on the way; B as
-      stored is read row by row, each row's panels written in turn), then
-      for each block of MC rows A's block is packed into k-major panels of 12
-      rows. Each panel of A, kept in L1, then meets every panel of B's
-      block, streamed from L2, in a 12 x (2 vectors) accumulator tile (24
-      of the 32 zmm registers) that runs the KC steps. Rows left over by whole panels
-      of A are multiplied unpacked with the same packed panels of B; columns
-      and reduction steps left over are edge products on slices;
-    - matmul of 1 to 3 rows against a transposed right-hand side, as a
-      batch-1 backward pass computes dx = dy W^T (DotProductTiling.cpp):
-      dot products of rows of A and rows of B, both read contiguously
-      along k. Each tile of up to 16 rows of B keeps a register of partial
-      sums per output, one FMA per register of k, then sums its lanes:
-      packing B instead would cost as much as the product;
-    - other matmuls and batch_matmul: up to 12 x (2 vectors) accumulator
-      tiles that divide the shape (fewer rows take more columns, up to 24
-      accumulators, as long as a step's row of B and broadcast of A still
-      fit beside them in 27 registers), one vector.contract per reduction
-      step, which later becomes FMAs on registers. A matmul whose rows have no divisor of 9
-      to 12 (64, 784, 13) is tiled in two bands: 12-row tiles, then one
-      band of the rows left. When the output is a fill, the fill is
-      fused into the tiles: each starts from zeros in registers, with no
-      pass over the output before the product. When the product's only
-      reader is an element-wise op (a bias add, the optimizer's update of
-      the weight whose gradient it is), that op is fused too
-      (MatmulTiling.cpp): each tile is finished while in registers and L1,
-      and the product never reaches memory. Columns (and a batch_matmul's
-      rows) whose best divisor would leave most of a tile unused (1009),
-      or columns of an odd number of registers (784: tiles one register
-      wide), are split instead into a product over whole tiles and edge
-      products over the rest, each zeroing its own part (their consumer is then not
-      fused);
-    - with `winograd=true` (off by default: its sums are rounded
-      differently from direct ones, and are not exactly 0 where the exact
-      sum is, which a ReLU's gradient at 0 tells apart), conv2d with a 3x3
-      filter, unit strides and dilations, an even output and whole
-      registers of channels and filters (WinogradConvolution.cpp):
-      Winograd's F(4x4, 3x3) on the output's largest block whose sides 4
-      divides, F(2x2, 3x3) on the strips of 2 left below and to its right.
-      The filter is transformed once; per image, each
-      (m+2)x(m+2) input tile is transformed with vector arithmetic into
-      V[tiles, positions, c], one matmul per position (tiled as above)
-      gives M[tiles, positions, f], and the output transform writes the
-      image's m x m output tiles, which the element-wise consumer then
-      finishes while they are in L2: 4x (F(4x4)) or 2.25x (F(2x2)) fewer
-      multiply-adds than the direct form. Their filter gradients (even
-      output gradients; F(4x4) when 4 divides them, else F(2x2), no
-      blocks) are the transpose: per image, X's tiles become V
-      and dY's m x m tiles D[tiles, positions, f], one matmul per position
-      accumulates P[p] += V[:, p]^T D[:, p] over the images (with the bias
-      gradient beside it in the same image loop), and dW = G^T P G.
-      Images whose transformed tiles would not fit in L2 stay direct.
-      A zero-padded input (an input gradient's) is padded image by image:
-      one image's buffer, its border filled once, takes each image in its
-      interior, instead of the whole batch being padded in memory.
-      Without `winograd`, these are direct convolutions as below;
-    - other conv2d (ConvolutionTiling.cpp): loops over output tiles of 8 columns
-      x 2 vectors of filters (narrower rows take several images per tile;
-      a width that is not a whole number of 8-column tiles gets a second
-      loop nest for the rest). Each tile zeroes its accumulator, runs the
-      reduction over filter rows, columns and channels with the tile in
-      registers, and applies the convolution's element-wise consumer, if it
-      is its only user (bias add and ReLU, a gradient's ReLU mask), while
-      the tile is in cache. A convolution whose filter does not fit in L2
-      keeps the one-pass tiling with its filter rows outermost;
-    - a filter gradient's contraction over (kh, kw, c, f | n, oh, ow)
-      (ConvolutionTiling.cpp): loops over images, filter taps and 8 x (2
-      vectors) tiles of (c, f), each accumulating over the output rows a
-      matmul of an X row (strided, read transposed) and a dY row: X and dY
-      are read in their own layouts, one image at a time. With a
-      single-channel X (a first layer's) the filter taps are the tile's
-      rows instead: per image and output row, the taps' rows of X are
-      copied into one [taps, width] tensor and one matmul with the dY row
-      accumulates all of dW. A bias gradient beside it (the sum of the
-      same dY over images, rows and columns) is carried by the image loop
-      and sums each image's dY while it is in cache;
-    - the loops over images built above (ImageLoopFusion.cpp): one that
-      reads another's result only image by image, at its own image, runs
-      in the other's iterations, on the image just computed, and so does
-      a linalg op that computes each image of its output from the same
-      image of its operands (a pool, an element-wise op); a result
-      nothing else reads then goes to a buffer of one image and is not
-      stored for the batch (the seed CNN's conv2 input gradient, ReLU mask
-      applied, feeds conv1's filter and bias gradients this way, and its
-      conv2 pre-activation its max pool and the pool's argmax). An
-      element-wise op that reads at most half the bytes it writes and that
-      only image loops read, each at its own image (the max-pool gradient,
-      which both gradients of conv2 read), is computed anew in each of
-      those loops on its image, and its batch is never stored;
-    - inputs read through maps of strided loop indices (`d * s + k`, a
-      pool's window offsets in `fuse.max_pool2d_indices`) become strided
-      slices read by the bare indices, which the vectorizer takes;
-    - pools: tiles of (8 output columns x 2 vectors of channels) whose
-      size-1 window dims are decomposed to 1-D ops, then vectorized;
-    - tensor.pad: a fill of the padded tensor, into whose interior the
-      source's producer writes directly when only linalg ops read the
-      source (else a vectorized copy writes it there);
-    - everything else (element-wise, reductions, fills, transposes): vectors
-      of up to 4 registers along the innermost loop.
-
-    Partial tiles at the edges are vectorized with masks. `vector-bits` is
-    the register width; 0 takes the module's `fuse.target` features (512
-    with avx512f, 256 with avx or avx2, else 128), or the host CPU's when
-    the module has none.
+    Sets `fuse.lowering_config` (a `#fuse.lowering_config`: the strategy and
+    the tile sizes of each level, docs/codegen.md) on every static linalg op
+    on tensors that has loops and no config yet, from the strategy library
+    (lib/Codegen/CPU/LoweringStrategy.cpp), which holds every decision of
+    the CPU code generator: matmuls of 1 to 3 rows against a transposed B
+    as dot products, matmuls whose B is transposed or exceeds half of L2
+    packed (BLIS), other matmuls in register tiles of up to 12 x (2
+    vectors) (fewer rows take more columns; rows with no divisor of 9 to 12
+    in two bands), batch_matmuls, convolutions (Winograd with `winograd`
+    for 3x3 filters with unit strides and whole registers of channels and
+    filters; else direct tiles; the filter rows outermost for a filter
+    larger than half of L2), filter gradients, pools, transposes, and
+    element-wise ops and reductions (up to 4 vectors along the innermost
+    loop). Ops the apply passes create get their configs from the same
+    library. `vector-bits` is the register width; 0 takes the module's
+    `fuse.target` features (512 with avx512f, 256 with avx or avx2, else
+    128), or the host CPU's when the module has none. `-debug-only=` the
+    pass's name prints each choice.
   }];
   let options = [
     Option<"vectorBits", "vector-bits", "unsigned", /*default=*/"0",
@@ -186,8 +99,291 @@ def FuseTileAndVectorize
            "Compute the 3x3 convolutions (and filter gradients) that "
            "allow it with Winograd's F(4x4, 3x3) or F(2x2, 3x3)">
   ];
+  let dependentDialects = ["::fuse::FuseDialect"];
+}
+
+def FuseSplitSharedFills
+    : Pass<"fuse-split-shared-fills", "::mlir::func::FuncOp"> {
+  let summary = "One fill per linalg op that accumulates into it";
+  let description = [{
+    CSE merges identical fills, and when two ops accumulate into one filled
+    tensor, bufferization copies it (5 MiB for a convolution of the seed
+    CNN) before the first one writes. Each op after the first that takes a
+    static fill as its output gets a copy of the fill into its own
+    `bufferization.alloc_tensor` (a `tensor.empty` would be merged again by
+    CSE, and so would the fills).
+  }];
   let dependentDialects = [
-    "::mlir::affine::AffineDialect", "::mlir::bufferization::BufferizationDialect",
+    "::fuse::FuseDialect", "::mlir::affine::AffineDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::linalg::LinalgDialect", "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+def FuseWinogradConvolution
+    : Pass<"fuse-winograd-convolution", "::mlir::func::FuncOp"> {
+  let summary = "Apply the winograd_conv and winograd_filter_gradient configs";
+  let description = [{
+    Rewrites each conv2d whose config is `winograd_conv`, then each filter
+    gradient whose config is `winograd_filter_gradient`
+    (WinogradConvolution.cpp). Winograd's sums are rounded differently from
+    direct ones, and are not exactly 0 where the exact sum is, which a
+    ReLU's gradient at 0 tells apart: hence the option (`fusec --winograd`).
+    A conv2d with a 3x3 filter, unit strides and dilations, an even output
+    and whole registers of channels and filters becomes Winograd's F(4x4,
+    3x3) on the output's largest block whose sides 4 divides, F(2x2, 3x3)
+    on the strips of 2 left below and to its right. The filter is
+    transformed once; per image, each (m+2)x(m+2) input tile is transformed
+    with vector arithmetic into V[tiles, positions, c], one matmul per
+    position gives M[tiles, positions, f], and the output transform writes
+    the image's m x m output tiles, which the element-wise consumer then
+    finishes while they are in L2: 4x (F(4x4)) or 2.25x (F(2x2)) fewer
+    multiply-adds than the direct form. A zero-padded input (an input
+    gradient's) is padded image by image. Filter gradients (even output
+    gradients; F(4x4) when 4 divides them, else F(2x2), no blocks) are the
+    transpose: per image, X's tiles become V and dY's m x m tiles D[tiles,
+    positions, f], one matmul per position accumulates P[p] += V[:, p]^T
+    D[:, p] over the images (with the bias gradient beside it in the same
+    image loop), and dW = G^T P G. Images whose transformed tiles would not
+    fit in L2 stay direct: the op gets its direct config. The block choice
+    and the L2 check stay inside WinogradConvolution.cpp.
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "unsigned", /*default=*/"0",
+           "Vector register width in bits (0: the target's)">
+  ];
+  let dependentDialects = [
+    "::fuse::FuseDialect", "::mlir::affine::AffineDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::linalg::LinalgDialect", "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+def FuseDecomposePads : Pass<"fuse-decompose-pads", "::mlir::func::FuncOp"> {
+  let summary = "Rewrite constant tensor.pads as a fill and a copy";
+  let description = [{
+    A `tensor.pad` with a constant value and static shapes becomes a fill of
+    the padded tensor and a `linalg.copy` of the source into its interior,
+    which are tiled and vectorized like any op; when only linalg ops read
+    the source, its producer writes straight into the interior instead (no
+    copy). Left alone, the pad would become a strided `memref.copy`, which
+    runs element by element in MLIR's C runtime (9 ms for the seed CNN's
+    5 MiB input gradient).
+  }];
+  let dependentDialects = [
+    "::fuse::FuseDialect", "::mlir::affine::AffineDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::linalg::LinalgDialect", "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+def FuseBlockAndPackMatmuls
+    : Pass<"fuse-block-and-pack-matmuls", "::mlir::func::FuncOp"> {
+  let summary = "Apply the dot_products and packed_matmul configs; pack "
+                "transposed right-hand sides; split awkward sizes";
+  let description = [{
+    For each matmul and batch_matmul (those a rewrite created get their
+    config from the strategy library):
+
+    - `dot_products` (DotProductTiling.cpp), a matmul of 1 to 3 rows
+      against a transposed B, as a batch-1 backward pass computes
+      dx = dy W^T: dot products of rows of A and rows of B, both read
+      contiguously along k. Each tile of up to 16 rows of B keeps a
+      register of partial sums per output, one FMA per register of k, then
+      sums its lanes;
+    - `packed_matmul` (MatmulPacking.cpp): BLIS's loop nest, with the
+      config's cache level as its blocks (MC, NC, KC). For each block
+      of NC columns and KC steps of the reduction, B's block is packed into
+      contiguous panels of 2 vectors (transposing a transposed B on the
+      way), then for each block of MC rows A's block is packed into k-major
+      panels of 12 rows; each panel of A, kept in L1, meets every panel of
+      B's block, streamed from L2, in a 12 x (2 vectors) accumulator tile.
+      Rows left over by whole panels of A are multiplied unpacked with the
+      same packed panels of B; columns and reduction steps left over are
+      edge products on slices, which get their own configs;
+    - other products: a transposed right-hand side is packed into [k, n]
+      by a linalg.transpose (the micro-kernel loads rows of B as vectors);
+      then columns (and a batch_matmul's rows) whose best divisor would
+      leave most of a tile unused (1009), or columns of an odd number of
+      registers (784), are split into a product over whole tiles and edge
+      products over the rest, each zeroing its own part and getting its
+      own config (MatmulTiling.cpp; that choice stays in the helper).
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "unsigned", /*default=*/"0",
+           "Vector register width in bits (0: the target's)">
+  ];
+  let dependentDialects = [
+    "::fuse::FuseDialect", "::mlir::affine::AffineDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::linalg::LinalgDialect", "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+def FuseTileConvolutions
+    : Pass<"fuse-tile-convolutions", "::mlir::func::FuncOp"> {
+  let summary = "Apply the filter_gradient and direct_conv configs";
+  let description = [{
+    First each filter gradient's contraction over (kh, kw, c, f | n, oh, ow)
+    whose config is `filter_gradient` (ConvolutionTiling.cpp): loops over
+    images, filter taps and 8 x (2 vectors) tiles of (c, f), each
+    accumulating over the output rows a matmul of an X row (strided, read
+    transposed) and a dY row: X and dY are read in their own layouts, one
+    image at a time. With a single-channel X (a first layer's) the filter
+    taps are the tile's rows instead. A bias gradient beside it (the sum of
+    the same dY over images, rows and columns) is carried by the image loop
+    and sums each image's dY while it is in cache. Then each conv2d whose
+    config is `direct_conv`: loops over its register tiles (the config's: 8
+    columns x 2 vectors of filters; narrower rows take several images per
+    tile; a width that is not a whole number of 8-column tiles gets a second
+    loop nest for the rest). Each tile zeroes its accumulator, runs the
+    reduction with the tile in registers, and applies the convolution's
+    element-wise consumer, if it is its only user, while the tile is in
+    cache. A convolution whose filter does not fit in L2 is only split into
+    whole tiles and the rest, and tiled by fuse-tile-registers with its
+    filter rows outermost.
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "unsigned", /*default=*/"0",
+           "Vector register width in bits (0: the target's)">
+  ];
+  let dependentDialects = [
+    "::fuse::FuseDialect", "::mlir::affine::AffineDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::linalg::LinalgDialect", "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+def FuseImageLoopFusion
+    : Pass<"fuse-image-loop-fusion", "::mlir::func::FuncOp"> {
+  let summary = "Fuse the loops over a batch's images that pass images on";
+  let description = [{
+    The image loops that fuse-winograd-convolution and
+    fuse-tile-convolutions build (marked `fuse.image_loop`; ImageLoopFusion.cpp):
+    one that reads another's result only image by image, at its own image,
+    runs in the other's iterations, on the image just computed, and so does
+    a linalg op that computes each image of its output from the same image
+    of its operands (a pool, an element-wise op); a result nothing else
+    reads then goes to a buffer of one image and is not stored for the
+    batch. An element-wise op that reads at most half the bytes it writes
+    and that only image loops read, each at its own image (the max-pool
+    gradient), is computed anew in each of those loops on its image, and
+    its batch is never stored. Removes the marks.
+  }];
+  let dependentDialects = [
+    "::fuse::FuseDialect", "::mlir::affine::AffineDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::linalg::LinalgDialect", "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+def FuseSliceStridedInputs
+    : Pass<"fuse-slice-strided-inputs", "::mlir::func::FuncOp"> {
+  let summary = "Read inputs indexed by strided maps through strided slices";
+  let description = [{
+    Each input of a static `linalg.generic` on tensors read through a map
+    of strided loop indices (`d * s + k`, a pool's window offsets in
+    `fuse.max_pool2d_indices`) is read through a strided `tensor.extract_slice`
+    instead, by the bare indices: the vectorizer takes only such maps.
+  }];
+  let dependentDialects = [
+    "::fuse::FuseDialect", "::mlir::affine::AffineDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::linalg::LinalgDialect", "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+def FuseTileMatmuls : Pass<"fuse-tile-matmuls", "::mlir::func::FuncOp"> {
+  let summary = "Register tiles of matmuls, with their fill and consumer";
+  let description = [{
+    Tiles each static matmul and batch_matmul on tensors (not a
+    `register_tile`) by its config's register tiles (MatmulTiling.cpp).
+    When the output is a fill, the fill is fused into the tiles: each
+    starts from zeros in registers, with no pass over the output before the
+    product. When the product's only reader is an element-wise op (a bias
+    add, the optimizer's update of the weight whose gradient it is), that
+    op is fused too: each tile is finished while in registers and L1, one
+    loop nest per band of rows, and the product never reaches memory.
+    Without a consumer, a matmul of two bands becomes one product per band,
+    and each tile is tiled along the reduction here (with one,
+    fuse-tile-registers does it): one vector.contract per step after
+    vectorization.
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "unsigned", /*default=*/"0",
+           "Vector register width in bits (0: the target's)">
+  ];
+  let dependentDialects = [
+    "::fuse::FuseDialect", "::mlir::affine::AffineDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::linalg::LinalgDialect", "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+def FuseTileRegisters : Pass<"fuse-tile-registers", "::mlir::func::FuncOp"> {
+  let summary = "Tile linalg ops by their config's register level";
+  let description = [{
+    Tiles every static linalg op on tensors with loops that is not a
+    `register_tile` with `scf.for` loops of its config's register tile (a
+    matmul of two bands, which only a zero-size dim keeps from banding: its
+    vector level), in its config's `interchange` order. Each tile carries
+    the config, whose vector level sizes the masks of a partial tile.
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "unsigned", /*default=*/"0",
+           "Vector register width in bits (0: the target's)">
+  ];
+  let dependentDialects = [
+    "::fuse::FuseDialect", "::mlir::affine::AffineDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::linalg::LinalgDialect", "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+def FuseVectorizeTiles
+    : Pass<"fuse-vectorize-tiles", "::mlir::func::FuncOp"> {
+  let summary = "Vectorize every tile and fold its slices and masks";
+  let description = [{
+    Decomposes the size-1 windows of convolution and pool tiles into 1-D
+    ops and folds the tiles' static sizes; vectorizes every linalg op on
+    tensors, exactly when its shape is static, with masks of its config's
+    vector level when it is a partial tile (contractions become
+    vector.contract, which lowers to FMAs; ops on i1 stay scalar: LLVM packs
+    vectors of i1 into bits in memory); removes the configs; then folds
+    tensor slices into the vector transfers (tiles of [1, ..., 1, n] become
+    1-D vectors) and masks into the masked transfers.
+  }];
+  let dependentDialects = [
+    "::fuse::FuseDialect", "::mlir::affine::AffineDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
     "::mlir::linalg::LinalgDialect", "::mlir::math::MathDialect",
     "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
     "::mlir::vector::VectorDialect"

@@ -191,10 +191,10 @@ bool fuse::hasLargeFilter(linalg::Conv2DNhwcHwcfOp op) {
 
 LogicalResult fuse::tileConvolution(RewriterBase &rewriter,
                                     linalg::Conv2DNhwcHwcfOp op,
-                                    unsigned vectorBits,
+                                    ArrayRef<ConvTile> bands,
                                     DominanceInfo &dominance) {
   if (!op.hasPureTensorSemantics() || op.hasDynamicShape() ||
-      hasLargeFilter(op))
+      hasLargeFilter(op) || bands.empty() || bands.size() > 2)
     return failure();
   auto fill = op.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
   if (!fill)
@@ -202,7 +202,6 @@ LogicalResult fuse::tileConvolution(RewriterBase &rewriter,
   auto type = cast<RankedTensorType>(op->getResult(0).getType());
   if (!type.getElementType().isIntOrFloat())
     return failure();
-  int64_t lanes = vectorLanes(type.getElementType(), vectorBits);
   ArrayRef<int64_t> shape = type.getShape(); // n, oh, ow, f
   ArrayRef<int64_t> filterShape =
       cast<RankedTensorType>(op.getDpsInputs()[1].getType()).getShape();
@@ -269,16 +268,21 @@ LogicalResult fuse::tileConvolution(RewriterBase &rewriter,
               });
         });
   };
-  int64_t main = shape[2] >= kConvTileColumns
-                     ? shape[2] / kConvTileColumns * kConvTileColumns
-                     : shape[2];
-  SmallVector<Value> nests = {
-      nest(0, main, chooseConvTile(shape[0], main, shape[3], lanes), out)};
+  // Each band's tiles must divide its part of the output.
+  int64_t main = bands.size() == 1
+                     ? shape[2]
+                     : shape[2] / bands[0].columns * bands[0].columns;
+  auto divides = [&](const ConvTile &tile, int64_t columns) {
+    return tile.images > 0 && tile.columns > 0 && tile.filters > 0 &&
+           shape[0] % tile.images == 0 && columns % tile.columns == 0 &&
+           shape[3] % tile.filters == 0;
+  };
+  if (!divides(bands[0], main) ||
+      (bands.size() == 2 && !divides(bands[1], shape[2] - main)))
+    return failure();
+  SmallVector<Value> nests = {nest(0, main, bands[0], out)};
   if (main < shape[2])
-    nests.push_back(
-        nest(main, shape[2],
-             chooseConvTile(shape[0], shape[2] - main, shape[3], lanes),
-             nests.back()));
+    nests.push_back(nest(main, shape[2], bands[1], nests.back()));
   Value result = nests.back();
   if (failedTile) {
     for (Value nest : llvm::reverse(nests))

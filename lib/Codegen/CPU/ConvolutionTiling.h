@@ -1,6 +1,6 @@
 //===- ConvolutionTiling.h - Register tiles of convolutions -----*- C++ -*-===//
 //
-// Part of fuse-tile-and-vectorize: the tiles of a 2-D convolution, and the
+// Used by fuse-tile-convolutions: the tiles of a 2-D convolution, and the
 // loop nest that fuses the zero fill of its accumulator and its element-wise
 // consumer into each tile.
 //
@@ -40,18 +40,20 @@ ConvTile chooseConvTile(int64_t batch, int64_t width, int64_t filters,
                         int64_t lanes);
 
 /// Rewrites `op`, whose accumulator is a linalg.fill and whose filter fits
-/// in L2, into loops over its output tiles (chooseConvTile's; a width that
-/// is not a whole number of kConvTileColumns gets a second loop nest over
-/// the columns left). Each tile zeroes its accumulator, convolves, and
-/// applies `op`'s element-wise consumer, if it is its only user, on the tile
-/// while it is in cache: the full-size accumulator, its fill and the
-/// consumer's pass over memory are gone. (Without a consumer, a tile zeroes
-/// and accumulates in its slice of the output.) The tile convolutions are
-/// left for the caller to tile along their reduction. Fails, leaving `op`
-/// alone, on other convolutions.
+/// in L2, into loops over its output tiles, one nest per band of columns:
+/// with one band, all columns in its tiles; with two, the whole tiles of
+/// the first band's width, then the columns left in the second's (the
+/// config's register tiles, LoweringStrategy.cpp). Each tile zeroes its
+/// accumulator, convolves, and applies `op`'s element-wise consumer, if it
+/// is its only user, on the tile while it is in cache: the full-size
+/// accumulator, its fill and the consumer's pass over memory are gone.
+/// (Without a consumer, a tile zeroes and accumulates in its slice of the
+/// output.) The tile convolutions are left for the caller to tile along
+/// their reduction. Fails, leaving `op` alone, on other convolutions and
+/// on tiles that do not divide their band.
 mlir::LogicalResult tileConvolution(mlir::RewriterBase &rewriter,
                                     mlir::linalg::Conv2DNhwcHwcfOp op,
-                                    unsigned vectorBits,
+                                    llvm::ArrayRef<ConvTile> bands,
                                     mlir::DominanceInfo &dominance);
 
 /// Rewrites a filter gradient's contraction, as FuseToLinalg builds it

@@ -16,6 +16,7 @@
 #include "DotProductTiling.h"
 
 #include "ConvolutionTiling.h"
+#include "LoweringStrategy.h"
 #include "MatmulPacking.h"
 #include "TileLoops.h"
 
@@ -33,25 +34,35 @@ constexpr int64_t kMaxAccumulators = 16;
 
 } // namespace
 
-LogicalResult fuse::tileAsDotProducts(RewriterBase &rewriter,
-                                      linalg::MatmulOp op,
-                                      unsigned vectorBits) {
+std::optional<int64_t> fuse::dotProductTileRows(linalg::MatmulOp op,
+                                                unsigned vectorBits) {
   std::optional<MatmulForm> form = matchMatmul(op);
   if (!form || form->lhsTransposed || !form->rhsTransposed || form->m == 0 ||
       form->m > 3)
-    return failure();
-  auto type = cast<RankedTensorType>(op->getResult(0).getType());
-  Type elementType = type.getElementType();
+    return std::nullopt;
+  Type elementType = getElementTypeOrSelf(op->getResult(0).getType());
   if (!isa<FloatType>(elementType) ||
       llvm::any_of(op->getOperandTypes(), [&](Type operand) {
         return getElementTypeOrSelf(operand) != elementType;
       }))
-    return failure();
+    return std::nullopt;
   int64_t lanes = vectorLanes(elementType, vectorBits);
   int64_t rows = largestDivisorAtMost(form->n, kMaxAccumulators / form->m);
   // Too few rows of B per tile would wait on the FMAs' latency.
   if (form->k % lanes != 0 || form->k == 0 || rows < 4)
+    return std::nullopt;
+  return rows;
+}
+
+LogicalResult fuse::tileAsDotProducts(RewriterBase &rewriter,
+                                      linalg::MatmulOp op, int64_t rows,
+                                      unsigned vectorBits) {
+  std::optional<MatmulForm> form = matchMatmul(op);
+  if (!form || form->lhsTransposed || !form->rhsTransposed || rows <= 0 ||
+      form->n % rows != 0)
     return failure();
+  Type elementType = getElementTypeOrSelf(op->getResult(0).getType());
+  int64_t lanes = vectorLanes(elementType, vectorBits);
 
   Location loc = op.getLoc();
   MLIRContext *context = op.getContext();
@@ -64,7 +75,7 @@ LogicalResult fuse::tileAsDotProducts(RewriterBase &rewriter,
   };
   using utils::IteratorType;
   auto tileOp = [&](Operation *op) {
-    op->setAttr(kRegisterTileAttr, UnitAttr::get(context));
+    markRegisterTile(op);
     return op->getResult(0);
   };
   auto one = [&](OpBuilder &b) -> OpFoldResult { return b.getIndexAttr(1); };

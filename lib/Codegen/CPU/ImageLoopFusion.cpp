@@ -2,6 +2,11 @@
 
 #include "ImageLoopFusion.h"
 
+#include "fuse/Codegen/Passes.h"
+
+#include "PassDetail.h"
+
+#include "LoweringStrategy.h"
 #include "TileLoops.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -13,6 +18,11 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/TilingInterface.h"
 #include "llvm/ADT/MapVector.h"
+
+namespace fuse {
+#define GEN_PASS_DEF_FUSEIMAGELOOPFUSION
+#include "fuse/Codegen/Passes.h.inc"
+} // namespace fuse
 
 using namespace mlir;
 
@@ -511,3 +521,17 @@ void fuse::fuseImageLoops(RewriterBase &rewriter, func::FuncOp func) {
     (void)fuseProducer(rewriter, producer);
   func.walk([](scf::ForOp loop) { loop->removeAttr(kImageLoopAttr); });
 }
+
+namespace {
+
+struct ImageLoopFusionPass
+    : fuse::impl::FuseImageLoopFusionBase<ImageLoopFusionPass> {
+  void runOnOperation() override {
+    // The per-image tiles get their configs when they are tiled.
+    fuse::DropClonedConfigs listener;
+    IRRewriter rewriter(&getContext(), &listener);
+    fuse::fuseImageLoops(rewriter, getOperation());
+  }
+};
+
+} // namespace

@@ -1,6 +1,6 @@
 //===- ImageLoopFusion.h - Fusing loops over a batch's images ---*- C++ -*-===//
 //
-// Part of fuse-tile-and-vectorize: a convolution's strategies build one loop
+// fuse-image-loop-fusion: a convolution's strategies build one loop
 // over the images of the batch (a Winograd convolution, a filter gradient
 // with its bias gradient). Where one such loop, or a linalg op that
 // computes each image of its output from the same image of its operands (a

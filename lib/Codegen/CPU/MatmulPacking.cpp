@@ -160,11 +160,50 @@ std::optional<fuse::MatmulForm> fuse::matchMatmul(linalg::MatmulOp op) {
   return form;
 }
 
-FailureOr<SmallVector<linalg::MatmulOp>>
-fuse::blockAndPackMatmul(RewriterBase &rewriter, linalg::MatmulOp op,
-                         unsigned vectorBits) {
+bool fuse::paysToBlockAndPack(linalg::MatmulOp op, unsigned vectorBits) {
   std::optional<MatmulForm> form = matchMatmul(op);
   if (!form || form->m == 0 || form->n == 0 || form->k == 0)
+    return false;
+  Type elementType =
+      cast<RankedTensorType>(op.getDpsInits()[0].getType()).getElementType();
+  if (!elementType.isIntOrFloat())
+    return false;
+  int64_t lanes = vectorLanes(elementType, vectorBits);
+  // A transposed B is packed anyway; a plain one only when it does not fit
+  // in L2 and enough rows of A reuse each packed panel. (Panels are two
+  // registers wide, the micro-kernel's width.)
+  return form->n >= 2 * lanes &&
+         (form->rhsTransposed ||
+          (form->k * form->n > kPackThreshold && form->m >= 2 * lanes));
+}
+
+std::optional<fuse::PackedBlocks>
+fuse::choosePackedBlocks(linalg::MatmulOp op, unsigned vectorBits) {
+  if (!paysToBlockAndPack(op, vectorBits))
+    return std::nullopt;
+  std::optional<MatmulForm> form = matchMatmul(op);
+  Type elementType =
+      cast<RankedTensorType>(op.getDpsInits()[0].getType()).getElementType();
+  // Column panels two registers wide, the micro-kernel's width; A's rows in
+  // panels of its height (below).
+  int64_t nr = 2 * vectorLanes(elementType, vectorBits);
+  constexpr int64_t mr = kMicroKernelRows;
+  int64_t kc = chooseBlock(form->k, kMaxKC);
+  if (kc == form->k && form->k > kMaxKC)
+    kc = kMaxKC;
+  int64_t mainN = form->n / nr * nr;
+  int64_t mainM = form->m >= mr ? form->m / mr * mr : form->m;
+  int64_t mc =
+      form->m >= mr ? blockSize(mainM, kMaxMC, mr) : chooseBlock(mainM, kMaxMC);
+  return PackedBlocks{mc, blockSize(mainN, kMaxNC, nr), kc};
+}
+
+FailureOr<SmallVector<linalg::MatmulOp>>
+fuse::blockAndPackMatmul(RewriterBase &rewriter, linalg::MatmulOp op,
+                         const PackedBlocks &blocks, unsigned vectorBits) {
+  std::optional<MatmulForm> form = matchMatmul(op);
+  if (!form || form->m == 0 || form->n == 0 || form->k == 0 || blocks.mc <= 0 ||
+      blocks.nc <= 0 || blocks.kc <= 0)
     return failure();
   Type elementType =
       cast<RankedTensorType>(op.getDpsInits()[0].getType()).getElementType();
@@ -173,26 +212,21 @@ fuse::blockAndPackMatmul(RewriterBase &rewriter, linalg::MatmulOp op,
   int64_t lanes = vectorLanes(elementType, vectorBits);
   // Column panels two registers wide, the micro-kernel's width.
   int64_t nr = 2 * lanes;
-  // A transposed B is packed anyway; a plain one only when it does not fit
-  // in L2 and enough rows of A reuse each packed panel.
-  if (form->n < nr ||
-      (!form->rhsTransposed &&
-       (form->k * form->n <= kPackThreshold || form->m < 2 * lanes)))
-    return failure();
   // A's rows are packed in panels of the micro-kernel's height, k-major.
   // Stored transposed, A's rows come contiguous already, but a whole row of
   // A apart for each k: at M = 1024 they fall in one L1 set.
   constexpr int64_t mr = kMicroKernelRows;
   bool packLhs = form->m >= mr;
-  int64_t kc = chooseBlock(form->k, kMaxKC);
+  int64_t kc = blocks.kc;
   // Whole panels and blocks; the columns and reduction steps left over are
   // edge products, the rows left over a product per panel of B (below).
   int64_t mainN = form->n / nr * nr;
-  int64_t mainK = form->k;
-  if (kc == form->k && form->k > kMaxKC) {
-    kc = kMaxKC;
-    mainK = form->k / kc * kc;
-  }
+  int64_t mainK = form->k / kc * kc;
+  int64_t mainM = packLhs ? form->m / mr * mr : form->m;
+  int64_t mc = blocks.mc, nc = blocks.nc;
+  if (mainN == 0 || mainK == 0 || mainN % nc != 0 || mainM % mc != 0 ||
+      (packLhs && mc % mr != 0) || nc % nr != 0)
+    return failure();
   SmallVector<linalg::MatmulOp> edges;
   if (mainN < form->n || mainK < form->k) {
     SmallVector<SplitPoint> points;
@@ -207,10 +241,6 @@ fuse::blockAndPackMatmul(RewriterBase &rewriter, linalg::MatmulOp op,
     form->n = mainN;
     form->k = mainK;
   }
-  int64_t mainM = packLhs ? form->m / mr * mr : form->m;
-  int64_t mc =
-      packLhs ? blockSize(mainM, kMaxMC, mr) : chooseBlock(mainM, kMaxMC);
-  int64_t nc = blockSize(form->n, kMaxNC, nr);
 
   Location loc = op.getLoc();
   MLIRContext *context = op.getContext();

@@ -1,6 +1,6 @@
 //===- MatmulPacking.h - Cache blocking and packing of matmuls --*- C++ -*-===//
 //
-// Part of fuse-tile-and-vectorize: the loop nest around the register
+// Part of fuse-block-and-pack-matmuls: the loop nest around the register
 // micro-kernel of a large matmul.
 //
 //===----------------------------------------------------------------------===//
@@ -29,15 +29,35 @@ struct MatmulForm {
 /// of a plain or transposed matmul.
 std::optional<MatmulForm> matchMatmul(mlir::linalg::MatmulOp op);
 
-/// Rewrites `op` into cache blocks whose operands are packed into contiguous
-/// panels (B's two registers of `vectorBits` wide, A's kMicroKernelRows
-/// high), each block a smaller linalg.matmul, when its shape makes that pay.
-/// The columns left over by whole panels, and the reduction left over by
-/// whole blocks, become edge products on slices, returned for the caller to
-/// tile. Fails, leaving `op` alone, when blocking would not pay.
+/// Whether blocking and packing `op` pays (see blockAndPackMatmul): its B
+/// is transposed (packed anyway), or larger than half of L2 with enough
+/// rows of A to reuse each packed panel.
+bool paysToBlockAndPack(mlir::linalg::MatmulOp op, unsigned vectorBits);
+
+/// The cache blocks of a packed matmul: MC rows of A (whole panels of
+/// kMicroKernelRows), NC columns of B (whole panels of two registers), KC
+/// steps of the reduction.
+struct PackedBlocks {
+  int64_t mc, nc, kc;
+};
+
+/// The blocks of `op` when blocking and packing pays (paysToBlockAndPack):
+/// KC up to 256 steps (its panels of A in L1), NC up to 512 columns (B's
+/// packed block in L2), MC up to 1024 rows, each dividing the part of its
+/// dim that whole panels and blocks cover.
+std::optional<PackedBlocks> choosePackedBlocks(mlir::linalg::MatmulOp op,
+                                               unsigned vectorBits);
+
+/// Rewrites `op` into cache blocks of `blocks` whose operands are packed
+/// into contiguous panels (B's two registers of `vectorBits` wide, A's
+/// kMicroKernelRows high), each block a smaller linalg.matmul. The columns
+/// left over by whole panels, and the reduction left over by whole blocks,
+/// become edge products on slices, returned for the caller to tile. Fails,
+/// leaving `op` alone, on other matmuls and on blocks that do not divide
+/// their dims.
 mlir::FailureOr<llvm::SmallVector<mlir::linalg::MatmulOp>>
 blockAndPackMatmul(mlir::RewriterBase &rewriter, mlir::linalg::MatmulOp op,
-                   unsigned vectorBits);
+                   const PackedBlocks &blocks, unsigned vectorBits);
 
 } // namespace fuse
 

@@ -20,6 +20,7 @@
 #include "MatmulTiling.h"
 
 #include "ConvolutionTiling.h"
+#include "LoweringStrategy.h"
 #include "MatmulPacking.h"
 #include "TileLoops.h"
 
@@ -105,7 +106,7 @@ LogicalResult fuse::tileWithFusedFill(RewriterBase &rewriter,
   // The fill's tile is one register tile: one write of zeros (with K = 1,
   // the read of the accumulators folds into the zeros).
   for (Operation *fill : llvm::drop_begin(fused->tiledAndFusedOps))
-    fill->setAttr(fuse::kRegisterTileAttr, rewriter.getUnitAttr());
+    fuse::markRegisterTile(fill);
   auto tile = cast<TilingInterface>(fused->tiledAndFusedOps.front());
   scf::SCFTilingOptions reduction;
   reduction.setTileSizes(getAsIndexOpFoldResult(context, inner));

@@ -1,9 +1,9 @@
 //===- MatmulTiling.h - Register tiles of unpacked matmuls ------*- C++ -*-===//
 //
-// Part of fuse-tile-and-vectorize: the register tiles of matmuls that are
-// not cache-blocked, with the zero fill of their output and their
-// element-wise consumer fused, and the split of awkward sizes into whole
-// tiles and edges.
+// Used by fuse-tile-matmuls and fuse-block-and-pack-matmuls: the register
+// tiles of matmuls that are not cache-blocked, with the zero fill of their
+// output and their element-wise consumer fused, and the split of awkward
+// sizes into whole tiles and edges.
 //
 //===----------------------------------------------------------------------===//
 

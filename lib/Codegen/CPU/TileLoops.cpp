@@ -2,6 +2,8 @@
 
 #include "TileLoops.h"
 
+#include "LoweringStrategy.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -116,7 +118,7 @@ FailureOr<SmallVector<Value>> fuse::buildFusedTile(
     init = tensor::EmptyOp::create(
         b, loc, sizes, getElementTypeOrSelf(producer->getResult(0).getType()));
   auto zero = linalg::FillOp::create(b, loc, fill.value(), init);
-  zero->setAttr(kRegisterTileAttr, b.getUnitAttr());
+  markRegisterTile(zero);
   Value acc = zero->getResult(0);
   FailureOr<TilingResult> tiled =
       producer.getTiledImplementation(b, producerOffsets, producerSizes);

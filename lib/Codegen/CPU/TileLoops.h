@@ -1,9 +1,9 @@
 //===- TileLoops.h - Loops over tiles and fused tiles -----------*- C++ -*-===//
 //
-// Part of fuse-tile-and-vectorize: the scf.for loops that MatmulPacking.cpp,
-// ConvolutionTiling.cpp and MatmulTiling.cpp build around their tiles, each
-// threading the tensors the tiles are inserted into, the tile of a
-// contraction with its zero fill and element-wise consumer fused, and the
+// Shared by the CPU strategy's apply passes: the scf.for loops that
+// MatmulPacking.cpp, ConvolutionTiling.cpp and MatmulTiling.cpp build around
+// their tiles, each threading the tensors the tiles are inserted into, the tile
+// of a contraction with its zero fill and element-wise consumer fused, and the
 // split of a contraction into parts over slices.
 //
 //===----------------------------------------------------------------------===//
@@ -18,10 +18,6 @@
 #include "mlir/Interfaces/TilingInterface.h"
 
 namespace fuse {
-
-/// Marks an op that a strategy built as one register tile: the pass
-/// vectorizes it whole instead of tiling it again.
-constexpr llvm::StringLiteral kRegisterTileAttr = "fuse.register_tile";
 
 /// Lanes of `elementType` (an integer or float; i1 counts as a byte) in a
 /// register of `vectorBits` bits, at least 1.

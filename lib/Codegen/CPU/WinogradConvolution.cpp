@@ -41,8 +41,13 @@
 
 #include "WinogradConvolution.h"
 
+#include "fuse/Codegen/Passes.h"
+
+#include "PassDetail.h"
+
 #include "ConvolutionTiling.h"
 #include "ImageLoopFusion.h"
+#include "LoweringStrategy.h"
 #include "TileLoops.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -53,6 +58,14 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/TilingInterface.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "fuse-winograd-convolution"
+
+namespace fuse {
+#define GEN_PASS_DEF_FUSEWINOGRADCONVOLUTION
+#include "fuse/Codegen/Passes.h.inc"
+} // namespace fuse
 
 using namespace mlir;
 
@@ -789,3 +802,50 @@ LogicalResult fuse::tileWinogradFilterGradient(RewriterBase &rewriter,
   rewriter.replaceOp(op, result);
   return success();
 }
+
+namespace {
+
+/// fuse-winograd-convolution: the convolutions, then the filter gradients,
+/// whose config says Winograd. One that the rewrite refuses (blocks, L2)
+/// gets its direct config.
+struct WinogradConvolutionPass
+    : fuse::impl::FuseWinogradConvolutionBase<WinogradConvolutionPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    unsigned bits = fuse::resolveVectorBits(func, vectorBits);
+    fuse::DropClonedConfigs listener;
+    IRRewriter rewriter(&getContext(), &listener);
+    auto has = [](Operation *op, fuse::LoweringStrategy strategy) {
+      fuse::LoweringConfigAttr config = fuse::LoweringConfigAttr::lookup(op);
+      return config && config.getStrategy() == strategy;
+    };
+    SmallVector<linalg::Conv2DNhwcHwcfOp> convolutions;
+    SmallVector<linalg::GenericOp> gradients;
+    func.walk([&](Operation *op) {
+      if (auto conv = dyn_cast<linalg::Conv2DNhwcHwcfOp>(op);
+          conv && has(op, fuse::LoweringStrategy::winograd_conv))
+        convolutions.push_back(conv);
+      else if (auto generic = dyn_cast<linalg::GenericOp>(op);
+               generic &&
+               has(op, fuse::LoweringStrategy::winograd_filter_gradient))
+        gradients.push_back(generic);
+    });
+    auto direct = [&](linalg::LinalgOp op) {
+      LLVM_DEBUG(llvm::dbgs() << op->getName() << " at " << op->getLoc()
+                              << ": stays direct\n");
+      fuse::setLoweringConfig(op, fuse::chooseLoweringConfig(op, bits, {}));
+    };
+    DominanceInfo dominance(func);
+    for (linalg::Conv2DNhwcHwcfOp conv : convolutions)
+      if (failed(
+              fuse::tileWinogradConvolution(rewriter, conv, bits, dominance)))
+        direct(conv);
+    for (linalg::GenericOp gradient : gradients)
+      if (failed(fuse::tileWinogradFilterGradient(rewriter, gradient, bits)))
+        direct(gradient);
+  }
+};
+
+} // namespace

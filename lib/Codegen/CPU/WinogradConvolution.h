@@ -1,6 +1,6 @@
 //===- WinogradConvolution.h - Winograd convolutions ------------*- C++ -*-===//
 //
-// Part of fuse-tile-and-vectorize: 3x3 convolutions with unit strides, and
+// fuse-winograd-convolution: 3x3 convolutions with unit strides, and
 // their filter gradients, as Winograd's minimal filtering algorithms
 // F(4x4, 3x3) and F(2x2, 3x3), one image at a time.
 //

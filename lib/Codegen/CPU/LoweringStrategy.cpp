@@ -1,0 +1,378 @@
+//===- LoweringStrategy.cpp - The CPU strategy's decisions ----------------===//
+
+#include "LoweringStrategy.h"
+
+#include "fuse/ABI.h"
+
+#include "ConvolutionTiling.h"
+#include "DotProductTiling.h"
+#include "MatmulPacking.h"
+#include "TileLoops.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Debug.h"
+#include "llvm/TargetParser/Host.h"
+
+#define DEBUG_TYPE "fuse-select-lowering-strategy"
+
+using namespace mlir;
+using namespace fuse;
+
+namespace {
+
+/// The widest vector register a CPU with `features` has, in bits.
+unsigned widestVectorBits(const llvm::StringMap<bool> &features) {
+  if (features.lookup("avx512f"))
+    return 512;
+  if (features.lookup("avx") || features.lookup("avx2"))
+    return 256;
+  return 128;
+}
+
+/// The vector width of `func`'s module's target, else the host's.
+unsigned targetVectorBits(func::FuncOp func) {
+  auto module = func->getParentOfType<ModuleOp>();
+  auto target =
+      module ? module->getAttrOfType<DictionaryAttr>(abi::kTargetAttrName)
+             : DictionaryAttr();
+  auto features =
+      target ? target.getAs<StringAttr>(abi::kTargetFeaturesKey) : StringAttr();
+  if (!features) {
+    unsigned bits = widestVectorBits(llvm::sys::getHostCPUFeatures());
+    LLVM_DEBUG(llvm::dbgs()
+               << "vector width " << bits << " bits: the host's (no "
+               << abi::kTargetAttrName << ")\n");
+    return bits;
+  }
+  // A later entry overrides an earlier one, as in LLVM's feature strings.
+  llvm::StringMap<bool> enabled;
+  SmallVector<StringRef> entries;
+  features.getValue().split(entries, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef entry : entries)
+    enabled[entry.ltrim("+-")] = !entry.starts_with("-");
+  unsigned bits = widestVectorBits(enabled);
+  LLVM_DEBUG(llvm::dbgs() << "vector width " << bits << " bits: target cpu "
+                          << target.get(abi::kTargetCpuKey) << "\n");
+  return bits;
+}
+
+/// A tile size for a vectorized dim of size `n` that divides it: two or one
+/// full vector registers when possible, the whole dim when it is narrower
+/// than a register, else the largest divisor that fits in two registers.
+int64_t vectorTile(int64_t n, int64_t lanes) {
+  for (int64_t candidate : {2 * lanes, lanes})
+    if (n % candidate == 0)
+      return candidate;
+  if (n < lanes)
+    return n;
+  return largestDivisorAtMost(n, 2 * lanes);
+}
+
+/// The columns of a matmul tile of `rows` rows: two registers, or for
+/// fewer rows than the micro-kernel's, as many more as keep its number of
+/// accumulators. A row of two registers alone (batch 1) would wait on two
+/// chains of dependent FMAs, 4 cycles each, with both FMA units mostly idle.
+/// A step of the tile also holds its row of B and a broadcast of A: with
+/// more than 27 of the 32 registers live, the unrolled steps spill (tiles of
+/// 4 rows x 6 registers: 856 of the loop's 1,430 instructions on the stack).
+int64_t matmulTileColumns(int64_t n, int64_t rows, int64_t lanes) {
+  if (n % lanes != 0)
+    return vectorTile(n, lanes);
+  constexpr int64_t kMaxLiveRegisters = 27;
+  int64_t registers = std::min(2 * kMicroKernelRows / rows,
+                               (kMaxLiveRegisters - 1) / (rows + 1));
+  return largestDivisorAtMost(n / lanes, std::max<int64_t>(2, registers)) *
+         lanes;
+}
+
+/// The row bands of an m x n matmul's register tiles: all rows in tiles of
+/// the largest divisor of m up to the micro-kernel's 12 rows when that is 9
+/// or more, else tiles of 12 rows and a band of the rows left (64 rows: 60
+/// in tiles of 12, 24 accumulators, and 4 in one, instead of tiles of 8
+/// with 16 accumulators; 13 rows: 12 and 1 instead of tiles of 1).
+SmallVector<RowBand> matmulRowBands(int64_t m, int64_t n, int64_t lanes) {
+  constexpr int64_t height = kMicroKernelRows;
+  int64_t rows = largestDivisorAtMost(m, height);
+  if (m <= height || rows > height * 2 / 3)
+    return {{0, m, rows, matmulTileColumns(n, rows, lanes)}};
+  int64_t main = m / height * height;
+  return {{0, main, height, matmulTileColumns(n, height, lanes)},
+          {main, m, m - main, matmulTileColumns(n, m - main, lanes)}};
+}
+
+/// The lanes of a register of `op`'s output elements.
+int64_t outputLanes(linalg::LinalgOp op, unsigned vectorBits) {
+  return vectorLanes(getElementTypeOrSelf(op.getDpsInits()[0].getType()),
+                     vectorBits);
+}
+
+/// Tile sizes for `op`: one per loop, each at most the loop's range.
+SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, unsigned vectorBits) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  int64_t lanes = outputLanes(op, vectorBits);
+  auto clamp = [&](SmallVector<int64_t> sizes) {
+    for (auto [size, range] : llvm::zip(sizes, ranges))
+      size = std::max<int64_t>(1, std::min(size, range));
+    return sizes;
+  };
+  // Contractions, convolutions and pools get tiles that divide their
+  // iteration space exactly: their tiles are static, need no masks, and the
+  // 1-D decomposition of convolutions sees static shapes.
+  if (isa<linalg::MatmulOp>(op)) { // m, n, k
+    int64_t rows = largestDivisorAtMost(ranges[0], kMicroKernelRows);
+    return {rows, matmulTileColumns(ranges[1], rows, lanes), 1};
+  }
+  if (isa<linalg::BatchMatmulOp>(op)) // b, m, n, k
+    return {1, largestDivisorAtMost(ranges[1], kBatchMatmulTileRows),
+            vectorTile(ranges[2], lanes), 1};
+  if (isa<linalg::Conv2DNhwcHwcfOp>(op)) { // n, oh, ow, f, kh, kw, c
+    ConvTile tile = chooseConvTile(ranges[0], ranges[2], ranges[3], lanes);
+    return {tile.images, 1, tile.columns, tile.filters, 1, 1, 1};
+  }
+  if (isa<linalg::PoolingNhwcMaxOp, linalg::PoolingNhwcSumOp>(op))
+    return {1,
+            1,
+            largestDivisorAtMost(ranges[2], 8),
+            largestDivisorAtMost(ranges[3], 2 * lanes),
+            1,
+            1};
+  // Transposes that move the input's contiguous dim away from the
+  // innermost: square blocks of one register's lanes over the output's
+  // innermost dim and the dim the input's innermost becomes, which read
+  // whole input rows and lower to in-register shuffles. (Tiles along the
+  // output's innermost alone would gather the input element by element.)
+  if (auto transpose = dyn_cast<linalg::TransposeOp>(op.getOperation())) {
+    ArrayRef<int64_t> perm = transpose.getPermutation();
+    int64_t rank = perm.size();
+    int64_t inner = llvm::find(perm, rank - 1) - perm.begin();
+    if (rank >= 2 && inner != rank - 1) {
+      SmallVector<int64_t> sizes(rank, 1);
+      sizes[inner] = sizes[rank - 1] = lanes;
+      return clamp(sizes);
+    }
+  }
+  // Element-wise ops, reductions, fills, other transposes: up to four vectors
+  // along the innermost loop. A partial tile is masked, except along a
+  // reduced loop, whose tiles divide it exactly: a masked-off lane must not
+  // reach a reduction.
+  SmallVector<int64_t> sizes(ranges.size(), 1);
+  if (sizes.empty())
+    return sizes;
+  int64_t inner = ranges.back();
+  bool reduced =
+      op.getIteratorTypesArray().back() == utils::IteratorType::reduction;
+  sizes.back() = reduced ? (inner % (4 * lanes) == 0 ? 4 * lanes
+                                                     : vectorTile(inner, lanes))
+                         : 4 * lanes;
+  return clamp(sizes);
+}
+
+/// The order of the tile loops: the op's own (empty), except for a packing
+/// transpose and a convolution whose filter does not fit in L2 (the filter
+/// gradient's, whose "filter" is the output gradient). Its filter rows are
+/// then the outermost loop, so that one row of the filter (in L2) serves
+/// every output tile before the next is read, instead of the whole filter
+/// streaming from memory once per output tile.
+SmallVector<int64_t> chooseLoopOrder(linalg::LinalgOp op) {
+  // A transpose that keeps the innermost dim (packing panels of a matrix)
+  // follows its input's layout: one sequential read of the source, as a
+  // stream from memory, instead of one strided pass per panel.
+  if (auto transpose = dyn_cast<linalg::TransposeOp>(op.getOperation())) {
+    ArrayRef<int64_t> perm = transpose.getPermutation();
+    if (perm.empty() || perm.back() != int64_t(perm.size()) - 1)
+      return {};
+    SmallVector<int64_t> order(perm.size());
+    for (auto [outputDim, inputDim] : llvm::enumerate(perm))
+      order[inputDim] = outputDim;
+    return order;
+  }
+  auto conv = dyn_cast<linalg::Conv2DNhwcHwcfOp>(op.getOperation());
+  if (!conv || !hasLargeFilter(conv))
+    return {};
+  // n, oh, ow, f, kh, kw, c -> kh, n, oh, ow, f, kw, c.
+  return {4, 0, 1, 2, 3, 5, 6};
+}
+
+/// Whether the strategy lowers `op` at all: static linalg ops on tensors
+/// with loops.
+bool isLowered(linalg::LinalgOp op) {
+  return op.hasPureTensorSemantics() && !op.hasDynamicShape() &&
+         op.getNumLoops() > 0;
+}
+
+/// A config of `strategy` whose register tiles are `registers` (one or
+/// more tiles of one size per loop) and whose vector sizes are `vector`.
+LoweringConfigAttr makeConfig(linalg::LinalgOp op, LoweringStrategy strategy,
+                              ArrayRef<int64_t> registers,
+                              ArrayRef<int64_t> vector,
+                              ArrayRef<int64_t> interchange = {},
+                              ArrayRef<int64_t> cache = {}) {
+  // Not distributed yet (issue 25 fills the level).
+  SmallVector<int64_t> zeros(op.getNumLoops(), 0);
+  return LoweringConfigAttr::get(
+      op->getContext(), strategy,
+      /*distribution=*/zeros, cache.empty() ? ArrayRef<int64_t>(zeros) : cache,
+      registers, vector, interchange);
+}
+
+/// A config of a rewrite strategy whose helper keeps its own tile sizes.
+LoweringConfigAttr makeRewriteConfig(linalg::LinalgOp op,
+                                     LoweringStrategy strategy) {
+  SmallVector<int64_t> zeros(op.getNumLoops(), 0);
+  return makeConfig(op, strategy, zeros, zeros);
+}
+
+/// Whether Winograd's transforms apply to a 3x3 filter of `shape` (kh, kw,
+/// c, f) with unit strides and dilations: whole registers of channels and
+/// of filters. (WinogradConvolution.cpp then checks the output's blocks and
+/// that one image's transformed tiles fit in L2; where they do not, the
+/// Winograd pass gives the op its direct config.)
+bool isWinogradShape(ArrayRef<int64_t> shape, int64_t lanes) {
+  return shape.size() == 4 && shape[0] == 3 && shape[1] == 3 && shape[2] != 0 &&
+         shape[2] % lanes == 0 && shape[3] != 0 && shape[3] % lanes == 0;
+}
+
+bool allOnes(DenseIntElementsAttr attr) {
+  return llvm::all_of(attr.getValues<int64_t>(),
+                      [](int64_t v) { return v == 1; });
+}
+
+} // namespace
+
+unsigned fuse::resolveVectorBits(func::FuncOp func, unsigned option) {
+  return option ? option : targetVectorBits(func);
+}
+
+LoweringConfigAttr fuse::chooseTiledConfig(linalg::LinalgOp op,
+                                           unsigned vectorBits) {
+  if (!isLowered(op))
+    return {};
+  SmallVector<int64_t> sizes = chooseTileSizes(op, vectorBits);
+  SmallVector<int64_t> order = chooseLoopOrder(op);
+  if (isa<linalg::MatmulOp>(op)) {
+    // The register tiles are bands of rows; the vector sizes, one tile that
+    // divides the whole product, tile it when it cannot be banded.
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    SmallVector<int64_t> registers;
+    for (const RowBand &band :
+         matmulRowBands(ranges[0], ranges[1], outputLanes(op, vectorBits)))
+      registers.append({band.rows, band.columns, 1});
+    return makeConfig(op, LoweringStrategy::matmul_tiles, registers, sizes);
+  }
+  if (auto conv = dyn_cast<linalg::Conv2DNhwcHwcfOp>(op.getOperation());
+      conv && !hasLargeFilter(conv)) {
+    // Bands of columns: whole tiles of kConvTileColumns, then the columns
+    // left (26 columns: 3 tiles of 8 and one of 2, each with 16
+    // accumulators, instead of 13 tiles of 2); the vector sizes, one tile
+    // that divides the whole output, tile it if it cannot be banded.
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    int64_t lanes = outputLanes(op, vectorBits);
+    int64_t width = ranges[2];
+    int64_t main = width >= kConvTileColumns
+                       ? width / kConvTileColumns * kConvTileColumns
+                       : width;
+    SmallVector<int64_t> registers;
+    auto band = [&](int64_t columns) {
+      ConvTile tile = chooseConvTile(ranges[0], columns, ranges[3], lanes);
+      registers.append({tile.images, 1, tile.columns, tile.filters, 1, 1, 1});
+    };
+    band(main);
+    if (main < width)
+      band(width - main);
+    return makeConfig(op, LoweringStrategy::direct_conv, registers, sizes,
+                      order);
+  }
+  LoweringStrategy strategy = LoweringStrategy::elementwise;
+  if (isa<linalg::BatchMatmulOp>(op))
+    strategy = LoweringStrategy::batch_matmul_tiles;
+  else if (isa<linalg::Conv2DNhwcHwcfOp>(op))
+    strategy = LoweringStrategy::direct_conv;
+  else if (isa<linalg::PoolingNhwcMaxOp, linalg::PoolingNhwcSumOp>(op))
+    strategy = LoweringStrategy::pool;
+  else if (isa<linalg::TransposeOp>(op))
+    strategy = LoweringStrategy::transpose;
+  return makeConfig(op, strategy, sizes, sizes, order);
+}
+
+LoweringConfigAttr fuse::chooseLoweringConfig(linalg::LinalgOp op,
+                                              unsigned vectorBits,
+                                              const LoweringOptions &options) {
+  if (!isLowered(op))
+    return {};
+  int64_t lanes = outputLanes(op, vectorBits);
+  if (auto matmul = dyn_cast<linalg::MatmulOp>(op.getOperation())) {
+    // Rows of A against rows of a transposed B, or BLIS's loop nest.
+    if (std::optional<int64_t> rows = dotProductTileRows(matmul, vectorBits)) {
+      SmallVector<int64_t> tile = {op.getStaticLoopRanges()[0], *rows, lanes};
+      return makeConfig(op, LoweringStrategy::dot_products, tile, tile);
+    }
+    if (std::optional<PackedBlocks> blocks =
+            choosePackedBlocks(matmul, vectorBits)) {
+      // The micro-kernel's tile; the cache blocks MC, NC, KC.
+      SmallVector<int64_t> tile = {kMicroKernelRows, 2 * lanes, 1};
+      return makeConfig(op, LoweringStrategy::packed_matmul, tile, tile, {},
+                        {blocks->mc, blocks->nc, blocks->kc});
+    }
+  }
+  if (auto conv = dyn_cast<linalg::Conv2DNhwcHwcfOp>(op.getOperation())) {
+    auto filter = cast<ShapedType>(conv.getDpsInputs()[1].getType());
+    if (options.winograd && isWinogradShape(filter.getShape(), lanes) &&
+        allOnes(conv.getStrides()) && allOnes(conv.getDilations()))
+      return makeRewriteConfig(op, LoweringStrategy::winograd_conv);
+  }
+  if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation())) {
+    if (std::optional<FilterGradientForm> form = matchFilterGradient(generic)) {
+      auto gradient = cast<ShapedType>(generic->getResult(0).getType());
+      bool unit = form->strides[0] == 1 && form->strides[1] == 1 &&
+                  form->dilations[0] == 1 && form->dilations[1] == 1;
+      return makeRewriteConfig(
+          op, options.winograd && unit &&
+                      isWinogradShape(gradient.getShape(), lanes)
+                  ? LoweringStrategy::winograd_filter_gradient
+                  : LoweringStrategy::filter_gradient);
+    }
+  }
+  return chooseTiledConfig(op, vectorBits);
+}
+
+LoweringConfigAttr fuse::getOrChooseTiledConfig(linalg::LinalgOp op,
+                                                unsigned vectorBits) {
+  if (LoweringConfigAttr config = LoweringConfigAttr::lookup(op))
+    return config;
+  LoweringConfigAttr config = chooseTiledConfig(op, vectorBits);
+  setLoweringConfig(op, config);
+  return config;
+}
+
+void fuse::setLoweringConfig(Operation *op, LoweringConfigAttr config) {
+  if (config)
+    op->setAttr(LoweringConfigAttr::kAttrName, config);
+  else
+    op->removeAttr(LoweringConfigAttr::kAttrName);
+}
+
+void fuse::markRegisterTile(Operation *op) {
+  setLoweringConfig(op, LoweringConfigAttr::get(op->getContext(),
+                                                LoweringStrategy::register_tile,
+                                                {}, {}, {}, {}, {}));
+}
+
+bool fuse::isRegisterTile(Operation *op) {
+  LoweringConfigAttr config = LoweringConfigAttr::lookup(op);
+  return config && config.getStrategy() == LoweringStrategy::register_tile;
+}
+
+SmallVector<RowBand> fuse::getRowBands(LoweringConfigAttr config, int64_t m) {
+  SmallVector<ArrayRef<int64_t>> tiles = config.getRegisterTiles();
+  if (tiles.size() == 1)
+    return {{0, m, tiles[0][0], tiles[0][1]}};
+  int64_t main = m / tiles[0][0] * tiles[0][0];
+  return {{0, main, tiles[0][0], tiles[0][1]},
+          {main, m, tiles[1][0], tiles[1][1]}};
+}
+
+void DropClonedConfigs::notifyOperationInserted(
+    Operation *op, OpBuilder::InsertPoint previous) {
+  if (!previous.isSet() && !isRegisterTile(op))
+    op->removeAttr(LoweringConfigAttr::kAttrName);
+}

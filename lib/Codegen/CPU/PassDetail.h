@@ -1,0 +1,24 @@
+//===- PassDetail.h - What the CPU strategy's passes load -------*- C++ -*-===//
+//
+// The dialects the passes of fuse-tile-and-vectorize declare as dependent
+// (include/fuse/Codegen/Passes.td): each pass may create ops of any of them,
+// and a pass run alone (fuse-opt) must load them itself.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSE_LIB_CODEGEN_CPU_PASSDETAIL_H
+#define FUSE_LIB_CODEGEN_CPU_PASSDETAIL_H
+
+#include "Fuse/IR/FuseDialect.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#endif // FUSE_LIB_CODEGEN_CPU_PASSDETAIL_H

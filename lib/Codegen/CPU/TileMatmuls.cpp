@@ -1,0 +1,88 @@
+//===- TileMatmuls.cpp - fuse-tile-matmuls --------------------------------===//
+//
+// The register tiles of matmuls and batch_matmuls, with their fill and
+// element-wise consumer fused, from their configs' register level.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fuse/Codegen/Passes.h"
+
+#include "PassDetail.h"
+
+#include "LoweringStrategy.h"
+#include "MatmulTiling.h"
+#include "TileLoops.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "fuse-tile-matmuls"
+
+namespace fuse {
+#define GEN_PASS_DEF_FUSETILEMATMULS
+#include "fuse/Codegen/Passes.h.inc"
+} // namespace fuse
+
+using namespace mlir;
+using fuse::LoweringStrategy;
+
+namespace {
+
+struct TileMatmulsPass : fuse::impl::FuseTileMatmulsBase<TileMatmulsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    unsigned bits = fuse::resolveVectorBits(func, vectorBits);
+    // The tiles lose the product's config: fuse-tile-registers gives them
+    // their own.
+    fuse::DropClonedConfigs listener;
+    IRRewriter rewriter(&getContext(), &listener);
+    SmallVector<linalg::LinalgOp> products;
+    func.walk([&](linalg::LinalgOp op) {
+      if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) &&
+          op.hasPureTensorSemantics() && !op.hasDynamicShape() &&
+          !fuse::isRegisterTile(op))
+        products.push_back(op);
+    });
+    DominanceInfo dominance(func);
+    for (linalg::LinalgOp op : products) {
+      // (A filter gradient's products were created without one.)
+      fuse::LoweringConfigAttr config = fuse::getOrChooseTiledConfig(op, bits);
+      if (config.getStrategy() != LoweringStrategy::matmul_tiles &&
+          config.getStrategy() != LoweringStrategy::batch_matmul_tiles) {
+        config = fuse::chooseTiledConfig(op, bits);
+        fuse::setLoweringConfig(op, config);
+      }
+      // The vector level is one tile that divides the whole product.
+      ArrayRef<int64_t> sizes = config.getVector();
+      auto matmul = dyn_cast<linalg::MatmulOp>(op.getOperation());
+      if (!matmul) {
+        (void)fuse::tileWithFusedFill(rewriter, op, sizes);
+        continue;
+      }
+      SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+      SmallVector<fuse::RowBand> bands = fuse::getRowBands(config, ranges[0]);
+      if (succeeded(fuse::tileMatmulWithConsumer(rewriter, matmul, bands,
+                                                 dominance))) {
+        LLVM_DEBUG(llvm::dbgs()
+                   << "matmul at " << op.getLoc() << ": consumer fused, "
+                   << bands.size() << " bands\n");
+        continue;
+      }
+      if (bands.size() == 1 || llvm::is_contained(ranges, 0)) {
+        (void)fuse::tileWithFusedFill(rewriter, op, sizes);
+        continue;
+      }
+      // No consumer: one product per band, each tiled with its fill.
+      SmallVector<linalg::LinalgOp> parts =
+          fuse::splitWithFills(rewriter, op, {{0, bands[1].begin}});
+      for (auto [part, band] : llvm::zip(parts, bands))
+        (void)fuse::tileWithFusedFill(rewriter, part,
+                                      {band.rows, band.columns, 1});
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,111 @@
+// RUN: fuse-opt %s --fuse-select-lowering-strategy=vector-bits=512 --split-input-file | FileCheck %s
+// RUN: fuse-opt %s --fuse-select-lowering-strategy="vector-bits=512 winograd=true" --split-input-file | FileCheck %s --check-prefix=WINO
+// RUN: fuse-opt %s --fuse-select-lowering-strategy=vector-bits=256 --split-input-file | FileCheck %s --check-prefix=AVX2
+
+// With 512-bit vectors an f32 register holds 16 lanes (8 with 256 bits).
+
+// 64 rows have no divisor of 9 to 12: tiles of 12 rows x 2 registers for
+// 60 rows, then 4 rows x 4 registers; the vector level is one tile that
+// divides the whole product (8 rows).
+// CHECK-LABEL: func @matmul_bands
+// CHECK: linalg.matmul {fuse.lowering_config = #fuse.lowering_config<strategy = matmul_tiles, distribution = [0, 0, 0], cache = [0, 0, 0], registers = [12, 32, 1, 4, 64, 1], vector = [8, 32, 1]>}
+// AVX2-LABEL: func @matmul_bands
+// AVX2: strategy = matmul_tiles, distribution = [0, 0, 0], cache = [0, 0, 0], registers = [12, 16, 1, 4, 32, 1], vector = [8, 16, 1]>
+func.func @matmul_bands(%a: tensor<64x784xf32>, %b: tensor<784x128xf32>) -> tensor<64x128xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x128xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<64x128xf32>) -> tensor<64x128xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<64x784xf32>, tensor<784x128xf32>) outs(%f : tensor<64x128xf32>) -> tensor<64x128xf32>
+  return %r : tensor<64x128xf32>
+}
+
+// -----
+
+// One row against a transposed B: dot products of 16 rows of B per tile,
+// one register of k per step. Its fill: 4 registers along the row.
+// CHECK-LABEL: func @dot_products
+// CHECK: linalg.fill {fuse.lowering_config = #fuse.lowering_config<strategy = elementwise, distribution = [0, 0], cache = [0, 0], registers = [1, 64], vector = [1, 64]>}
+// CHECK: strategy = dot_products, distribution = [0, 0, 0], cache = [0, 0, 0], registers = [1, 16, 16], vector = [1, 16, 16]>
+func.func @dot_products(%a: tensor<1x128xf32>, %b: tensor<784x128xf32>) -> tensor<1x784xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x784xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x784xf32>) -> tensor<1x784xf32>
+  %r = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%a, %b : tensor<1x128xf32>, tensor<784x128xf32>) outs(%f : tensor<1x784xf32>) -> tensor<1x784xf32>
+  return %r : tensor<1x784xf32>
+}
+
+// -----
+
+// A B larger than half of L2 (1024 x 1024 floats) with enough rows: packed.
+// CHECK-LABEL: func @packed
+// CHECK: strategy = packed_matmul, distribution = [0, 0, 0], cache = [60, 512, 256], registers = [12, 32, 1], vector = [12, 32, 1]>
+func.func @packed(%a: tensor<64x1024xf32>, %b: tensor<1024x1024xf32>, %c: tensor<64x1024xf32>) -> tensor<64x1024xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<64x1024xf32>, tensor<1024x1024xf32>) outs(%c : tensor<64x1024xf32>) -> tensor<64x1024xf32>
+  return %r : tensor<64x1024xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @batch_matmul
+// CHECK: strategy = batch_matmul_tiles, distribution = [0, 0, 0, 0], cache = [0, 0, 0, 0], registers = [1, 8, 32, 1], vector = [1, 8, 32, 1]>
+func.func @batch_matmul(%a: tensor<4x16x64xf32>, %b: tensor<4x64x64xf32>, %c: tensor<4x16x64xf32>) -> tensor<4x16x64xf32> {
+  %r = linalg.batch_matmul ins(%a, %b : tensor<4x16x64xf32>, tensor<4x64x64xf32>) outs(%c : tensor<4x16x64xf32>) -> tensor<4x16x64xf32>
+  return %r : tensor<4x16x64xf32>
+}
+
+// -----
+
+// A 3x3 convolution with whole registers of channels and filters: direct
+// tiles of 8 columns x 2 registers of filters, or Winograd (its levels are
+// its own) with the option.
+// CHECK-LABEL: func @conv
+// CHECK: strategy = direct_conv, distribution = [0, 0, 0, 0, 0, 0, 0], cache = [0, 0, 0, 0, 0, 0, 0], registers = [1, 1, 8, 32, 1, 1, 1], vector = [1, 1, 8, 32, 1, 1, 1]>
+// WINO-LABEL: func @conv
+// WINO: strategy = winograd_conv, distribution = [0, 0, 0, 0, 0, 0, 0], cache = [0, 0, 0, 0, 0, 0, 0], registers = [0, 0, 0, 0, 0, 0, 0], vector = [0, 0, 0, 0, 0, 0, 0]>
+func.func @conv(%x: tensor<2x26x26x32xf32>, %k: tensor<3x3x32x32xf32>, %c: tensor<2x24x24x32xf32>) -> tensor<2x24x24x32xf32> {
+  %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%x, %k : tensor<2x26x26x32xf32>, tensor<3x3x32x32xf32>) outs(%c : tensor<2x24x24x32xf32>) -> tensor<2x24x24x32xf32>
+  return %r : tensor<2x24x24x32xf32>
+}
+
+// -----
+
+// A transpose that moves the innermost dim: square blocks of 16 lanes.
+// CHECK-LABEL: func @transpose
+// CHECK: strategy = transpose, distribution = [0, 0], cache = [0, 0], registers = [16, 16], vector = [16, 16]>
+func.func @transpose(%x: tensor<64x128xf32>) -> tensor<128x64xf32> {
+  %e = tensor.empty() : tensor<128x64xf32>
+  %r = linalg.transpose ins(%x : tensor<64x128xf32>) outs(%e : tensor<128x64xf32>) permutation = [1, 0]
+  return %r : tensor<128x64xf32>
+}
+
+// -----
+
+// A config written by hand is kept; a dynamic op gets none.
+// CHECK-LABEL: func @kept
+// CHECK: linalg.fill {fuse.lowering_config = #fuse.lowering_config<strategy = elementwise, distribution = [0], cache = [0], registers = [8], vector = [8]>}
+// CHECK: linalg.fill ins
+// CHECK-NOT: lowering_config
+func.func @kept(%n: index) -> (tensor<100xf32>, tensor<?xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<100xf32>
+  %f = linalg.fill {fuse.lowering_config = #fuse.lowering_config<strategy = elementwise, distribution = [0], cache = [0], registers = [8], vector = [8]>}
+      ins(%zero : f32) outs(%e : tensor<100xf32>) -> tensor<100xf32>
+  %d = tensor.empty(%n) : tensor<?xf32>
+  %g = linalg.fill ins(%zero : f32) outs(%d : tensor<?xf32>) -> tensor<?xf32>
+  return %f, %g : tensor<100xf32>, tensor<?xf32>
+}
+
+// -----
+
+// 26 columns: a band of whole 8-column tiles (one image each), then the 2
+// columns left in tiles of both images; the vector level is one tile that
+// divides the whole output (2 columns, 2 images).
+// CHECK-LABEL: func @conv_bands
+// CHECK: strategy = direct_conv, distribution = [0, 0, 0, 0, 0, 0, 0], cache = [0, 0, 0, 0, 0, 0, 0], registers = [1, 1, 8, 32, 1, 1, 1, 2, 1, 2, 32, 1, 1, 1], vector = [2, 1, 2, 32, 1, 1, 1]>
+func.func @conv_bands(%x: tensor<2x28x28x8xf32>, %k: tensor<3x3x8x32xf32>, %c: tensor<2x26x26x32xf32>) -> tensor<2x26x26x32xf32> {
+  %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%x, %k : tensor<2x28x28x8xf32>, tensor<3x3x8x32xf32>) outs(%c : tensor<2x26x26x32xf32>) -> tensor<2x26x26x32xf32>
+  return %r : tensor<2x26x26x32xf32>
+}

@@ -1,0 +1,78 @@
+// RUN: fuse-opt %s --fuse-tile-convolutions=vector-bits=512 --split-input-file | FileCheck %s
+
+// direct_conv with tiles of 4 columns x 16 filters (the config's, not the
+// library's 8): each tile zeroed in registers, convolved and finished by
+// the consumer (bias add and ReLU) while in cache.
+// CHECK-LABEL: func @conv_epilogue
+// CHECK: scf.for {{.*}} step %c4{{(_[0-9]+)?}} iter_args
+// CHECK: linalg.fill {fuse.lowering_config = #fuse.lowering_config<strategy = register_tile, {{.*}} -> tensor<1x1x4x16xf32>
+// CHECK: linalg.conv_2d_nhwc_hwcf {{.*}} ins(%{{.*}} : tensor<1x3x6x4xf32>, tensor<3x3x4x16xf32>) outs(%{{.*}} : tensor<1x1x4x16xf32>)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<1x1x4x16xf32>, tensor<16xf32>)
+#map = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#map1 = affine_map<(d0, d1, d2, d3) -> (d3)>
+func.func @conv_epilogue(%arg0: tensor<1x10x10x4xf32>, %arg1: tensor<3x3x4x16xf32>, %arg2: tensor<16xf32>) -> tensor<1x8x8x16xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %0 = tensor.empty() : tensor<1x8x8x16xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<1x8x8x16xf32>) -> tensor<1x8x8x16xf32>
+  %2 = linalg.conv_2d_nhwc_hwcf {fuse.lowering_config = #fuse.lowering_config<strategy = direct_conv, distribution = [0, 0, 0, 0, 0, 0, 0], cache = [0, 0, 0, 0, 0, 0, 0], registers = [1, 1, 4, 16, 1, 1, 1], vector = [1, 1, 4, 16, 1, 1, 1]>, dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%arg0, %arg1 : tensor<1x10x10x4xf32>, tensor<3x3x4x16xf32>) outs(%1 : tensor<1x8x8x16xf32>) -> tensor<1x8x8x16xf32>
+  %3 = linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%2, %arg2 : tensor<1x8x8x16xf32>, tensor<16xf32>) outs(%0 : tensor<1x8x8x16xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %4 = arith.addf %in, %in_0 : f32
+    %5 = arith.maximumf %4, %cst : f32
+    linalg.yield %5 : f32
+  } -> tensor<1x8x8x16xf32>
+  return %3 : tensor<1x8x8x16xf32>
+}
+
+// -----
+
+// Two bands of columns: 24 in tiles of 8 (one image each), the 2 left in
+// tiles of 2 columns and both images.
+// CHECK-LABEL: func @conv_split_columns
+// CHECK: scf.for {{.*}} to %c24{{(_[0-9]+)?}} step %c8{{(_[0-9]+)?}} iter_args
+// CHECK: linalg.conv_2d_nhwc_hwcf {{.*}} outs(%{{.*}} : tensor<1x1x8x32xf32>)
+// CHECK: scf.for %{{.*}} = %c24{{(_[0-9]+)?}} to %c26{{(_[0-9]+)?}} step %c2
+// CHECK: linalg.conv_2d_nhwc_hwcf {{.*}} outs(%{{.*}} : tensor<2x1x2x32xf32>)
+func.func @conv_split_columns(%arg0: tensor<2x28x28x8xf32>, %arg1: tensor<3x3x8x32xf32>) -> tensor<2x26x26x32xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %0 = tensor.empty() : tensor<2x26x26x32xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<2x26x26x32xf32>) -> tensor<2x26x26x32xf32>
+  %2 = linalg.conv_2d_nhwc_hwcf {fuse.lowering_config = #fuse.lowering_config<strategy = direct_conv, distribution = [0, 0, 0, 0, 0, 0, 0], cache = [0, 0, 0, 0, 0, 0, 0], registers = [1, 1, 8, 32, 1, 1, 1, 2, 1, 2, 32, 1, 1, 1], vector = [2, 1, 2, 32, 1, 1, 1]>, dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%arg0, %arg1 : tensor<2x28x28x8xf32>, tensor<3x3x8x32xf32>) outs(%1 : tensor<2x26x26x32xf32>) -> tensor<2x26x26x32xf32>
+  return %2 : tensor<2x26x26x32xf32>
+}
+
+// -----
+
+// filter_gradient: a loop over images (an image loop, for
+// fuse-image-loop-fusion) carrying dW and the bias gradient beside it; per
+// image, filter tap and 8 x 32 tile of (c, f), products accumulated over
+// the output rows; the bias gradient sums the image's dY.
+// CHECK-LABEL: func @filter_gradient_with_bias
+// CHECK: scf.for {{.*}} -> (tensor<3x3x8x32xf32>, tensor<32xf32>)
+// CHECK: linalg.matmul {{.*}} ins(%{{.*}} : tensor<8x8xf32>, tensor<8x32xf32>) outs(%{{.*}} : tensor<8x32xf32>)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<1x8x8x32xf32>) outs(%{{.*}} : tensor<32xf32>)
+// CHECK: } {fuse.image_loop}
+#fgX = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d0 + d5, d1 + d6, d2)>
+#fgY = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d5, d6, d3)>
+#fgW = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>
+#fgId = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#fgF = affine_map<(d0, d1, d2, d3) -> (d3)>
+func.func @filter_gradient_with_bias(%arg0: tensor<4x10x10x8xf32>, %arg1: tensor<4x8x8x32xf32>) -> (tensor<3x3x8x32xf32>, tensor<32xf32>) {
+  %cst = arith.constant 0.000000e+00 : f32
+  %0 = tensor.empty() : tensor<3x3x8x32xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<3x3x8x32xf32>) -> tensor<3x3x8x32xf32>
+  %2 = linalg.generic {fuse.lowering_config = #fuse.lowering_config<strategy = filter_gradient, distribution = [0, 0, 0, 0, 0, 0, 0], cache = [0, 0, 0, 0, 0, 0, 0], registers = [0, 0, 0, 0, 0, 0, 0], vector = [0, 0, 0, 0, 0, 0, 0]>, indexing_maps = [#fgX, #fgY, #fgW], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%arg0, %arg1 : tensor<4x10x10x8xf32>, tensor<4x8x8x32xf32>) outs(%1 : tensor<3x3x8x32xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %6 = arith.mulf %in, %in_0 : f32
+    %7 = arith.addf %out, %6 : f32
+    linalg.yield %7 : f32
+  } -> tensor<3x3x8x32xf32>
+  %3 = tensor.empty() : tensor<32xf32>
+  %4 = linalg.fill ins(%cst : f32) outs(%3 : tensor<32xf32>) -> tensor<32xf32>
+  %5 = linalg.generic {indexing_maps = [#fgId, #fgF], iterator_types = ["reduction", "reduction", "reduction", "parallel"]} ins(%arg1 : tensor<4x8x8x32xf32>) outs(%4 : tensor<32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %6 = arith.addf %out, %in : f32
+    linalg.yield %6 : f32
+  } -> tensor<32xf32>
+  return %2, %5 : tensor<3x3x8x32xf32>, tensor<32xf32>
+}

@@ -1,0 +1,59 @@
+// RUN: fuse-opt %s --fuse-tile-matmuls=vector-bits=512 --split-input-file | FileCheck %s
+
+// Two bands of register tiles from the config (12 x 32 for 60 rows, 4 x 64
+// for the 4 left), without a consumer: one product per band, each tile
+// zeroed in registers (a register_tile fill) and run over the reduction one
+// step at a time. The step products carry no config: fuse-tile-registers
+// gives them their own.
+// CHECK-LABEL: func @bands
+// CHECK-DAG: %[[C12:.*]] = arith.constant 12 : index
+// CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
+// CHECK-DAG: %[[C60:.*]] = arith.constant 60 : index
+// CHECK: scf.for %{{.*}} to %[[C60]] step %[[C12]]
+// CHECK: scf.for %{{.*}} step %[[C32]]
+// CHECK: linalg.fill {fuse.lowering_config = #fuse.lowering_config<strategy = register_tile, distribution = [], cache = [], registers = [], vector = []>} {{.*}} -> tensor<12x32xf32>
+// CHECK: scf.for
+// CHECK: linalg.matmul ins({{.*}} : tensor<12x1xf32>, tensor<1x32xf32>) outs({{.*}} : tensor<12x32xf32>)
+// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
+// CHECK-DAG: %[[C64:.*]] = arith.constant 64 : index
+// CHECK: scf.for %{{.*}} step %[[C64]]
+// CHECK: linalg.fill {fuse.lowering_config = #fuse.lowering_config<strategy = register_tile, {{.*}} -> tensor<4x64xf32>
+// CHECK: linalg.matmul ins({{.*}} : tensor<4x1xf32>, tensor<1x64xf32>) outs({{.*}} : tensor<4x64xf32>)
+func.func @bands(%a: tensor<64x784xf32>, %b: tensor<784x128xf32>) -> tensor<64x128xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x128xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<64x128xf32>) -> tensor<64x128xf32>
+  %r = linalg.matmul {fuse.lowering_config = #fuse.lowering_config<strategy = matmul_tiles, distribution = [0, 0, 0], cache = [0, 0, 0], registers = [12, 32, 1, 4, 64, 1], vector = [8, 32, 1]>}
+      ins(%a, %b : tensor<64x784xf32>, tensor<784x128xf32>) outs(%f : tensor<64x128xf32>) -> tensor<64x128xf32>
+  return %r : tensor<64x128xf32>
+}
+
+// -----
+
+// A config of one band written by hand (8 x 16, not the library's): the
+// product's consumer, a bias add, is fused into each tile, whose product
+// fuse-tile-registers then tiles along the reduction.
+// CHECK-LABEL: func @consumer
+// CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
+// CHECK-DAG: %[[C16:.*]] = arith.constant 16 : index
+// CHECK: scf.for %{{.*}} step %[[C8]]
+// CHECK: scf.for %{{.*}} step %[[C16]]
+// CHECK: linalg.fill {{.*}}register_tile{{.*}} -> tensor<8x16xf32>
+// CHECK: linalg.matmul ins({{.*}} : tensor<8x64xf32>, tensor<64x16xf32>) outs({{.*}} : tensor<8x16xf32>)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<8x16xf32>, tensor<8x16xf32>) outs(%{{.*}} : tensor<8x16xf32>)
+// CHECK-NOT: linalg.matmul
+func.func @consumer(%a: tensor<16x64xf32>, %b: tensor<64x32xf32>, %bias: tensor<16x32xf32>) -> tensor<16x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16x32xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<16x32xf32>) -> tensor<16x32xf32>
+  %p = linalg.matmul {fuse.lowering_config = #fuse.lowering_config<strategy = matmul_tiles, distribution = [0, 0, 0], cache = [0, 0, 0], registers = [8, 16, 1], vector = [8, 16, 1]>}
+      ins(%a, %b : tensor<16x64xf32>, tensor<64x32xf32>) outs(%f : tensor<16x32xf32>) -> tensor<16x32xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%p, %bias : tensor<16x32xf32>, tensor<16x32xf32>) outs(%e : tensor<16x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %out: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  } -> tensor<16x32xf32>
+  return %r : tensor<16x32xf32>
+}
