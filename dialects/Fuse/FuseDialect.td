@@ -54,6 +54,7 @@ def Fuse_Dialect : Dialect {
     serves every K.
   }];
   let hasConstantMaterializer = 1;
+  let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;
   let hasRegionResultAttrVerify = 1;
   let usePropertiesForAttributes = 1;

@@ -213,6 +213,20 @@ LogicalResult LoweringConfigAttr::verify(
   return success();
 }
 
+LogicalResult FuseDialect::verifyOperationAttribute(Operation *op,
+                                                    NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  if (name == LoweringConfigAttr::kAttrName &&
+      !isa<LoweringConfigAttr>(attr.getValue()))
+    return op->emitOpError()
+           << "'" << name << "' must be a #fuse.lowering_config";
+  if (name == kImageLoopAttrName && (!isa<UnitAttr>(attr.getValue()) ||
+                                     op->getName().getStringRef() != "scf.for"))
+    return op->emitOpError()
+           << "'" << name << "' must be a unit attribute on an scf.for";
+  return success();
+}
+
 Operation *FuseDialect::materializeConstant(OpBuilder &builder, Attribute value,
                                             Type type, Location loc) {
   auto elements = dyn_cast<ElementsAttr>(value);

@@ -20,6 +20,15 @@ using abi::kPerStepAttrName;
 using abi::kStackedAttrName;
 using abi::kStepCounterAttrName;
 
+/// The attributes the CPU code generator's passes set on ops for the passes
+/// after them, verified by the dialect: `fuse.lowering_config`
+/// (LoweringConfigAttr::kAttrName) holds a #fuse.lowering_config, and
+/// `fuse.image_loop` is a unit attribute on the scf.for loops over a batch's
+/// images that fuse-winograd-convolution and fuse-tile-convolutions build,
+/// which fuse-image-loop-fusion fuses and unmarks. Neither reaches the
+/// runtime.
+constexpr llvm::StringLiteral kImageLoopAttrName = "fuse.image_loop";
+
 /// Registers the translation of the fuse dialect's attributes to LLVM IR:
 /// its argument attributes describe how Fuse calls and trains a function,
 /// and have no LLVM counterpart, so translation drops them (instead of

@@ -27,7 +27,7 @@ namespace fuse {
 using namespace mlir;
 
 void fuse::markImageLoop(scf::ForOp loop) {
-  loop->setAttr(kImageLoopAttr, UnitAttr::get(loop.getContext()));
+  loop->setAttr(kImageLoopAttrName, UnitAttr::get(loop.getContext()));
 }
 
 namespace {
@@ -352,7 +352,7 @@ bool fuseOnce(RewriterBase &rewriter, func::FuncOp func,
               llvm::DenseSet<Operation *> &unfusable) {
   SmallVector<scf::ForOp> loops;
   func.walk([&](scf::ForOp loop) {
-    if (loop->hasAttr(fuse::kImageLoopAttr))
+    if (loop->hasAttr(fuse::kImageLoopAttrName))
       loops.push_back(loop);
   });
   for (scf::ForOp producer : loops) {
@@ -379,7 +379,7 @@ scf::ForOp imageLoopOf(Operation *op, Value index) {
   for (auto loop = op->getParentOfType<scf::ForOp>(); loop;
        loop = loop->getParentOfType<scf::ForOp>())
     if (loop.getInductionVar() == index)
-      return loop->hasAttr(fuse::kImageLoopAttr) ? loop : nullptr;
+      return loop->hasAttr(fuse::kImageLoopAttrName) ? loop : nullptr;
   return nullptr;
 }
 
@@ -519,7 +519,7 @@ void fuse::fuseImageLoops(RewriterBase &rewriter, func::FuncOp func) {
   });
   for (linalg::LinalgOp producer : producers)
     (void)fuseProducer(rewriter, producer);
-  func.walk([](scf::ForOp loop) { loop->removeAttr(kImageLoopAttr); });
+  func.walk([](scf::ForOp loop) { loop->removeAttr(kImageLoopAttrName); });
 }
 
 namespace {

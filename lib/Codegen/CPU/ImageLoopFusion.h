@@ -14,19 +14,20 @@
 #ifndef FUSE_LIB_TRANSFORMS_IMAGELOOPFUSION_H
 #define FUSE_LIB_TRANSFORMS_IMAGELOOPFUSION_H
 
+#include "Fuse/IR/FuseDialect.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace fuse {
 
-/// Marks an scf.for from 0 to the batch size, step 1, on tensors only (no
-/// memory effects but allocations, so that its body can move), whose
-/// iteration n reads and writes image n of its batch-sized operands and
-/// results, and inserts image n of each batch-sized result as its last step.
-constexpr llvm::StringLiteral kImageLoopAttr = "fuse.image_loop";
-
-/// Marks `loop` as an image loop.
+/// Marks `loop` as an image loop (kImageLoopAttrName, a unit attribute the
+/// dialect verifies): an scf.for from 0 to the batch size, step 1, on
+/// tensors only (no memory effects but allocations, so that its body can
+/// move), whose iteration n reads and writes image n of its batch-sized
+/// operands and results, and inserts image n of each batch-sized result as
+/// its last step.
 void markImageLoop(mlir::scf::ForOp loop);
 
 /// Fuses each image loop of `func` that reads another's result only image by

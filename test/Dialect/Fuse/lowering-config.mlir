@@ -41,3 +41,45 @@ func.func @interchange() attributes {a = #fuse.lowering_config<strategy = transp
 
 // expected-error @below {{unknown lowering strategy 'tiles'}}
 func.func @strategy() attributes {a = #fuse.lowering_config<strategy = tiles, distribution = [0], cache = [0], registers = [8], vector = [8]>}
+
+// -----
+
+func.func @not_a_config(%y: tensor<4xf32>) -> tensor<4xf32> {
+  %zero = arith.constant 0.0 : f32
+  // expected-error @below {{'fuse.lowering_config' must be a #fuse.lowering_config}}
+  %r = linalg.fill {fuse.lowering_config = [4]} ins(%zero : f32) outs(%y : tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// The image loop mark is a unit attribute on an scf.for.
+// CHECK-LABEL: func @image_loop
+// CHECK: } {fuse.image_loop}
+func.func @image_loop(%n: index, %x: tensor<4xf32>) -> tensor<4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%a = %x) -> (tensor<4xf32>) {
+    scf.yield %a : tensor<4xf32>
+  } {fuse.image_loop}
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @image_loop_value(%n: index, %x: tensor<4xf32>) -> tensor<4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // expected-error @below {{'fuse.image_loop' must be a unit attribute on an scf.for}}
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%a = %x) -> (tensor<4xf32>) {
+    scf.yield %a : tensor<4xf32>
+  } {fuse.image_loop = 1}
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @below {{'fuse.image_loop' must be a unit attribute on an scf.for}}
+func.func @image_loop_on_func() attributes {fuse.image_loop} {
+  return
+}
