@@ -57,7 +57,13 @@ void fuse::registerTileAndVectorizePipeline() {
       "The CPU code generator: fuse-select-lowering-strategy, then the "
       "passes that apply its configs, on each function",
       [](OpPassManager &pm, const TileAndVectorizePipelineOptions &options) {
-        buildTileAndVectorizePipeline(pm.nest<func::FuncOp>(),
+        // On a module (--fuse-tile-and-vectorize) or inside a function's
+        // pass manager (func.func(fuse-tile-and-vectorize{...})).
+        OpPassManager &func =
+            pm.getOpAnchorName() == func::FuncOp::getOperationName()
+                ? pm
+                : pm.nest<func::FuncOp>();
+        buildTileAndVectorizePipeline(func,
                                       {options.vectorBits, options.winograd});
       });
 }
