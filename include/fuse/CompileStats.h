@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,7 @@ struct CompileStats {
   };
   std::vector<Phase> phases;
 
+  /// Thread-safe: the engine's compiles of different functions overlap.
   void add(llvm::StringRef unit, llvm::StringRef name, double seconds,
            unsigned depth = 0);
   /// Wall seconds of the phases (depth 0) of `unit`; of every unit if empty.
@@ -54,6 +56,9 @@ struct CompileStats {
   /// Per unit, its phases with their seconds and share, then each phase
   /// summed over units.
   void print(llvm::raw_ostream &os) const;
+
+private:
+  mutable std::mutex mutex;
 };
 
 /// Times a scope as one phase of `unit` into `stats`; does nothing when

@@ -92,7 +92,8 @@ struct CompileOptions {
 struct CompileResult {
   std::unique_ptr<llvm::LLVMContext> llvmContext;
   /// Stage::LLVMIR and later: the module after O3 (and, for Assembly and
-  /// Object, after code generation).
+  /// Object, after code generation); after lowerSpecialized alone, before
+  /// O3.
   std::unique_ptr<llvm::Module> llvmModule;
   /// Stage::Assembly and Object: the emitted file.
   std::unique_ptr<llvm::MemoryBuffer> code;
@@ -106,6 +107,19 @@ public:
   void log(llvm::raw_ostream &os) const override;
   std::error_code convertToErrorCode() const override;
 };
+
+/// The MLIR half of compileSpecialized: the pipeline up to
+/// min(options.stage, Stage::LLVMDialect) then, for later stages, the
+/// translation to LLVM IR (with the packed wrapper), not yet optimized, in
+/// its own LLVMContext. The only half that uses the MLIR context.
+llvm::Expected<CompileResult> lowerSpecialized(mlir::ModuleOp module,
+                                               llvm::StringRef entry,
+                                               const CompileOptions &options);
+
+/// The LLVM half: O3, then code generation up to `options.stage`. Touches
+/// nothing of the MLIR context, so compiles of different functions may run
+/// it concurrently (the engine does, while another compile lowers).
+llvm::Error generateCode(CompileResult &result, const CompileOptions &options);
 
 /// Compiles a module specializeEntry prepared (or, for Stage::Fuse, any
 /// differentiated module) up to `options.stage`. `entry` is the symbol of

@@ -138,8 +138,12 @@ public:
   allocateResults(llvm::ArrayRef<Tensor> args);
 
   /// Builds (compiles or loads) the specialization for `args`' signature
-  /// without calling; only their dtypes and shapes matter.
-  llvm::Error prepare(llvm::ArrayRef<Tensor> args);
+  /// without calling; only their dtypes and shapes matter. When it
+  /// compiles, `onLowered` (if set) is called on this thread once the MLIR
+  /// half is done and the engine's context is free for another function's
+  /// compile, which may then overlap this one's code generation.
+  llvm::Error prepare(llvm::ArrayRef<Tensor> args,
+                      const std::function<void()> &onLowered = nullptr);
   FunctionStats stats() const;
 
   struct Impl;

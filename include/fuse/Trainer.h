@@ -75,8 +75,10 @@ public:
   /// along a new dim 0 of size K (the same K for all).
   llvm::Error trainSteps(llvm::ArrayRef<Tensor> batches);
   /// Builds the K-step function's specialization for stacked batches of
-  /// these dtypes and shapes (dim 0 does not matter) without training.
-  llvm::Error prepare(llvm::ArrayRef<Tensor> batches);
+  /// these dtypes and shapes (dim 0 does not matter) without training;
+  /// `onLowered` as in Function::prepare.
+  llvm::Error prepare(llvm::ArrayRef<Tensor> batches,
+                      const std::function<void()> &onLowered = nullptr);
   /// Runs one step on unstacked per-step inputs (K = 1).
   llvm::Error trainStep(llvm::ArrayRef<Tensor> batch);
 

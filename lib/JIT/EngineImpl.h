@@ -99,6 +99,10 @@ struct Function::Impl {
   llvm::SmallVector<bool> stacked;
   int firstStacked = -1;
   SignatureCache cache;
+  /// Held through a build, taken before the engine's contextMutex: one
+  /// build of this function at a time, while the context is free for
+  /// another function's during code generation.
+  std::mutex buildMutex;
   std::atomic<uint64_t> hits{0}, misses{0}, diskHits{0}, compileMicros{0};
   std::atomic<bool> warnedRetrace{false};
 
@@ -116,13 +120,22 @@ struct Function::Impl {
   Error validateSteps(llvm::ArrayRef<Tensor> args) const;
   /// Whether argument `i`'s byte size fits in 64 bits.
   Error checkSize(size_t i, const Tensor &arg) const;
-  Expected<const Specialization *> specialization(llvm::ArrayRef<Tensor> args);
-  Expected<std::unique_ptr<Specialization>> build(llvm::ArrayRef<Tensor> args);
+  /// `onLowered`: see Function::prepare.
+  Expected<const Specialization *>
+  specialization(llvm::ArrayRef<Tensor> args,
+                 const std::function<void()> &onLowered = nullptr);
+  /// Called with `context` (engine->contextMutex) locked; compile()
+  /// unlocks it during code generation.
+  Expected<std::unique_ptr<Specialization>>
+  build(llvm::ArrayRef<Tensor> args, std::unique_lock<std::mutex> &context,
+        const std::function<void()> &onLowered);
   Expected<Specialized> specialize(llvm::ArrayRef<Tensor> args,
                                    std::string &diagnostics);
   Expected<CachedObject> compile(Specialized &specialized,
                                  llvm::ArrayRef<Tensor> args,
-                                 std::string &diagnostics);
+                                 std::string &diagnostics,
+                                 std::unique_lock<std::mutex> &context,
+                                 const std::function<void()> &onLowered);
   bool fitsCall(const CachedObject &entry,
                 llvm::ArrayRef<ResultSpec> results) const;
   Expected<Specialization::Entry> link(std::unique_ptr<llvm::MemoryBuffer>);

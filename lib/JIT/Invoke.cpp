@@ -240,8 +240,9 @@ Function::allocateResults(llvm::ArrayRef<Tensor> args) {
   return resultTensors(*impl_, **spec, args);
 }
 
-Error Function::prepare(llvm::ArrayRef<Tensor> args) {
-  return impl_->specialization(args).takeError();
+Error Function::prepare(llvm::ArrayRef<Tensor> args,
+                        const std::function<void()> &onLowered) {
+  return impl_->specialization(args, onLowered).takeError();
 }
 
 Expected<std::vector<Tensor>> Function::call(llvm::ArrayRef<Tensor> args) {

@@ -149,12 +149,15 @@ Expected<Specialized> Function::Impl::specialize(llvm::ArrayRef<Tensor> args,
   return specialized;
 }
 
-Expected<CachedObject> Function::Impl::compile(Specialized &specialized,
-                                               llvm::ArrayRef<Tensor> args,
-                                               std::string &diagnostics) {
+Expected<CachedObject>
+Function::Impl::compile(Specialized &specialized, llvm::ArrayRef<Tensor> args,
+                        std::string &diagnostics,
+                        std::unique_lock<std::mutex> &contextLock,
+                        const std::function<void()> &onLowered) {
   mlir::MLIRContext &context = engine->context;
   llvm::raw_string_ostream os(diagnostics);
-  mlir::SourceMgrDiagnosticHandler handler(module->sourceMgr, &context, os);
+  std::optional<mlir::SourceMgrDiagnosticHandler> handler;
+  handler.emplace(module->sourceMgr, &context, os);
   mlir::ModuleOp clone = *specialized.module;
   CachedObject entry;
   CompileOptions options;
@@ -171,11 +174,14 @@ Expected<CachedObject> Function::Impl::compile(Specialized &specialized,
     options.onOptimizedIR = [&](llvm::Module &ir) {
       std::string text;
       llvm::raw_string_ostream(text) << ir;
+      // Compiles overlap, the caller's callback does not.
+      static std::mutex callback;
+      std::lock_guard<std::mutex> lock(callback);
       engine->options.onCompiledIR(name, Signature::of(args, stacked).str(),
                                    text);
     };
   Expected<CompileResult> artifacts =
-      compileSpecialized(clone, kFunctionSymbol, options);
+      lowerSpecialized(clone, kFunctionSymbol, options);
   if (!artifacts && artifacts.errorIsA<PassFailure>()) {
     llvm::consumeError(artifacts.takeError());
     return llvm::createStringError("cannot compile '" + name + "' for " +
@@ -197,6 +203,17 @@ Expected<CachedObject> Function::Impl::compile(Specialized &specialized,
             abi::kDynamicSizesAttrName))
       llvm::append_range(entry.dynamicSizes, sizes.asArrayRef());
   }
+  // O3 and code generation, the larger half, use only the LLVM module: the
+  // MLIR context is free meanwhile for another function's compile (fit
+  // lowers the evaluation while the step's code is generated).
+  handler.reset();
+  contextLock.unlock();
+  if (onLowered)
+    onLowered();
+  Error generated = generateCode(*artifacts, options);
+  contextLock.lock();
+  if (generated)
+    return std::move(generated);
   entry.object = std::move(artifacts->code);
   return entry;
 }
@@ -287,7 +304,9 @@ Function::Impl::link(std::unique_ptr<llvm::MemoryBuffer> object) {
 }
 
 Expected<std::unique_ptr<Specialization>>
-Function::Impl::build(llvm::ArrayRef<Tensor> args) {
+Function::Impl::build(llvm::ArrayRef<Tensor> args,
+                      std::unique_lock<std::mutex> &contextLock,
+                      const std::function<void()> &onLowered) {
   auto start = std::chrono::steady_clock::now();
   Signature signature = Signature::of(args, stacked);
   // The whole key is stored in the entry and compared on load: every input
@@ -338,7 +357,8 @@ Function::Impl::build(llvm::ArrayRef<Tensor> args) {
     }
   }
   if (!entryPoint) {
-    Expected<CachedObject> compiled = compile(*specialized, args, diagnostics);
+    Expected<CachedObject> compiled =
+        compile(*specialized, args, diagnostics, contextLock, onLowered);
     if (!compiled)
       return compiled.takeError();
     entry = std::move(*compiled);
@@ -392,7 +412,8 @@ void Function::Impl::warnOnRetrace() {
 }
 
 Expected<const Specialization *>
-Function::Impl::specialization(llvm::ArrayRef<Tensor> args) {
+Function::Impl::specialization(llvm::ArrayRef<Tensor> args,
+                               const std::function<void()> &onLowered) {
   for (auto [i, arg] : llvm::enumerate(args))
     if (!arg.data() && arg.numElements() != 0 && i < argNames.size())
       return llvm::createStringError(describe(i) +
@@ -406,7 +427,8 @@ Function::Impl::specialization(llvm::ArrayRef<Tensor> args) {
     hits.fetch_add(1, std::memory_order_relaxed);
     return spec;
   }
-  std::lock_guard<std::mutex> lock(engine->contextMutex);
+  std::lock_guard<std::mutex> building(buildMutex);
+  std::unique_lock<std::mutex> lock(engine->contextMutex);
   // Another thread may have built it while we waited.
   if (const Specialization *spec = cache.find(args, stacked)) {
     hits.fetch_add(1, std::memory_order_relaxed);
@@ -415,7 +437,8 @@ Function::Impl::specialization(llvm::ArrayRef<Tensor> args) {
   if (Error e = validate(args))
     return std::move(e);
   misses.fetch_add(1, std::memory_order_relaxed);
-  Expected<std::unique_ptr<Specialization>> built = build(args);
+  Expected<std::unique_ptr<Specialization>> built =
+      build(args, lock, onLowered);
   if (!built)
     return built.takeError();
   const Specialization *stored = cache.insert(std::move(*built));

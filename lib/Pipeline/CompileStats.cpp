@@ -23,10 +23,12 @@ static double secondsSince(Clock::time_point start) {
 
 void CompileStats::add(llvm::StringRef unit, llvm::StringRef name,
                        double seconds, unsigned depth) {
+  std::lock_guard<std::mutex> lock(mutex);
   phases.push_back({unit.str(), name.str(), depth, seconds});
 }
 
 double CompileStats::total(llvm::StringRef unit) const {
+  std::lock_guard<std::mutex> lock(mutex);
   double sum = 0;
   for (const Phase &phase : phases)
     if (phase.depth == 0 && (unit.empty() || phase.unit == unit))

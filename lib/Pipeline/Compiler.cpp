@@ -42,8 +42,8 @@ FailureOr<func::FuncOp> fuse::specializeEntry(ModuleOp module, StringRef name,
 }
 
 Expected<fuse::CompileResult>
-fuse::compileSpecialized(ModuleOp module, StringRef entry,
-                         const CompileOptions &options) {
+fuse::lowerSpecialized(ModuleOp module, StringRef entry,
+                       const CompileOptions &options) {
   // The target, set once: the lowering's vector width and the
   // TargetMachine below both come from it. The fuse and linalg outputs stay
   // target-independent.
@@ -105,13 +105,21 @@ fuse::compileSpecialized(ModuleOp module, StringRef entry,
     if (Error e = addPackedWrapper(**llvmModule, entry, options.packedEntry))
       return std::move(e);
   translate.stop();
+  result.llvmModule = std::move(*llvmModule);
+  return result;
+}
+
+Error fuse::generateCode(CompileResult &result, const CompileOptions &options) {
+  if (options.stage <= Stage::LLVMDialect || !result.llvmModule)
+    return Error::success();
   PhaseTimer machineTimer(options.stats, options.statsUnit,
                           "llvm: target machine");
   std::optional<llvm::orc::JITTargetMachineBuilder> host;
   if (!options.machine) {
     // The host's exactly as the engine builds it, unless told otherwise.
     Expected<llvm::orc::JITTargetMachineBuilder> builder =
-        options.target ? targetMachineBuilder(target) : hostMachineBuilder();
+        options.target ? targetMachineBuilder(*options.target)
+                       : hostMachineBuilder();
     if (!builder)
       return builder.takeError();
     host.emplace(std::move(*builder));
@@ -125,17 +133,16 @@ fuse::compileSpecialized(ModuleOp module, StringRef entry,
   if (options.stats)
     passTimes.emplace(*options.stats, options.statsUnit);
   PhaseTimer optimize(options.stats, options.statsUnit, "llvm: O3");
-  if (Error e = optimizeModule(**llvmModule, **machine,
+  if (Error e = optimizeModule(*result.llvmModule, **machine,
                                passTimes ? &passTimes->callbacks() : nullptr))
-    return std::move(e);
+    return e;
   optimize.stop();
   if (passTimes)
     passTimes->flush();
   if (options.onOptimizedIR)
-    options.onOptimizedIR(**llvmModule);
-  result.llvmModule = std::move(*llvmModule);
+    options.onOptimizedIR(*result.llvmModule);
   if (options.stage == Stage::LLVMIR)
-    return result;
+    return Error::success();
 
   PhaseTimer codegen(options.stats, options.statsUnit,
                      options.stage == Stage::Assembly ? "llvm: assembly"
@@ -147,6 +154,17 @@ fuse::compileSpecialized(ModuleOp module, StringRef entry,
     return code.takeError();
   codegen.stop();
   result.code = std::move(*code);
+  return Error::success();
+}
+
+Expected<fuse::CompileResult>
+fuse::compileSpecialized(ModuleOp module, StringRef entry,
+                         const CompileOptions &options) {
+  Expected<CompileResult> result = lowerSpecialized(module, entry, options);
+  if (!result)
+    return result.takeError();
+  if (Error e = generateCode(*result, options))
+    return std::move(e);
   return result;
 }
 

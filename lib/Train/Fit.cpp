@@ -7,13 +7,16 @@
 #include "fuse/LabelRange.h"
 #include "fuse/Trainer.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CheckedArithmetic.h"
+#include "llvm/Support/Threading.h"
 
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <numeric>
+#include <thread>
 
 using namespace fuse;
 using llvm::Error;
@@ -263,15 +266,19 @@ public:
     return std::optional<Evaluator>(std::move(e));
   }
 
-  /// Builds the specializations evaluation will use.
-  Error prepare(const Trainer &trainer, const data::DataSource &test) {
+  /// The arguments of the specializations evaluation will use (only their
+  /// shapes matter), for Function::prepare.
+  std::vector<std::vector<Tensor>>
+  preparedArguments(const Trainer &trainer,
+                    const data::DataSource &test) const {
+    std::vector<std::vector<Tensor>> calls;
     int64_t n = test.size();
     for (int64_t b : {batch_, n % batch_})
       if (b > 0)
-        if (Error err = eval_->prepare(arguments(trainer, b)))
-          return err;
-    return Error::success();
+        calls.push_back(arguments(trainer, b));
+    return calls;
   }
+  Function &function() const { return *eval_; }
 
   /// The mean loss and the accuracy over `test`.
   Expected<std::pair<double, std::optional<double>>>
@@ -455,6 +462,36 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
   // shorter last one, evaluation. Only the shapes matter: zeroed batches.
   const int64_t n = train.size();
   auto compileStart = std::chrono::steady_clock::now();
+  // With a second core, the evaluation compiles on a second thread,
+  // started once the step (the longer compile) is lowered: the engine frees
+  // its MLIR context while it generates the step's code, so the
+  // evaluation's lowering and code generation overlap it.
+  std::vector<std::vector<Tensor>> evalCalls;
+  if (evaluator)
+    evalCalls = evaluator->preparedArguments(trainer, *test);
+  Error evalError = Error::success();
+  (void)!!evalError;
+  auto compileEvaluation = [&] {
+    for (const std::vector<Tensor> &args : evalCalls)
+      if (Error err = evaluator->function().prepare(args)) {
+        evalError = std::move(err);
+        return;
+      }
+  };
+  std::thread evalThread;
+  bool overlap = !evalCalls.empty() &&
+                 llvm::hardware_concurrency().compute_thread_count() > 1;
+  auto startEvaluation = [&] {
+    if (overlap && !evalThread.joinable())
+      evalThread = std::thread(compileEvaluation);
+  };
+  // On an early return (the step failed to compile), the evaluation's
+  // compile finishes first and its error, if any, is dropped.
+  auto joinEvaluation = llvm::make_scope_exit([&] {
+    if (evalThread.joinable())
+      evalThread.join();
+    llvm::consumeError(std::move(evalError));
+  });
   {
     Expected<Tensor> inputs =
         examples(train.input(), std::min(batch, n), "a batch's inputs");
@@ -470,13 +507,16 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
       std::vector<Tensor> batches(2);
       batches[layout->inputs] = reshaped(*inputs, {1, b}, layout->inputShape);
       batches[layout->labels] = reshaped(*labels, {1, b}, layout->labelShape);
-      if (Error err = trainer.prepare(batches))
+      if (Error err = trainer.prepare(batches, startEvaluation))
         return std::move(err);
     }
   }
-  if (evaluator)
-    if (Error err = evaluator->prepare(trainer, *test))
-      return std::move(err);
+  if (evalThread.joinable())
+    evalThread.join();
+  else
+    compileEvaluation();
+  if (evalError)
+    return std::move(evalError);
   summary.compileSeconds = secondsSince(compileStart);
 
   double lossSum = 0;

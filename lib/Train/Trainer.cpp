@@ -179,10 +179,11 @@ Error Trainer::bindBatches(llvm::ArrayRef<Tensor> batches) {
   return Error::success();
 }
 
-Error Trainer::prepare(llvm::ArrayRef<Tensor> batches) {
+Error Trainer::prepare(llvm::ArrayRef<Tensor> batches,
+                       const std::function<void()> &onLowered) {
   Error error = bindBatches(batches);
   if (!error)
-    error = steps_.prepare(args_);
+    error = steps_.prepare(args_, onLowered);
   for (size_t slot : batchArgs_)
     args_[slot] = Tensor();
   return error;

@@ -8,6 +8,7 @@
 
 #include "TestUtils.h"
 
+#include "fuse/CompileStats.h"
 #include "fuse/Engine.h"
 
 #include "llvm/ADT/SmallString.h"
@@ -18,6 +19,7 @@
 #include "gtest/gtest.h"
 
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace fuse;
@@ -135,5 +137,70 @@ INSTANTIATE_TEST_SUITE_P(
              {{"x", {4, 28, 28}}, {"y", {4}}},
              /*fusion=*/false,
              /*profile=*/true}));
+
+/// EngineOptions::compileStats: every phase of each compile, per function
+/// and signature, the module's once; two functions compiled on two threads
+/// (their code generation overlaps) each get all of theirs.
+TEST(CompileStats, EngineRecordsEveryPhaseOfEachCompile) {
+  CompileStats stats;
+  EngineOptions options;
+  options.diskCache = false;
+  options.compileStats = &stats;
+  std::unique_ptr<Engine> engine = unwrap(Engine::create(options));
+  ASSERT_FALSE(llvm::errorToBool(engine->loadString(R"mlir(
+func.func @double(%x: tensor<?xf32>) -> tensor<?xf32> {
+  %y = fuse.add %x, %x : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+  return %y : tensor<?xf32>
+}
+func.func @square(%x: tensor<?xf32>) -> tensor<?xf32> {
+  %y = fuse.mul %x, %x : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+  return %y : tensor<?xf32>
+}
+)mlir",
+                                                    "two.mlir")));
+  Function &twice = unwrap(engine->lookup("double"));
+  Function &square = unwrap(engine->lookup("square"));
+  Tensor x = randomTensor({8}, 1);
+  std::thread other([&] { unwrap(square.call({x})); });
+  unwrap(twice.call({x}));
+  other.join();
+
+  std::vector<std::string> phases = {"specialize",
+                                     "mlir: simplify",
+                                     "mlir: lower-to-linalg",
+                                     "mlir: tile-and-vectorize",
+                                     "mlir: bufferize",
+                                     "mlir: lower-loops",
+                                     "mlir: convert-to-llvm",
+                                     "mlir: verify",
+                                     "llvm: translate to LLVM IR",
+                                     "llvm: O3",
+                                     "llvm: machine code",
+                                     "jit: link"};
+  for (const char *unit :
+       {"double (tensor<8xf32>)", "square (tensor<8xf32>)"}) {
+    std::vector<std::string> seen;
+    for (const CompileStats::Phase &phase : stats.phases)
+      if (phase.unit == unit && phase.depth == 0)
+        seen.push_back(phase.name);
+    std::vector<std::string> expected = phases;
+    // The target machine is built between translation and O3.
+    expected.insert(expected.begin() + 9, "llvm: target machine");
+    EXPECT_EQ(seen, expected) << unit;
+  }
+  std::vector<std::string> module;
+  for (const CompileStats::Phase &phase : stats.phases)
+    if (phase.unit == "module two.mlir")
+      module.push_back(phase.name);
+  EXPECT_EQ(module, (std::vector<std::string>{"parse", "differentiate"}));
+  // Passes are listed below their phase.
+  EXPECT_TRUE(llvm::any_of(stats.phases, [](const CompileStats::Phase &p) {
+    return p.depth == 1 && p.name == "one-shot-bufferize";
+  }));
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  stats.print(os);
+  EXPECT_NE(text.find("all units: "), std::string::npos);
+}
 
 } // namespace
