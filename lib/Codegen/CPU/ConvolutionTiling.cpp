@@ -369,8 +369,8 @@ tileSingleChannelFilterGradient(RewriterBase &rewriter, linalg::GenericOp op,
 }
 
 LogicalResult fuse::tileFilterGradient(RewriterBase &rewriter,
-                                       linalg::GenericOp op,
-                                       unsigned vectorBits) {
+                                       linalg::GenericOp op, int64_t rows,
+                                       int64_t columns) {
   std::optional<FilterGradientForm> form = matchFilterGradient(op);
   if (!form)
     return failure();
@@ -383,10 +383,10 @@ LogicalResult fuse::tileFilterGradient(RewriterBase &rewriter,
   if (shape[2] == 1 && form->strides[1] == 1 && shape[0] * shape[1] > 1 &&
       shape[0] * shape[1] <= kMicroKernelRows)
     return tileSingleChannelFilterGradient(rewriter, op, *form);
+  if (rows <= 0 || columns <= 0 || shape[2] % rows != 0 ||
+      shape[3] % columns != 0)
+    return failure();
   Type elementType = type.getElementType();
-  int64_t lanes = vectorLanes(elementType, vectorBits);
-  int64_t rows = largestDivisorAtMost(shape[2], kMicroKernelRows);
-  int64_t columns = largestDivisorAtMost(shape[3], 2 * lanes);
   int64_t height = gradShape[1], width = gradShape[2];
 
   Location loc = op.getLoc();

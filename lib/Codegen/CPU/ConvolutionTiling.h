@@ -59,14 +59,16 @@ mlir::LogicalResult tileConvolution(mlir::RewriterBase &rewriter,
 /// Rewrites a filter gradient's contraction, as FuseToLinalg builds it
 /// (loops kh, kw, c, f | n, oh, ow over X[n, oh*s + kh*d, ow*s' + kw*d', c]
 /// and dY[n, oh, ow, f]), into loops over images, filter taps and register
-/// tiles of (c, f), each accumulating over the output rows a linalg.matmul
-/// of a row of X (strided by the stride, transposed) and a row of dY: X and
-/// dY are read in their own layouts, one image (in L2) at a time. The
-/// products are left for the caller to tile. Fails, leaving `op` alone, on
-/// other ops.
+/// tiles of `rows` channels x `columns` filters (the config's), each
+/// accumulating over the output rows a linalg.matmul of a row of X (strided
+/// by the stride, transposed) and a row of dY: X and dY are read in their
+/// own layouts, one image (in L2) at a time. (A single-channel X takes the
+/// filter taps as the tile's rows instead.) The products are left for the
+/// caller to tile. Fails, leaving `op` alone, on other ops and on tiles
+/// that do not divide the channels and filters.
 mlir::LogicalResult tileFilterGradient(mlir::RewriterBase &rewriter,
-                                       mlir::linalg::GenericOp op,
-                                       unsigned vectorBits);
+                                       mlir::linalg::GenericOp op, int64_t rows,
+                                       int64_t columns);
 
 /// The strides and dilations of a filter gradient's contraction, as
 /// FuseToLinalg builds it (see tileFilterGradient).

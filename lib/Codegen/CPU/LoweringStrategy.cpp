@@ -325,11 +325,17 @@ LoweringConfigAttr fuse::chooseLoweringConfig(linalg::LinalgOp op,
       auto gradient = cast<ShapedType>(generic->getResult(0).getType());
       bool unit = form->strides[0] == 1 && form->strides[1] == 1 &&
                   form->dilations[0] == 1 && form->dilations[1] == 1;
-      return makeRewriteConfig(
-          op, options.winograd && unit &&
-                      isWinogradShape(gradient.getShape(), lanes)
-                  ? LoweringStrategy::winograd_filter_gradient
-                  : LoweringStrategy::filter_gradient);
+      if (options.winograd && unit &&
+          isWinogradShape(gradient.getShape(), lanes))
+        return makeRewriteConfig(op,
+                                 LoweringStrategy::winograd_filter_gradient);
+      // kh, kw, c, f | n, oh, ow: per image and tap, register tiles of up
+      // to the micro-kernel's rows of channels x 2 registers of filters.
+      ArrayRef<int64_t> shape = gradient.getShape();
+      int64_t rows = largestDivisorAtMost(shape[2], kMicroKernelRows);
+      int64_t columns = largestDivisorAtMost(shape[3], 2 * lanes);
+      SmallVector<int64_t> tile = {1, 1, rows, columns, 1, 1, 1};
+      return makeConfig(op, LoweringStrategy::filter_gradient, tile, tile);
     }
   }
   return chooseTiledConfig(op, vectorBits);

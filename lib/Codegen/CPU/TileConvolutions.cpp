@@ -75,10 +75,15 @@ struct TileConvolutionsPass
     });
     // A filter gradient the rewrite refuses is tiled as it is. (A filter
     // gradient's rewrite erases the bias gradient beside it.)
-    for (linalg::GenericOp gradient : gradients)
-      if (failed(fuse::tileFilterGradient(rewriter, gradient, bits)))
+    for (linalg::GenericOp gradient : gradients) {
+      // kh, kw, c, f | n, oh, ow: register tiles of (c, f).
+      ArrayRef<int64_t> tile =
+          fuse::LoweringConfigAttr::lookup(gradient).getRegisters();
+      if (failed(
+              fuse::tileFilterGradient(rewriter, gradient, tile[2], tile[3])))
         fuse::setLoweringConfig(gradient,
                                 fuse::chooseTiledConfig(gradient, bits));
+    }
     // The others, with a filter too large for L2, are split into whole
     // tiles; their parts get their configs when they are tiled.
     DominanceInfo dominance(func);

@@ -109,3 +109,26 @@ func.func @conv_bands(%x: tensor<2x28x28x8xf32>, %k: tensor<3x3x8x32xf32>, %c: t
       ins(%x, %k : tensor<2x28x28x8xf32>, tensor<3x3x8x32xf32>) outs(%c : tensor<2x26x26x32xf32>) -> tensor<2x26x26x32xf32>
   return %r : tensor<2x26x26x32xf32>
 }
+
+// -----
+
+// A filter gradient's contraction (kh, kw, c, f | n, oh, ow): per image and
+// tap, register tiles of 8 channels x 2 registers of filters. (8 channels
+// are not a whole register: not Winograd, even with the option.)
+// CHECK-LABEL: func @filter_gradient
+// CHECK: strategy = filter_gradient, distribution = [0, 0, 0, 0, 0, 0, 0], cache = [0, 0, 0, 0, 0, 0, 0], registers = [1, 1, 8, 32, 1, 1, 1], vector = [1, 1, 8, 32, 1, 1, 1]>
+// WINO-LABEL: func @filter_gradient
+// WINO: strategy = filter_gradient, {{.*}}, registers = [1, 1, 8, 32, 1, 1, 1]
+#fgX = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d0 + d5, d1 + d6, d2)>
+#fgY = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d5, d6, d3)>
+#fgW = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>
+func.func @filter_gradient(%x: tensor<4x10x10x8xf32>, %dy: tensor<4x8x8x32xf32>, %w: tensor<3x3x8x32xf32>) -> tensor<3x3x8x32xf32> {
+  %r = linalg.generic {indexing_maps = [#fgX, #fgY, #fgW], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %dy : tensor<4x10x10x8xf32>, tensor<4x8x8x32xf32>) outs(%w : tensor<3x3x8x32xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %p = arith.mulf %in, %in_0 : f32
+    %s = arith.addf %out, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<3x3x8x32xf32>
+  return %r : tensor<3x3x8x32xf32>
+}

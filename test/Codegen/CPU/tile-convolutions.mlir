@@ -43,13 +43,14 @@ func.func @conv_split_columns(%arg0: tensor<2x28x28x8xf32>, %arg1: tensor<3x3x8x
 
 // -----
 
-// filter_gradient: a loop over images (an image loop, for
-// fuse-image-loop-fusion) carrying dW and the bias gradient beside it; per
-// image, filter tap and 8 x 32 tile of (c, f), products accumulated over
+// filter_gradient with register tiles of 4 channels x 16 filters (the
+// config's; the library's would be 8 x 32): a loop over images (an image
+// loop, for fuse-image-loop-fusion) carrying dW and the bias gradient beside
+// it; per image, filter tap and tile of (c, f), products accumulated over
 // the output rows; the bias gradient sums the image's dY.
 // CHECK-LABEL: func @filter_gradient_with_bias
 // CHECK: scf.for {{.*}} -> (tensor<3x3x8x32xf32>, tensor<32xf32>)
-// CHECK: linalg.matmul {{.*}} ins(%{{.*}} : tensor<8x8xf32>, tensor<8x32xf32>) outs(%{{.*}} : tensor<8x32xf32>)
+// CHECK: linalg.matmul {{.*}} ins(%{{.*}} : tensor<8x4xf32>, tensor<8x16xf32>) outs(%{{.*}} : tensor<4x16xf32>)
 // CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<1x8x8x32xf32>) outs(%{{.*}} : tensor<32xf32>)
 // CHECK: } {fuse.image_loop}
 #fgX = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d0 + d5, d1 + d6, d2)>
@@ -61,7 +62,7 @@ func.func @filter_gradient_with_bias(%arg0: tensor<4x10x10x8xf32>, %arg1: tensor
   %cst = arith.constant 0.000000e+00 : f32
   %0 = tensor.empty() : tensor<3x3x8x32xf32>
   %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<3x3x8x32xf32>) -> tensor<3x3x8x32xf32>
-  %2 = linalg.generic {fuse.lowering_config = #fuse.lowering_config<strategy = filter_gradient, distribution = [0, 0, 0, 0, 0, 0, 0], cache = [0, 0, 0, 0, 0, 0, 0], registers = [0, 0, 0, 0, 0, 0, 0], vector = [0, 0, 0, 0, 0, 0, 0]>, indexing_maps = [#fgX, #fgY, #fgW], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%arg0, %arg1 : tensor<4x10x10x8xf32>, tensor<4x8x8x32xf32>) outs(%1 : tensor<3x3x8x32xf32>) {
+  %2 = linalg.generic {fuse.lowering_config = #fuse.lowering_config<strategy = filter_gradient, distribution = [0, 0, 0, 0, 0, 0, 0], cache = [0, 0, 0, 0, 0, 0, 0], registers = [1, 1, 4, 16, 1, 1, 1], vector = [1, 1, 4, 16, 1, 1, 1]>, indexing_maps = [#fgX, #fgY, #fgW], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%arg0, %arg1 : tensor<4x10x10x8xf32>, tensor<4x8x8x32xf32>) outs(%1 : tensor<3x3x8x32xf32>) {
   ^bb0(%in: f32, %in_0: f32, %out: f32):
     %6 = arith.mulf %in, %in_0 : f32
     %7 = arith.addf %out, %6 : f32
