@@ -16,6 +16,11 @@ one pointer per argument, result and workspace buffer; every buffer is
 --buffer-mib MiB (64 by default: raise it for larger tensors) of zeros (the
 arithmetic of x86 runs as fast on zeros as on other normal numbers, and
 integer arguments stay valid indices). Needs cc and objcopy.
+
+Compiled code forks into LLVM's OpenMP runtime (libomp); --old-threads and
+--new-threads set the threads of each build's calls (default: the runtime's,
+all CPUs), so `--old-threads=1 --new-threads=2` with the same fusec twice
+measures the speed-up of two threads over one.
 """
 import argparse
 import os
@@ -31,6 +36,7 @@ HARNESS = r"""
 #include <time.h>
 void f_old(%(params)s);
 void f_new(%(params)s);
+void omp_set_num_threads(int);
 static double now(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -46,6 +52,7 @@ int main(void) {
     p[i] = aligned_alloc(64, (size_t)%(mib)d << 20);
     memset(p[i], 0, (size_t)%(mib)d << 20);
   }
+  static const int threads[2] = {%(old_threads)d, %(new_threads)d};
   f_old(%(args)s);
   f_new(%(args)s);
   double t0 = now();
@@ -54,6 +61,8 @@ int main(void) {
   static double times[2][%(rounds)d];
   for (int r = 0; r < %(rounds)d; r++)
     for (int v = 0; v < 2; v++) {
+      if (threads[v])
+        omp_set_num_threads(threads[v]);
       t0 = now();
       for (int i = 0; i < inner; i++) {
         if (v)
@@ -102,6 +111,8 @@ def main():
     parser.add_argument("--entry", required=True)
     parser.add_argument("--rounds", type=int, default=100)
     parser.add_argument("--buffer-mib", type=int, default=64)
+    parser.add_argument("--old-threads", type=int, default=0)
+    parser.add_argument("--new-threads", type=int, default=0)
     args, fusec_args = parser.parse_known_args()
     args.fusec_args = [a for a in fusec_args if a != "--"]
 
@@ -124,11 +135,15 @@ def main():
         with open(source, "w") as f:
             f.write(HARNESS % {
                 "n": n, "rounds": args.rounds, "mib": args.buffer_mib,
+                "old_threads": args.old_threads,
+                "new_threads": args.new_threads,
                 "params": ", ".join(["void *"] * n),
                 "args": ", ".join(f"p[{i}]" for i in range(n))})
         binary = os.path.join(work, "harness")
+        libomp = "/usr/lib/llvm-22/lib"
         subprocess.run(["cc", "-O2", "-no-pie", source] + objects +
-                       ["-o", binary, "-lm"], check=True)
+                       ["-o", binary, "-lm", f"-L{libomp}", "-lomp",
+                        f"-Wl,-rpath,{libomp}"], check=True)
         subprocess.run([binary], check=True)
 
 

@@ -52,6 +52,10 @@ struct EngineOptions {
   /// where a gradient stays 0) would otherwise slow every operation on them
   /// tenfold. The caller's floating-point mode is restored after each call.
   bool flushDenormals = true;
+  /// Threads each call of compiled code may use (0: $FUSE_NUM_THREADS, else
+  /// the CPUs this process may run on). Results are bitwise the same for any
+  /// count: how work is split is fixed by the shapes, never by the threads.
+  unsigned threads = 0;
   /// Time every operation of compiled code; fuse::profile() (fuse/Profile.h)
   /// reads the totals. Adds two timer calls per operation per call.
   bool profile = false;
@@ -170,6 +174,8 @@ public:
   /// The names of every loaded function, sorted; those a module's
   /// `fuse.train_step` defines (the step and its `<name>_steps`) included.
   std::vector<std::string> functionNames() const;
+  /// The threads each call may use (EngineOptions::threads resolved).
+  unsigned threads() const;
 
   struct Impl;
 

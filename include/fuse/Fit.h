@@ -80,6 +80,7 @@ struct FitSummary {
   uint64_t seed = 0;
   double trainSeconds = 0;
   double compileSeconds = 0;
+  unsigned threads = 1; ///< threads of each call (the engine's)
 };
 
 struct FitCallbacks {

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "EngineImpl.h"
+#include "Threads.h"
 #include "fuse/Codegen.h"
 #include "fuse/Pipeline.h"
 
@@ -51,7 +52,11 @@ Expected<std::unique_ptr<Engine>> Engine::create(EngineOptions options) {
   Expected<llvm::orc::JITTargetMachineBuilder> builder = hostMachineBuilder();
   if (!builder)
     return builder.takeError();
+  Expected<unsigned> threads = resolveThreadCount(options.threads);
+  if (!threads)
+    return threads.takeError();
   auto impl = std::make_unique<Impl>(std::move(options), *builder);
+  impl->threads = *threads;
   mlir::DialectRegistry registry;
   registerDialects(registry);
   impl->context.appendDialectRegistry(registry);
@@ -77,6 +82,8 @@ Expected<Function &> Engine::lookup(llvm::StringRef name) {
                                    "' is loaded");
   return *it->second;
 }
+
+unsigned Engine::threads() const { return impl_->threads; }
 
 std::vector<std::string> Engine::functionNames() const {
   std::lock_guard<std::mutex> lock(impl_->contextMutex);

@@ -66,6 +66,8 @@ struct Engine::Impl {
   std::optional<ObjectCache> diskCache;
   std::string cpu;
   std::string buildIdentity;
+  /// The thread count of every call (options.threads resolved).
+  unsigned threads = 1;
   /// Serializes everything that touches the MLIR context's IR or its
   /// diagnostic handlers: loading and compiling.
   std::mutex contextMutex;

@@ -8,6 +8,7 @@
 
 #include "ClassLabels.h"
 #include "EngineImpl.h"
+#include "Threads.h"
 
 #include <cstring>
 
@@ -181,6 +182,7 @@ static Error invoke(const Function::Impl &fn, const Specialization &spec,
   }
   {
     DenormalMode mode(fn.engine->options.flushDenormals);
+    ThreadCountScope threads(fn.engine->threads);
     spec.entry(pointers.data());
   }
   spec.releaseWorkspace(workspace);

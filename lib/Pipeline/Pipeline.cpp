@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
@@ -120,6 +121,8 @@ static void buildBufferizePhase(OpPassManager &pm) {
 
 static void buildLowerLoopsPhase(OpPassManager &pm) {
   OpPassManager &func = pm.nest<func::FuncOp>();
+  // The threads' loops (fuse-distribute) as scf.parallel, for OpenMP.
+  func.addPass(createForallToParallelLoopPass());
   func.addPass(createFuseWorkspace());
   func.addPass(createFuseBarePointerArguments());
   func.addPass(createFuseLowerVectors());
@@ -132,6 +135,10 @@ static void buildLowerLoopsPhase(OpPassManager &pm) {
 static void buildConvertToLLVMPhase(OpPassManager &pm) {
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
+  // Parallel loops fork into LLVM's OpenMP runtime, each thread in the
+  // caller's floating-point mode.
+  pm.addPass(createConvertSCFToOpenMPPass());
+  pm.addPass(createFuseParallelFPMode());
   pm.addPass(createSCFToControlFlowPass());
   ConvertVectorToLLVMPassOptions vectorToLLVM;
   vectorToLLVM.reassociateFPReductions = true;
@@ -144,6 +151,7 @@ static void buildConvertToLLVMPhase(OpPassManager &pm) {
   funcToLLVM.useBarePtrCallConv = true;
   pm.addPass(createConvertFuncToLLVMPass(funcToLLVM));
   pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());

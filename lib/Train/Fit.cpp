@@ -518,6 +518,7 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
   if (evalError)
     return std::move(evalError);
   summary.compileSeconds = secondsSince(compileStart);
+  summary.threads = engine.threads();
 
   double lossSum = 0;
   int64_t lossCount = 0;

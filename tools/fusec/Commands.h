@@ -18,6 +18,10 @@ extern llvm::cl::opt<bool> fusion;
 
 /// `--winograd` (every command): 3x3 convolutions with Winograd's algorithm.
 extern llvm::cl::opt<bool> winograd;
+/// `--threads N` (every command): threads of the compiled code's calls
+/// (0: $FUSE_NUM_THREADS, else the CPUs the process may use). Results do
+/// not depend on it; the emitted code does not either.
+llvm::cl::opt<unsigned> &threads();
 
 /// `--profile` (every command): time each operation of the compiled code
 /// (fuse-insert-timers) and print the totals after running.

@@ -321,6 +321,7 @@ int fusec::runMain() {
   EngineOptions options;
   options.fusion = fusec::fusion;
   options.winograd = fusec::winograd;
+  options.threads = fusec::threads();
   options.profile = fusec::profile;
   CompileStats compileStats;
   if (fusec::stats())

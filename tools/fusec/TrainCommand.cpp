@@ -215,6 +215,7 @@ llvm::Error writeJson(llvm::StringRef path, const FitSummary &s) {
     json.attribute("batch_size", s.batchSize);
     json.attribute("steps_per_call", s.stepsPerCall);
     json.attribute("seed", int64_t(s.seed));
+    json.attribute("threads", int64_t(s.threads));
     number("train_seconds", s.trainSeconds);
     number("steps_per_second",
            s.trainSeconds > 0 ? double(s.steps) / s.trainSeconds : 0.0);
@@ -368,6 +369,7 @@ int fusec::trainMain() {
   EngineOptions engineOptions;
   engineOptions.fusion = fusec::fusion;
   engineOptions.winograd = fusec::winograd;
+  engineOptions.threads = fusec::threads();
   engineOptions.profile = fusec::profile;
   CompileStats compileStats;
   if (fusec::stats())
@@ -409,7 +411,8 @@ int fusec::trainMain() {
   options.allowNonFiniteLoss = allowNan;
   llvm::outs() << "Training '" << step << "' of " << model << " on "
                << train->size() << " images of " << dataDir << ", testing on "
-               << test->size() << "\n";
+               << test->size() << ", " << (*engine)->threads() << " thread"
+               << ((*engine)->threads() == 1 ? "" : "s") << "\n";
   bool bar = progressStyle == ProgressStyle::Bar ||
              (progressStyle == ProgressStyle::Auto &&
               llvm::sys::Process::StandardOutIsDisplayed());

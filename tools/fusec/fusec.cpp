@@ -138,6 +138,19 @@ cl::opt<bool> &fusec::stats() {
   return option;
 }
 
+cl::opt<unsigned> &fusec::threads() {
+  // Registered after main removes the hidden -threads of LLVM's libraries,
+  // whose name it takes.
+  static cl::opt<unsigned> option(
+      "threads",
+      cl::desc("Threads each call of compiled code may use (run, train; "
+               "default 0: $FUSE_NUM_THREADS, else the CPUs this process may "
+               "use). Results are bitwise the same for any count"),
+      cl::init(0), cl::cat(fusec::category()),
+      cl::sub(cl::SubCommand::getAll()));
+  return option;
+}
+
 static void printVersion(llvm::raw_ostream &os) {
   os << "fusec (Fuse) " << FUSE_VERSION << "\n  built with LLVM/MLIR "
      << LLVM_VERSION_STRING << "\n";
@@ -343,6 +356,11 @@ int main(int argc, char **argv) {
               .lookup("stats"))
     llvmStats->removeArgument();
   fusec::stats();
+  if (cl::Option *llvmThreads =
+          cl::getRegisteredOptions(cl::SubCommand::getTopLevel())
+              .lookup("threads"))
+    llvmThreads->removeArgument();
+  fusec::threads();
   cl::ParseCommandLineOptions(
       argc, argv,
       "fusec: the Fuse compiler\n\n"

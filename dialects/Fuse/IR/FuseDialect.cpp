@@ -5,6 +5,7 @@
 
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Interfaces/TilingInterface.h"
 
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -216,10 +217,19 @@ LogicalResult LoweringConfigAttr::verify(
 LogicalResult FuseDialect::verifyOperationAttribute(Operation *op,
                                                     NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
-  if (name == LoweringConfigAttr::kAttrName &&
-      !isa<LoweringConfigAttr>(attr.getValue()))
-    return op->emitOpError()
-           << "'" << name << "' must be a #fuse.lowering_config";
+  if (name == LoweringConfigAttr::kAttrName) {
+    auto config = dyn_cast<LoweringConfigAttr>(attr.getValue());
+    if (!config)
+      return op->emitOpError()
+             << "'" << name << "' must be a #fuse.lowering_config";
+    // One size per loop of the op (a register_tile has no levels).
+    auto tiled = dyn_cast<TilingInterface>(op);
+    if (tiled && config.getNumLoops() != 0 &&
+        config.getNumLoops() != int64_t(tiled.getLoopIteratorTypes().size()))
+      return op->emitOpError()
+             << "has a lowering config sized for " << config.getNumLoops()
+             << " loops, not its " << tiled.getLoopIteratorTypes().size();
+  }
   if (name == kImageLoopAttrName && (!isa<UnitAttr>(attr.getValue()) ||
                                      op->getName().getStringRef() != "scf.for"))
     return op->emitOpError()

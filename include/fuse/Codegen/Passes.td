@@ -505,4 +505,39 @@ def FuseApproximateMath : Pass<"fuse-approximate-math"> {
   ];
 }
 
+def FuseDistribute : Pass<"fuse-distribute", "::mlir::func::FuncOp"> {
+  let summary = "Split linalg ops into the tiles the threads share";
+  let description = [{
+    Tiles every linalg op whose `#fuse.lowering_config` has a nonzero
+    `distribution` level by those sizes, as an `scf.forall`: after
+    bufferization it becomes an `scf.parallel` and then an OpenMP
+    worksharing loop, whose iterations the threads of a call share
+    (EngineOptions::threads, `fusec --threads`). The strategy distributes
+    only parallel loops, so each tile, reductions included, is computed
+    whole by one thread, and the tiles are fixed by the shapes: results are
+    bitwise the same for any thread count. The tiles keep the other levels
+    of the config (their distribution set to zeros) for the register tiling
+    and vectorization that follow.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect"];
+}
+
+def FuseParallelFPMode : Pass<"fuse-parallel-fp-mode", "::mlir::ModuleOp"> {
+  let summary = "Run the threads of each parallel region in the caller's "
+                "floating-point mode";
+  let description = [{
+    The engine runs compiled code with denormals flushed to zero (MXCSR's
+    FTZ and DAZ bits, set on the calling thread only), and a caller may
+    choose its own rounding mode. The runtime's worker threads keep their
+    own mode, so without this pass a tile computed on a worker could round
+    differently from the same tile computed on the caller, and results
+    would depend on the thread count. On x86 targets (the module's
+    `fuse.target` triple, else the host's), each `omp.parallel` reads the
+    caller's MXCSR before the region; each thread of the region saves its
+    own, loads the caller's, and restores its own at the end of the region.
+    Elsewhere the pass does nothing.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 #endif // FUSE_CODEGEN_PASSES_TD

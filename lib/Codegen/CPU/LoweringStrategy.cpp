@@ -207,7 +207,7 @@ LoweringConfigAttr makeConfig(linalg::LinalgOp op, LoweringStrategy strategy,
                               ArrayRef<int64_t> vector,
                               ArrayRef<int64_t> interchange = {},
                               ArrayRef<int64_t> cache = {}) {
-  // Not distributed yet (issue 25 fills the level).
+  // Not distributed (chooseTiledConfig distributes element-wise ops).
   SmallVector<int64_t> zeros(op.getNumLoops(), 0);
   return LoweringConfigAttr::get(
       op->getContext(), strategy,
@@ -235,6 +235,59 @@ bool isWinogradShape(ArrayRef<int64_t> shape, int64_t lanes) {
 bool allOnes(DenseIntElementsAttr attr) {
   return llvm::all_of(attr.getValues<int64_t>(),
                       [](int64_t v) { return v == 1; });
+}
+
+/// The least work of one distributed tile, in output elements: with a
+/// fork/join of ~0.3 us (2 threads, docs/performance.md "Choosing the
+/// parallel runtime") a tile of 16K f32 elements (about 1 us of streaming
+/// from L2) gains more than the fork costs; smaller ops stay on one thread.
+constexpr int64_t kMinDistributedElements = 16384;
+
+/// The distribution level of an element-wise op or reduction (a
+/// linalg.generic) with register tiles `registers`: its outermost parallel
+/// loop that can be split into at least two tiles of kMinDistributedElements
+/// or more, each a whole number of register tiles and all of one size (so
+/// that every tile is static), is split into the most such tiles; the loops
+/// outside it into tiles of 1. Reduction loops are never split, so each
+/// output element is reduced whole by one thread, and the tiles depend on
+/// the shapes only: the bits do not depend on the thread count. All zeros
+/// (not distributed) when no loop allows it.
+SmallVector<int64_t> chooseDistribution(linalg::LinalgOp op,
+                                        ArrayRef<int64_t> registers) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<int64_t> sizes(ranges.size(), 0);
+  if (!isa<linalg::GenericOp>(op))
+    return sizes;
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  auto parallel = [&](size_t d) {
+    return iterators[d] == utils::IteratorType::parallel;
+  };
+  // The output elements of one iteration of each loop: the product of the
+  // parallel ranges inside it.
+  SmallVector<int64_t> inner(ranges.size() + 1, 1);
+  for (size_t d = ranges.size(); d-- > 0;)
+    inner[d] = parallel(d) ? inner[d + 1] * ranges[d] : inner[d + 1];
+  if (inner[0] < 2 * kMinDistributedElements)
+    return sizes;
+  for (size_t d = 0; d < ranges.size(); ++d) {
+    if (!parallel(d))
+      continue;
+    int64_t step = std::max<int64_t>(1, registers[d]);
+    for (int64_t tile = step; tile <= ranges[d] / 2; tile += step) {
+      if (ranges[d] % tile != 0 ||
+          tile * inner[d + 1] < kMinDistributedElements)
+        continue;
+      for (size_t outer = 0; outer < d; ++outer)
+        sizes[outer] = parallel(outer) ? 1 : 0;
+      sizes[d] = tile;
+      return sizes;
+    }
+    // Each iteration of the loops outside a later candidate must hold at
+    // least one tile's work on its own: stop once a loop is too short.
+    if (inner[d + 1] < kMinDistributedElements)
+      break;
+  }
+  return SmallVector<int64_t>(ranges.size(), 0);
 }
 
 } // namespace
@@ -291,7 +344,13 @@ LoweringConfigAttr fuse::chooseTiledConfig(linalg::LinalgOp op,
     strategy = LoweringStrategy::pool;
   else if (isa<linalg::TransposeOp>(op))
     strategy = LoweringStrategy::transpose;
-  return makeConfig(op, strategy, sizes, sizes, order);
+  LoweringConfigAttr config = makeConfig(op, strategy, sizes, sizes, order);
+  if (strategy != LoweringStrategy::elementwise)
+    return config;
+  SmallVector<int64_t> distribution = chooseDistribution(op, sizes);
+  return LoweringConfigAttr::get(op->getContext(), strategy, distribution,
+                                 config.getCache(), config.getRegisters(),
+                                 config.getVector(), config.getInterchange());
 }
 
 LoweringConfigAttr fuse::chooseLoweringConfig(linalg::LinalgOp op,

@@ -29,6 +29,8 @@ void fuse::buildTileAndVectorizePipeline(
   pm.addPass(createFuseSliceStridedInputs());
   // Products first, with their fills and consumers; then the rest.
   pm.addPass(createFuseTileMatmuls({options.vectorBits}));
+  // The threads' tiles of what is left, each then tiled for registers.
+  pm.addPass(createFuseDistribute());
   pm.addPass(createFuseTileRegisters({options.vectorBits}));
   pm.addPass(createFuseVectorizeTiles());
 }

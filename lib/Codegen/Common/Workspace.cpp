@@ -8,7 +8,9 @@
 // one workspace argument) keep that knowledge for LLVM, as malloc'd buffers
 // had it. Buffers therefore do not share bytes, even when their lifetimes
 // are disjoint; a buffer allocated in a loop body reuses its own bytes every
-// iteration, which is safe because it is freed before the iteration ends.
+// iteration, which is safe because it is freed before the iteration ends
+// (not in a parallel loop, whose iterations run at once: those stay
+// allocations of their own).
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +21,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/Support/CheckedArithmetic.h"
 
 namespace fuse {
@@ -57,6 +60,11 @@ struct FuseWorkspacePass : fuse::impl::FuseWorkspaceBase<FuseWorkspacePass> {
       MemRefType type = alloc.getType();
       if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
           type.getMemorySpace() || !type.getElementType().isIntOrFloat())
+        return;
+      // An iteration of a parallel loop runs beside the others: one buffer
+      // for all of them would be shared by the threads.
+      if (alloc->getParentOfType<scf::ParallelOp>() ||
+          alloc->getParentOfType<scf::ForallOp>())
         return;
       // Exactly one dealloc, in the same block; no other escape is possible
       // after buffer deallocation, which frees every buffer it owns.

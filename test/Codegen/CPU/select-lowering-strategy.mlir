@@ -112,6 +112,47 @@ func.func @conv_bands(%x: tensor<2x28x28x8xf32>, %k: tensor<3x3x8x32xf32>, %c: t
 
 // -----
 
+// Element-wise ops and reductions of 32K output elements or more are
+// distributed: their outermost parallel loop in the most tiles of at least
+// 16K elements that divide it (256 rows of 1024: tiles of 16 rows), never a
+// reduction loop. Smaller ones stay on one thread.
+// CHECK-LABEL: func @distributed
+// CHECK: linalg.generic
+// CHECK-SAME: #fuse.lowering_config<strategy = elementwise, distribution = [16, 0], cache = [0, 0], registers = [1, 64], vector = [1, 64]>
+// CHECK: linalg.generic
+// CHECK-SAME: #fuse.lowering_config<strategy = elementwise, distribution = [0, 0], cache = [0, 0], registers = [1, 64], vector = [1, 64]>
+// CHECK: linalg.generic
+// CHECK-SAME: iterator_types = ["reduction", "parallel"]
+// CHECK-SAME: #fuse.lowering_config<strategy = elementwise, distribution = [0, 0],
+func.func @distributed(%x: tensor<256x1024xf32>, %small: tensor<64x128xf32>, %col: tensor<1024xf32>)
+    -> (tensor<256x1024xf32>, tensor<64x128xf32>, tensor<1024xf32>) {
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<256x1024xf32>) outs(%x : tensor<256x1024xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %e = math.exp %in : f32
+    linalg.yield %e : f32
+  } -> tensor<256x1024xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%small : tensor<64x128xf32>) outs(%small : tensor<64x128xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %e = math.exp %in : f32
+    linalg.yield %e : f32
+  } -> tensor<64x128xf32>
+  // Column sums: 1024 outputs, too few to split (the reduction never is).
+  %c = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>],
+                       iterator_types = ["reduction", "parallel"]}
+      ins(%x : tensor<256x1024xf32>) outs(%col : tensor<1024xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %a = arith.addf %in, %out : f32
+    linalg.yield %a : f32
+  } -> tensor<1024xf32>
+  return %r, %s, %c : tensor<256x1024xf32>, tensor<64x128xf32>, tensor<1024xf32>
+}
+
+// -----
+
 // A filter gradient's contraction (kh, kw, c, f | n, oh, ow): per image and
 // tap, register tiles of 8 channels x 2 registers of filters. (8 channels
 // are not a whole register: not Winograd, even with the option.)

@@ -53,6 +53,16 @@ func.func @not_a_config(%y: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+func.func @loop_count(%y: tensor<4xf32>) -> tensor<4xf32> {
+  %zero = arith.constant 0.0 : f32
+  // expected-error @below {{has a lowering config sized for 2 loops, not its 1}}
+  %r = linalg.fill {fuse.lowering_config = #fuse.lowering_config<strategy = elementwise, distribution = [0, 0], cache = [0, 0], registers = [1, 4], vector = [1, 4]>}
+      ins(%zero : f32) outs(%y : tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
 // The image loop mark is a unit attribute on an scf.for.
 // CHECK-LABEL: func @image_loop
 // CHECK: } {fuse.image_loop}

@@ -1,0 +1,57 @@
+// RUN: fuse-opt %s --fuse-parallel-fp-mode --split-input-file | FileCheck %s
+
+// On x86, the caller's MXCSR is read before the region; each thread saves
+// its own, takes the caller's, and restores its own before the region ends.
+
+// CHECK-LABEL: func.func @region
+// CHECK:         %[[CALLER:.*]] = llvm.alloca
+// CHECK:         llvm.call_intrinsic "llvm.x86.sse.stmxcsr"(%[[CALLER]])
+// CHECK:         omp.parallel {
+// CHECK:           %[[OWN:.*]] = llvm.alloca
+// CHECK:           llvm.call_intrinsic "llvm.x86.sse.stmxcsr"(%[[OWN]])
+// CHECK:           llvm.call_intrinsic "llvm.x86.sse.ldmxcsr"(%[[CALLER]])
+// CHECK:           omp.wsloop
+// CHECK:           llvm.call_intrinsic "llvm.x86.sse.ldmxcsr"(%[[OWN]])
+// CHECK-NEXT:      omp.terminator
+module attributes {fuse.target = {cpu = "znver5", features = "+avx512f", triple = "x86_64-unknown-linux-gnu"}} {
+  func.func @region(%buf: memref<8xf32>, %v: f32) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    omp.parallel {
+      omp.wsloop {
+        omp.loop_nest (%i) : index = (%c0) to (%c8) step (%c1) {
+          memref.store %v, %buf[%i] : memref<8xf32>
+          omp.yield
+        }
+      }
+      omp.terminator
+    }
+    return
+  }
+}
+
+// -----
+
+// Other targets keep their regions as they are.
+
+// CHECK-LABEL: func.func @other_target
+// CHECK-NOT:     llvm.call_intrinsic
+// CHECK:         omp.parallel
+module attributes {fuse.target = {cpu = "generic", features = "", triple = "aarch64-unknown-linux-gnu"}} {
+  func.func @other_target(%buf: memref<8xf32>, %v: f32) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    omp.parallel {
+      omp.wsloop {
+        omp.loop_nest (%i) : index = (%c0) to (%c8) step (%c1) {
+          memref.store %v, %buf[%i] : memref<8xf32>
+          omp.yield
+        }
+      }
+      omp.terminator
+    }
+    return
+  }
+}

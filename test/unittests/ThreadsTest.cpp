@@ -1,0 +1,246 @@
+//===- ThreadsTest.cpp - The same bits for any thread count ---------------===//
+//
+// Compiled code splits its work into pieces fixed by the shapes (the
+// strategy's distribution level) and runs them on EngineOptions::threads
+// threads. Training the seed MLP, the CNN and every optimizer gives bitwise
+// the same losses, parameters and optimizer states for 1, 2, 3 and 4
+// threads and for any K; worker threads compute in the caller's
+// floating-point mode (denormals flushed); several callers of one engine
+// at once, each call parallel inside, get what one caller gets.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestUtils.h"
+
+#include "fuse/Trainer.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+using namespace fuse;
+using namespace fuse::testing;
+
+namespace {
+
+std::string readExample(const char *name) {
+  std::ifstream file(std::string(FUSE_SOURCE_DIR "/examples/") + name);
+  std::stringstream source;
+  source << file.rdbuf();
+  return source.str();
+}
+
+/// What training leaves: every loss, then every carried tensor.
+struct Training {
+  std::vector<float> losses;
+  std::vector<Tensor> states;
+};
+
+/// `steps` steps of `model`'s @train in calls of `k` steps on `threads`
+/// threads, from the model's initializers (seed 1) and random batches of
+/// `batch` examples (`inputShape` per example, labels below `classes`).
+Training train(const std::string &model, unsigned threads, int64_t steps,
+               int64_t k, int64_t batch, std::vector<int64_t> inputShape,
+               int64_t classes) {
+  EngineOptions options;
+  options.threads = threads;
+  auto engine = makeEngine(model, options);
+  EXPECT_EQ(engine->threads(), threads);
+  std::unique_ptr<Trainer> trainer = unwrap(Trainer::create(*engine, "train"));
+  EXPECT_EQ(errorOf(trainer->initialize(1)), "");
+  EXPECT_EQ(
+      errorOf(trainer->setInput("lr", Tensor::fromValues<float>({}, {1e-3f}))),
+      "");
+  Training run;
+  trainer->setCallback([&](const StepsReport &report) {
+    llvm::append_range(run.losses, report.losses);
+  });
+  // Every step's batch, the same whatever K.
+  std::vector<int64_t> allShape = {steps, batch};
+  llvm::append_range(allShape, inputShape);
+  Tensor all = randomTensor(allShape, 100, 0.0f, 1.0f);
+  int64_t example = all.numElements() / (steps * batch);
+  for (int64_t first = 0; first < steps; first += k) {
+    int64_t count = std::min(k, steps - first);
+    std::vector<int64_t> xShape = {count, batch};
+    llvm::append_range(xShape, inputShape);
+    Tensor x = Tensor::zeros(DType::F32, xShape);
+    std::memcpy(x.data(), all.data<float>() + first * batch * example,
+                size_t(count * batch * example) * sizeof(float));
+    Tensor y = Tensor::zeros(DType::I32, {count, batch});
+    for (int64_t i = 0; i < count * batch; ++i)
+      y.data<int32_t>()[i] = int32_t((first * batch + i) * 7 % classes);
+    EXPECT_EQ(errorOf(trainer->trainSteps({x, y})), "");
+  }
+  // Copies: a state is a view of the trainer's storage.
+  for (const std::string &name : trainer->stateNames()) {
+    Tensor state = unwrap(trainer->state(name));
+    Tensor copy = Tensor::zeros(state.dtype(), state.shape());
+    std::memcpy(copy.data(), state.data(),
+                size_t(state.numElements()) * byteWidth(state.dtype()));
+    run.states.push_back(std::move(copy));
+  }
+  return run;
+}
+
+bool sameBits(const Tensor &a, const Tensor &b) {
+  return a.dtype() == b.dtype() && a.shape() == b.shape() &&
+         std::memcmp(a.data(), b.data(),
+                     size_t(a.numElements()) * byteWidth(a.dtype())) == 0;
+}
+
+void expectSameRuns(const Training &expected, const Training &actual,
+                    const std::string &what) {
+  ASSERT_EQ(expected.losses.size(), actual.losses.size()) << what;
+  EXPECT_EQ(std::memcmp(expected.losses.data(), actual.losses.data(),
+                        expected.losses.size() * sizeof(float)),
+            0)
+      << what << ": losses differ";
+  ASSERT_EQ(expected.states.size(), actual.states.size()) << what;
+  for (auto [i, state] : llvm::enumerate(expected.states))
+    EXPECT_TRUE(sameBits(state, actual.states[i]))
+        << what << ": state " << i << " differs";
+}
+
+TEST(Threads, SeedMlpSameBitsForAnyThreadCountAndK) {
+  std::string model = seedTrainingModule();
+  Training one = train(model, 1, 12, 4, 64, {28, 28}, 10);
+  for (unsigned threads : {2u, 3u, 4u})
+    expectSameRuns(one, train(model, threads, 12, 4, 64, {28, 28}, 10),
+                   std::to_string(threads) + " threads");
+  expectSameRuns(one, train(model, 2, 12, 1, 64, {28, 28}, 10),
+                 "2 threads, K = 1");
+  expectSameRuns(one, train(model, 3, 12, 5, 64, {28, 28}, 10),
+                 "3 threads, K = 5");
+}
+
+TEST(Threads, CnnSameBitsForAnyThreadCount) {
+  std::string model = readExample("cnn.mlir");
+  Training one = train(model, 1, 4, 2, 16, {28, 28, 1}, 10);
+  for (unsigned threads : {2u, 3u, 4u})
+    expectSameRuns(one, train(model, threads, 4, 2, 16, {28, 28, 1}, 10),
+                   std::to_string(threads) + " threads");
+}
+
+/// A linear classifier large enough to be split (256 x 512 weights) with
+/// one optimizer.
+std::string linearModel(const std::string &optimizer,
+                        const std::string &hyperparameters) {
+  return R"mlir(
+func.func @loss(%w: tensor<512x256xf32>, %b: tensor<256xf32>,
+                %x: tensor<?x512xf32>, %y: tensor<?xi32>) -> tensor<f32> {
+  %h = fuse.matmul %x, %w : (tensor<?x512xf32>, tensor<512x256xf32>) -> tensor<?x256xf32>
+  %o = fuse.add %h, %b : (tensor<?x256xf32>, tensor<256xf32>) -> tensor<?x256xf32>
+  %l = fuse.softmax_cross_entropy %o, %y : (tensor<?x256xf32>, tensor<?xi32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+fuse.train_step @train {loss = @loss, params = array<i64: 0, 1>,
+                        optimizer = ")mlir" +
+         optimizer + R"mlir(", hyperparameters = )mlir" + hyperparameters +
+         "}\n";
+}
+
+TEST(Threads, EveryOptimizerSameBitsForAnyThreadCount) {
+  struct Case {
+    const char *optimizer, *hyperparameters;
+  };
+  for (Case c :
+       {Case{"sgd", "{}"}, Case{"sgd", "{momentum = 0.9 : f64, nesterov}"},
+        Case{"adam", "{amsgrad}"},
+        Case{"adam", "{weight_decay = 0.01 : f64, decoupled}"},
+        Case{"adagrad", "{}"}, Case{"rmsprop", "{}"},
+        Case{"lamb", "{weight_decay = 0.01 : f64}"}}) {
+    std::string model = linearModel(c.optimizer, c.hyperparameters);
+    std::string what = std::string(c.optimizer) + c.hyperparameters;
+    Training one = train(model, 1, 6, 3, 32, {512}, 256);
+    for (unsigned threads : {2u, 3u, 4u})
+      expectSameRuns(one, train(model, threads, 6, 3, 32, {512}, 256),
+                     what + ", " + std::to_string(threads) + " threads");
+  }
+}
+
+constexpr const char *kScale = R"mlir(
+func.func @scale(%x: tensor<?x1024xf32>, %a: tensor<f32>) -> tensor<?x1024xf32> {
+  %y = fuse.mul %x, %a : (tensor<?x1024xf32>, tensor<f32>) -> tensor<?x1024xf32>
+  return %y : tensor<?x1024xf32>
+}
+)mlir";
+
+// Every thread reads denormals as zero and flushes results to zero, as the
+// caller does (EngineOptions::flushDenormals): a worker in its own default
+// mode would return denormals where the caller's share returns zeros.
+TEST(Threads, WorkersComputeInTheCallersFloatingPointMode) {
+  Tensor x = Tensor::zeros(DType::F32, {256, 1024});
+  for (int64_t i = 0; i < x.numElements(); ++i)
+    x.data<float>()[i] = 1e-39f; // a denormal
+  Tensor a = Tensor::fromValues<float>({}, {1.0f});
+  for (unsigned threads : {1u, 2u, 4u}) {
+    EngineOptions options;
+    options.threads = threads;
+    auto engine = makeEngine(kScale, options);
+    Function &f = unwrap(engine->lookup("scale"));
+    std::vector<Tensor> out = unwrap(f.call({x, a}));
+    for (int64_t i = 0; i < out[0].numElements(); ++i)
+      ASSERT_EQ(out[0].data<float>()[i], 0.0f)
+          << threads << " threads, element " << i;
+  }
+}
+
+// Four callers of one engine at once, each call split over threads, get
+// what a single caller gets.
+TEST(Threads, ConcurrentCallersGetTheSameResults) {
+  EngineOptions options;
+  options.threads = 2;
+  auto engine = makeEngine(kScale, options);
+  Function &f = unwrap(engine->lookup("scale"));
+  Tensor a = Tensor::fromValues<float>({}, {3.0f});
+  std::vector<Tensor> inputs, expected;
+  for (unsigned caller = 0; caller < 4; ++caller) {
+    inputs.push_back(randomTensor({512, 1024}, caller));
+    expected.push_back(unwrap(f.call({inputs.back(), a}))[0]);
+  }
+  std::vector<std::string> failures(4);
+  std::vector<std::thread> callers;
+  for (unsigned caller = 0; caller < 4; ++caller)
+    callers.emplace_back([&, caller] {
+      for (int call = 0; call < 20; ++call) {
+        llvm::Expected<std::vector<Tensor>> out = f.call({inputs[caller], a});
+        if (!out) {
+          failures[caller] = llvm::toString(out.takeError());
+          return;
+        }
+        if (!sameBits((*out)[0], expected[caller])) {
+          failures[caller] = "call " + std::to_string(call) + " differs";
+          return;
+        }
+      }
+    });
+  for (std::thread &caller : callers)
+    caller.join();
+  for (unsigned caller = 0; caller < 4; ++caller)
+    EXPECT_EQ(failures[caller], "") << "caller " << caller;
+}
+
+TEST(Threads, ThreadCountComesFromTheEnvironment) {
+  const char *saved = std::getenv("FUSE_NUM_THREADS");
+  std::string restore = saved ? saved : "";
+  setenv("FUSE_NUM_THREADS", "3", 1);
+  EXPECT_EQ(unwrap(Engine::create())->threads(), 3u);
+  EngineOptions options;
+  options.threads = 2; // the option wins
+  EXPECT_EQ(unwrap(Engine::create(options))->threads(), 2u);
+  for (const char *bad : {"0", "two", "-1", "99999"}) {
+    setenv("FUSE_NUM_THREADS", bad, 1);
+    std::string error = errorOf(Engine::create());
+    EXPECT_NE(error.find("FUSE_NUM_THREADS"), std::string::npos) << bad;
+  }
+  if (saved)
+    setenv("FUSE_NUM_THREADS", restore.c_str(), 1);
+  else
+    unsetenv("FUSE_NUM_THREADS");
+  EXPECT_GE(unwrap(Engine::create())->threads(), 1u);
+}
+
+} // namespace
