@@ -535,7 +535,13 @@ def FuseParallelFPMode : Pass<"fuse-parallel-fp-mode", "::mlir::ModuleOp"> {
     `fuse.target` triple, else the host's), each `omp.parallel` reads the
     caller's MXCSR before the region; each thread of the region saves its
     own, loads the caller's, and restores its own at the end of the region.
-    Elsewhere the pass does nothing.
+    Elsewhere the pass leaves the regions' floating-point mode alone.
+
+    It also inlines the `memref.alloca_scope` that `convert-scf-to-openmp`
+    wraps each loop body in, when the body holds no `memref.alloca` (ours
+    do not: allocations in parallel loops stay `memref.alloc`): the scope
+    must be one block, and `convert-scf-to-cf` would split the loops inside
+    it into several.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
