@@ -80,6 +80,16 @@ void fuse::buildLowerToLinalgPipeline(OpPassManager &pm,
 
 // The phases of buildLowerToLLVMPipeline, apart for --stats.
 namespace fuse {
+/// The canonicalizer on structured code (scf loops, one block per region):
+/// its region simplification walks the whole function after every round of
+/// rewrites and finds nothing to do. The last one, on the LLVM dialect's
+/// CFG, keeps it.
+static std::unique_ptr<Pass> createStructuredCanonicalizer() {
+  GreedyRewriteConfig config;
+  config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+  return createCanonicalizerPass(config);
+}
+
 static void buildTileAndVectorizePhase(OpPassManager &pm,
                                        const PipelineOptions &options) {
   if (options.profile) {
@@ -92,7 +102,7 @@ static void buildTileAndVectorizePhase(OpPassManager &pm,
     TileAndVectorizeOptions strategy;
     strategy.winograd = options.winograd;
     buildTileAndVectorizePipeline(func, strategy);
-    func.addPass(createCanonicalizerPass());
+    func.addPass(createStructuredCanonicalizer());
     func.addPass(createCSEPass());
     func.addPass(createFuseDistinctResults());
   }
@@ -107,7 +117,7 @@ static void buildBufferizePhase(OpPassManager &pm) {
   // Fold loop-carried buffers (CSE makes in-place tile copies self-copies),
   // so each result is visibly its allocation or its argument...
   pm.addPass(createCSEPass());
-  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createStructuredCanonicalizer());
   pm.addPass(createFuseInPlaceResults());
   // ... which then becomes the caller's out-parameter: results are written
   // straight into buffers the caller passes.
@@ -129,7 +139,7 @@ static void buildLowerLoopsPhase(OpPassManager &pm) {
   func.addPass(createConvertLinalgToLoopsPass());
   func.addPass(createFuseApproximateMath());
   func.addPass(createLoopInvariantCodeMotionPass());
-  func.addPass(createCanonicalizerPass());
+  func.addPass(createStructuredCanonicalizer());
 }
 
 static void buildConvertToLLVMPhase(OpPassManager &pm) {
@@ -137,7 +147,7 @@ static void buildConvertToLLVMPhase(OpPassManager &pm) {
   pm.addPass(createLowerAffinePass());
   // Parallel loops fork into LLVM's OpenMP runtime, each thread in the
   // caller's floating-point mode.
-  pm.addPass(createConvertSCFToOpenMPPass());
+  pm.addPass(createFuseParallelLoopsToOpenMP());
   pm.addPass(createFuseParallelFPMode());
   pm.addPass(createSCFToControlFlowPass());
   ConvertVectorToLLVMPassOptions vectorToLLVM;

@@ -44,6 +44,15 @@ void unrollRegisterTileLoops(func::FuncOp func) {
     (void)loopUnrollByFactor(loop, kReductionUnroll);
 }
 
+/// The IR is structured here (scf, no CFG): simplifying regions after
+/// every round of the rewrites walks the unrolled code for nothing (a sixth
+/// of the pass on the CNN's step).
+GreedyRewriteConfig lowerConfig() {
+  GreedyRewriteConfig config;
+  config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+  return config;
+}
+
 struct FuseLowerVectorsPass
     : fuse::impl::FuseLowerVectorsBase<FuseLowerVectorsPass> {
   void runOnOperation() override {
@@ -57,7 +66,7 @@ struct FuseLowerVectorsPass
       memref::populateFoldMemRefAliasOpPatterns(patterns);
       // An optimization: where the folds do not reach a fixed point (some
       // broadcasting transfers through expand_shape), the views stay.
-      (void)applyPatternsGreedily(func, std::move(patterns));
+      (void)applyPatternsGreedily(func, std::move(patterns), lowerConfig());
     }
     linalg::hoistRedundantVectorTransfers(func);
     // A register tile's fused fill writes zeros that the hoisted read of
@@ -93,7 +102,8 @@ struct FuseLowerVectorsPass
                                                    /*maxTransferRank=*/1);
     populateVectorToSCFConversionPatterns(
         patterns, VectorTransferToSCFOptions().enableFullUnroll());
-    if (failed(applyPatternsGreedily(func, std::move(patterns)))) {
+    if (failed(
+            applyPatternsGreedily(func, std::move(patterns), lowerConfig()))) {
       func.emitError("vector lowering did not converge");
       signalPassFailure();
     }

@@ -121,6 +121,14 @@ struct FoldInsertSliceOfTransferWrite
   }
 };
 
+/// The IR is structured here (scf, no CFG): simplifying regions after
+/// every round of the rewrites only walks the whole function for nothing.
+GreedyRewriteConfig structuredConfig() {
+  GreedyRewriteConfig config;
+  config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+  return config;
+}
+
 struct VectorizeTilesPass
     : fuse::impl::FuseVectorizeTilesBase<VectorizeTilesPass> {
   void runOnOperation() override {
@@ -135,7 +143,8 @@ struct VectorizeTilesPass
       linalg::populateDecomposeConvolutionPatterns(patterns);
       affine::AffineMinOp::getCanonicalizationPatterns(patterns, context);
       tensor::ExtractSliceOp::getCanonicalizationPatterns(patterns, context);
-      if (failed(applyPatternsGreedily(func, std::move(patterns))))
+      if (failed(applyPatternsGreedily(func, std::move(patterns),
+                                       structuredConfig())))
         return signalPassFailure();
     }
 
@@ -188,7 +197,8 @@ struct VectorizeTilesPass
     vector::TransferReadOp::getCanonicalizationPatterns(patterns, context);
     vector::TransferWriteOp::getCanonicalizationPatterns(patterns, context);
     scf::ForOp::getCanonicalizationPatterns(patterns, context);
-    if (failed(applyPatternsGreedily(func, std::move(patterns))))
+    if (failed(applyPatternsGreedily(func, std::move(patterns),
+                                     structuredConfig())))
       signalPassFailure();
   }
 };
