@@ -522,6 +522,33 @@ def FuseDistribute : Pass<"fuse-distribute", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::scf::SCFDialect"];
 }
 
+def FuseParallelLoopsToOpenMP
+    : Pass<"fuse-parallel-loops-to-openmp", "::mlir::ModuleOp"> {
+  let summary = "Run the threads' loops in OpenMP parallel regions, without "
+                "allocating";
+  let description = [{
+    Rewrites each outermost `scf.parallel` (after bufferization, from
+    `fuse-distribute`'s `scf.forall`; no reductions) as a branch on
+    `omp_get_max_threads()`: with several threads, an `omp.parallel` region
+    in which each thread runs one contiguous block of the linearized
+    iterations (from `omp_get_thread_num()` and `omp_get_num_threads()`);
+    with one, a plain loop over all of them, with no call into the runtime.
+    The iterations are independent, so the bits do not depend on which
+    thread runs which. Stack buffers at the top of the body (fuse-workspace
+    puts each iteration's there) are taken once per thread, before its
+    loop.
+
+    Upstream's `convert-scf-to-openmp` is not used: its `omp.wsloop` calls
+    `__kmpc_for_static_init`, which mallocs on every region, as does the
+    fork of a serialized (one-thread) region, and a training step allocates
+    nothing.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+    "::mlir::omp::OpenMPDialect", "::mlir::scf::SCFDialect"
+  ];
+}
+
 def FuseParallelFPMode : Pass<"fuse-parallel-fp-mode", "::mlir::ModuleOp"> {
   let summary = "Run the threads of each parallel region in the caller's "
                 "floating-point mode";
@@ -535,13 +562,7 @@ def FuseParallelFPMode : Pass<"fuse-parallel-fp-mode", "::mlir::ModuleOp"> {
     `fuse.target` triple, else the host's), each `omp.parallel` reads the
     caller's MXCSR before the region; each thread of the region saves its
     own, loads the caller's, and restores its own at the end of the region.
-    Elsewhere the pass leaves the regions' floating-point mode alone.
-
-    It also inlines the `memref.alloca_scope` that `convert-scf-to-openmp`
-    wraps each loop body in, when the body holds no `memref.alloca` (ours
-    do not: allocations in parallel loops stay `memref.alloc`): the scope
-    must be one block, and `convert-scf-to-cf` would split the loops inside
-    it into several.
+    Elsewhere the pass does nothing.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }

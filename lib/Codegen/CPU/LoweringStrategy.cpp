@@ -13,6 +13,8 @@
 #include "llvm/Support/Debug.h"
 #include "llvm/TargetParser/Host.h"
 
+#include <numeric>
+
 #define DEBUG_TYPE "fuse-select-lowering-strategy"
 
 using namespace mlir;
@@ -290,6 +292,26 @@ SmallVector<int64_t> chooseDistribution(linalg::LinalgOp op,
   return SmallVector<int64_t>(ranges.size(), 0);
 }
 
+/// The least work of one distributed block of a product, in multiply-adds:
+/// about 1 us on one core, three times a fork/join.
+constexpr int64_t kMinDistributedMultiplyAdds = 1 << 18;
+
+/// The columns of each thread's block of an m x n x k matmul whose register
+/// tiles are `bands`: the smallest multiple of every band's columns that
+/// divides n into at least two blocks of kMinDistributedMultiplyAdds or
+/// more; 0 (not distributed) if none. Each block holds whole register
+/// tiles, so every output is computed as on one thread.
+int64_t chooseColumnBlocks(ArrayRef<int64_t> ranges, ArrayRef<RowBand> bands) {
+  int64_t m = ranges[0], n = ranges[1], k = ranges[2];
+  int64_t unit = 1;
+  for (const RowBand &band : bands)
+    unit = std::lcm(unit, band.columns);
+  for (int64_t block = unit; block <= n / 2; block += unit)
+    if (n % block == 0 && m * block * k >= kMinDistributedMultiplyAdds)
+      return block;
+  return 0;
+}
+
 } // namespace
 
 unsigned fuse::resolveVectorBits(func::FuncOp func, unsigned option) {
@@ -307,10 +329,19 @@ LoweringConfigAttr fuse::chooseTiledConfig(linalg::LinalgOp op,
     // divides the whole product, tile it when it cannot be banded.
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     SmallVector<int64_t> registers;
-    for (const RowBand &band :
-         matmulRowBands(ranges[0], ranges[1], outputLanes(op, vectorBits)))
+    SmallVector<RowBand> bands =
+        matmulRowBands(ranges[0], ranges[1], outputLanes(op, vectorBits));
+    for (const RowBand &band : bands)
       registers.append({band.rows, band.columns, 1});
-    return makeConfig(op, LoweringStrategy::matmul_tiles, registers, sizes);
+    LoweringConfigAttr config =
+        makeConfig(op, LoweringStrategy::matmul_tiles, registers, sizes);
+    // Blocks of columns for the threads (fuse-tile-matmuls applies them to
+    // a product it fuses with its consumer).
+    SmallVector<int64_t> distribution = {0, chooseColumnBlocks(ranges, bands),
+                                         0};
+    return LoweringConfigAttr::get(
+        op->getContext(), config.getStrategy(), distribution, config.getCache(),
+        config.getRegisters(), config.getVector(), config.getInterchange());
   }
   if (auto conv = dyn_cast<linalg::Conv2DNhwcHwcfOp>(op.getOperation());
       conv && !hasLargeFilter(conv)) {

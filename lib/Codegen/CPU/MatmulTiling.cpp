@@ -24,6 +24,8 @@
 #include "MatmulPacking.h"
 #include "TileLoops.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
@@ -123,7 +125,8 @@ LogicalResult fuse::tileWithFusedFill(RewriterBase &rewriter,
 LogicalResult fuse::tileMatmulWithConsumer(RewriterBase &rewriter,
                                            linalg::MatmulOp op,
                                            ArrayRef<RowBand> bands,
-                                           DominanceInfo &dominance) {
+                                           DominanceInfo &dominance,
+                                           int64_t distributedColumns) {
   if (!op.hasPureTensorSemantics() || op.hasDynamicShape())
     return failure();
   auto fill = op.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
@@ -136,38 +139,103 @@ LogicalResult fuse::tileMatmulWithConsumer(RewriterBase &rewriter,
                ranges[1] % band.columns != 0;
       }))
     return failure();
+  // Blocks of columns for the threads: every output the consumer writes is
+  // one [m, n] tensor indexed as the product, so a block is a slice of each.
+  int64_t block = distributedColumns;
+  if (block != 0 &&
+      (ranges[1] % block != 0 || block == ranges[1] ||
+       llvm::any_of(
+           bands,
+           [&](const RowBand &band) { return block % band.columns != 0; }) ||
+       llvm::any_of(consumer.getDpsInits(),
+                    [&](Value init) {
+                      auto type = dyn_cast<RankedTensorType>(init.getType());
+                      return !type ||
+                             type.getShape() !=
+                                 ArrayRef<int64_t>{ranges[0], ranges[1]};
+                    }) ||
+       llvm::any_of(consumer.getIndexingMapsArray(),
+                    [&](AffineMap map) { return map.getNumDims() != 2; }) ||
+       llvm::any_of(consumer.getDpsInitsMutable(), [&](OpOperand &init) {
+         return !consumer.getMatchingIndexingMap(&init).isIdentity();
+       })))
+    block = 0;
 
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(fusedNestAnchor(op, consumer, dominance));
   auto producer = cast<TilingInterface>(op.getOperation());
   bool failedTile = false;
   SmallVector<Operation *> nests;
-  // Each band's nest carries the consumer's outputs on from the last.
-  SmallVector<Value> results(consumer.getDpsInits());
-  for (const RowBand &band : bands) {
-    results = buildTileLoop(
-        rewriter, loc, band.begin, band.end, band.rows, results,
-        [&](OpBuilder &b, Value i, ValueRange outs) {
-          return buildTileLoop(
-              b, loc, 0, ranges[1], band.columns, outs,
-              [&](OpBuilder &b, Value j, ValueRange outs) {
-                SmallVector<OpFoldResult> offsets = {i, j};
-                SmallVector<OpFoldResult> sizes = {
-                    b.getIndexAttr(band.rows), b.getIndexAttr(band.columns)};
-                SmallVector<OpFoldResult> productOffsets(offsets);
-                productOffsets.push_back(b.getIndexAttr(0));
-                SmallVector<OpFoldResult> productSizes(sizes);
-                productSizes.push_back(b.getIndexAttr(ranges[2]));
-                FailureOr<SmallVector<Value>> next = buildFusedTile(
-                    b, loc, producer, fill, productOffsets, productSizes,
-                    consumer, *input, offsets, sizes, outs);
-                if (succeeded(next))
-                  return *next;
-                failedTile = true;
-                return SmallVector<Value>(outs);
-              });
-        });
-    nests.push_back(results.front().getDefiningOp());
+  // The nests of every band over columns [first, first + count) (all of
+  // them without distribution), carrying the consumer's outputs `outs`.
+  auto buildNests = [&](OpBuilder &b, Value first, int64_t count,
+                        ValueRange outs) {
+    // Each band's nest carries the consumer's outputs on from the last.
+    SmallVector<Value> results(outs);
+    for (const RowBand &band : bands) {
+      results = buildTileLoop(
+          b, loc, band.begin, band.end, band.rows, results,
+          [&](OpBuilder &b, Value i, ValueRange outs) {
+            return buildTileLoop(
+                b, loc, 0, count, band.columns, outs,
+                [&](OpBuilder &b, Value j, ValueRange outs) {
+                  if (first)
+                    j = arith::AddIOp::create(b, loc, first, j);
+                  SmallVector<OpFoldResult> offsets = {i, j};
+                  SmallVector<OpFoldResult> sizes = {
+                      b.getIndexAttr(band.rows), b.getIndexAttr(band.columns)};
+                  SmallVector<OpFoldResult> productOffsets(offsets);
+                  productOffsets.push_back(b.getIndexAttr(0));
+                  SmallVector<OpFoldResult> productSizes(sizes);
+                  productSizes.push_back(b.getIndexAttr(ranges[2]));
+                  FailureOr<SmallVector<Value>> next = buildFusedTile(
+                      b, loc, producer, fill, productOffsets, productSizes,
+                      consumer, *input, offsets, sizes, outs);
+                  if (succeeded(next))
+                    return *next;
+                  failedTile = true;
+                  return SmallVector<Value>(outs);
+                });
+          });
+      nests.push_back(results.front().getDefiningOp());
+    }
+    return results;
+  };
+  SmallVector<Value> results;
+  if (block == 0) {
+    results = buildNests(rewriter, Value(), ranges[1], consumer.getDpsInits());
+  } else {
+    // Each thread's block: the nests over its columns of the shared
+    // outputs, then that block of each inserted back.
+    auto forall = scf::ForallOp::create(
+        rewriter, loc, ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(ranges[1])},
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(block)},
+        consumer.getDpsInits(), std::nullopt);
+    OpBuilder::InsertionGuard guard(rewriter);
+    Block *body = forall.getBody();
+    rewriter.setInsertionPointToStart(body);
+    Value first = forall.getInductionVars().front();
+    SmallVector<Value> blockResults =
+        buildNests(rewriter, first, block, forall.getRegionIterArgs());
+    SmallVector<OpFoldResult> offsets = {rewriter.getIndexAttr(0), first};
+    SmallVector<OpFoldResult> sizes = {rewriter.getIndexAttr(ranges[0]),
+                                       rewriter.getIndexAttr(block)};
+    SmallVector<OpFoldResult> unit(2, rewriter.getIndexAttr(1));
+    SmallVector<Value> slices;
+    for (Value result : blockResults)
+      slices.push_back(tensor::ExtractSliceOp::create(rewriter, loc, result,
+                                                      offsets, sizes, unit));
+    rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+    for (auto [slice, shared] : llvm::zip(slices, forall.getRegionIterArgs()))
+      tensor::ParallelInsertSliceOp::create(rewriter, loc, slice, shared,
+                                            offsets, sizes, unit);
+    results.assign(forall->result_begin(), forall->result_end());
+    if (failedTile) {
+      rewriter.eraseOp(forall);
+      return failure();
+    }
+    nests = {forall};
   }
   if (failedTile) {
     for (Operation *nest : llvm::reverse(nests))

@@ -56,12 +56,16 @@ struct RowBand {
 /// accumulated over the whole reduction and finished by the consumer's tile
 /// while it is in registers and L1, so the product never reaches memory, and
 /// the consumer does not read it back. The tile products are left for the
-/// caller to tile along the reduction. Fails, leaving `op` alone, on other
-/// matmuls.
+/// caller to tile along the reduction. With `distributedColumns` (not 0, a
+/// multiple of every band's columns that divides them all), the nests run
+/// in an scf.forall over blocks of that many columns, which the threads
+/// share: each output tile is computed as without it, by one thread. Fails,
+/// leaving `op` alone, on other matmuls.
 mlir::LogicalResult tileMatmulWithConsumer(mlir::RewriterBase &rewriter,
                                            mlir::linalg::MatmulOp op,
                                            llvm::ArrayRef<RowBand> bands,
-                                           mlir::DominanceInfo &dominance);
+                                           mlir::DominanceInfo &dominance,
+                                           int64_t distributedColumns = 0);
 
 } // namespace fuse
 

@@ -10,10 +10,8 @@
 #include "fuse/ABI.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/Support/Debug.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
@@ -62,23 +60,6 @@ struct FuseParallelFPModePass
     : fuse::impl::FuseParallelFPModeBase<FuseParallelFPModePass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    // convert-scf-to-openmp wraps each loop body in a memref.alloca_scope,
-    // which must stay one block: inline those without allocas (all of
-    // ours) before scf-to-cf splits their loops into blocks.
-    {
-      RewritePatternSet patterns(&getContext());
-      memref::AllocaScopeOp::getCanonicalizationPatterns(patterns,
-                                                         &getContext());
-      SmallVector<Operation *> regions;
-      module.walk([&](omp::ParallelOp op) { regions.push_back(op); });
-      GreedyRewriteConfig config;
-      config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
-      SmallVector<Operation *> scopes;
-      for (Operation *region : regions)
-        region->walk([&](memref::AllocaScopeOp op) { scopes.push_back(op); });
-      if (failed(applyOpPatternsGreedily(scopes, std::move(patterns), config)))
-        return signalPassFailure();
-    }
     if (!targetsX86(module)) {
       LLVM_DEBUG(llvm::dbgs()
                  << "not x86: parallel regions left as they are\n");

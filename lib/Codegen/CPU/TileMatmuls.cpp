@@ -64,11 +64,13 @@ struct TileMatmulsPass : fuse::impl::FuseTileMatmulsBase<TileMatmulsPass> {
       }
       SmallVector<int64_t> ranges = op.getStaticLoopRanges();
       SmallVector<fuse::RowBand> bands = fuse::getRowBands(config, ranges[0]);
+      int64_t columns = config.getDistribution()[1];
       if (succeeded(fuse::tileMatmulWithConsumer(rewriter, matmul, bands,
-                                                 dominance))) {
+                                                 dominance, columns))) {
         LLVM_DEBUG(llvm::dbgs()
                    << "matmul at " << op.getLoc() << ": consumer fused, "
-                   << bands.size() << " bands\n");
+                   << bands.size() << " bands, threads' blocks of " << columns
+                   << " columns\n");
         continue;
       }
       if (bands.size() == 1 || llvm::is_contained(ranges, 0)) {

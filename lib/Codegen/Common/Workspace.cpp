@@ -9,8 +9,8 @@
 // had it. Buffers therefore do not share bytes, even when their lifetimes
 // are disjoint; a buffer allocated in a loop body reuses its own bytes every
 // iteration, which is safe because it is freed before the iteration ends
-// (not in a parallel loop, whose iterations run at once: those stay
-// allocations of their own).
+// (not in a parallel loop, whose iterations run at once: each of those
+// takes its buffer on its thread's stack).
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +35,11 @@ namespace {
 
 constexpr int64_t kAlignment = 64;
 
+/// The largest buffer a parallel loop's iteration takes on its thread's
+/// stack (libomp's worker stacks are 4 MiB by default); larger ones stay
+/// allocations of their own.
+constexpr int64_t kMaxThreadBufferBytes = 256 * 1024;
+
 /// `value` rounded up to kAlignment, or nullopt past int64.
 std::optional<int64_t> alignTo(int64_t value) {
   std::optional<int64_t> padded = llvm::checkedAdd(value, kAlignment - 1);
@@ -56,15 +61,12 @@ struct FuseWorkspacePass : fuse::impl::FuseWorkspaceBase<FuseWorkspacePass> {
         func.setArgAttr(i, noalias, UnitAttr::get(context));
 
     SmallVector<std::pair<memref::AllocOp, memref::DeallocOp>> buffers;
+    SmallVector<std::tuple<memref::AllocOp, memref::DeallocOp, Operation *>>
+        threadBuffers;
     func.walk([&](memref::AllocOp alloc) {
       MemRefType type = alloc.getType();
       if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
           type.getMemorySpace() || !type.getElementType().isIntOrFloat())
-        return;
-      // An iteration of a parallel loop runs beside the others: one buffer
-      // for all of them would be shared by the threads.
-      if (alloc->getParentOfType<scf::ParallelOp>() ||
-          alloc->getParentOfType<scf::ForallOp>())
         return;
       // Exactly one dealloc, in the same block; no other escape is possible
       // after buffer deallocation, which frees every buffer it owns.
@@ -75,9 +77,33 @@ struct FuseWorkspacePass : fuse::impl::FuseWorkspaceBase<FuseWorkspacePass> {
             return;
           dealloc = d;
         }
-      if (dealloc)
-        buffers.push_back({alloc, dealloc});
+      if (!dealloc)
+        return;
+      // An iteration of a parallel loop runs beside the others: one buffer
+      // for all of them would be shared by the threads. Each iteration
+      // takes its own on the stack instead (once per thread, after
+      // convert-scf-to-openmp's scopes hoist it to the parallel region).
+      Operation *parallel = alloc->getParentOfType<scf::ParallelOp>();
+      if (!parallel)
+        parallel = alloc->getParentOfType<scf::ForallOp>();
+      if (parallel) {
+        std::optional<int64_t> bytes = fuse::checkedByteSize(type);
+        if (bytes && *bytes <= kMaxThreadBufferBytes)
+          threadBuffers.push_back({alloc, dealloc, parallel});
+        return;
+      }
+      buffers.push_back({alloc, dealloc});
     });
+    for (auto [alloc, dealloc, parallel] : threadBuffers) {
+      Block &body = parallel->getRegion(0).front();
+      OpBuilder builder(&body, body.begin());
+      Value buffer = memref::AllocaOp::create(
+          builder, alloc.getLoc(), alloc.getType(), ValueRange{},
+          builder.getI64IntegerAttr(kAlignment));
+      alloc.replaceAllUsesWith(buffer);
+      dealloc.erase();
+      alloc.erase();
+    }
     if (buffers.empty())
       return;
 

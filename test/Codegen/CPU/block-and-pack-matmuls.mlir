@@ -44,10 +44,11 @@ func.func @transposed(%a: tensor<16x128xf32>, %b: tensor<64x128xf32>) -> tensor<
 
 // 784 columns, an odd number of registers (49): whole tiles of two
 // registers over 768 columns, an edge of one register, each zeroing its
-// own part and configured by the library (no config on the input).
+// own part and configured by the library (no config on the input; the
+// whole tiles' part in two blocks of 384 columns for the threads).
 // CHECK-LABEL: func @split
 // CHECK: linalg.fill {{.*}} -> tensor<12x768xf32>
-// CHECK: linalg.matmul {fuse.lowering_config = #fuse.lowering_config<strategy = matmul_tiles, distribution = [0, 0, 0], cache = [0, 0, 0], registers = [12, 32, 1], vector = [12, 32, 1]>} {{.*}} -> tensor<12x768xf32>
+// CHECK: linalg.matmul {fuse.lowering_config = #fuse.lowering_config<strategy = matmul_tiles, distribution = [0, 384, 0], cache = [0, 0, 0], registers = [12, 32, 1], vector = [12, 32, 1]>} {{.*}} -> tensor<12x768xf32>
 // CHECK: linalg.fill {{.*}} -> tensor<12x16xf32>
 // CHECK: linalg.matmul {fuse.lowering_config = #fuse.lowering_config<strategy = matmul_tiles, distribution = [0, 0, 0], cache = [0, 0, 0], registers = [12, 16, 1], vector = [12, 16, 1]>} {{.*}} -> tensor<12x16xf32>
 func.func @split(%a: tensor<12x64xf32>, %b: tensor<64x784xf32>) -> tensor<12x784xf32> {

@@ -56,35 +56,3 @@ module attributes {fuse.target = {cpu = "generic", features = "", triple = "aarc
   }
 }
 
-// -----
-
-// The alloca scope convert-scf-to-openmp wraps a loop body in is inlined
-// when it holds no alloca, so that scf-to-cf may split the body's loops
-// into blocks.
-
-// CHECK-LABEL: func.func @scope
-// CHECK:         omp.loop_nest
-// CHECK-NOT:       memref.alloca_scope
-// CHECK:           scf.for
-module attributes {fuse.target = {cpu = "znver5", features = "+avx512f", triple = "x86_64-unknown-linux-gnu"}} {
-  func.func @scope(%buf: memref<8x4xf32>, %v: f32) {
-    %c0 = arith.constant 0 : index
-    %c1 = arith.constant 1 : index
-    %c4 = arith.constant 4 : index
-    %c8 = arith.constant 8 : index
-    omp.parallel {
-      omp.wsloop {
-        omp.loop_nest (%i) : index = (%c0) to (%c8) step (%c1) {
-          memref.alloca_scope {
-            scf.for %j = %c0 to %c4 step %c1 {
-              memref.store %v, %buf[%i, %j] : memref<8x4xf32>
-            }
-          }
-          omp.yield
-        }
-      }
-      omp.terminator
-    }
-    return
-  }
-}

@@ -224,19 +224,24 @@ func.func @matmul_consumer(%x: tensor<64x24xf32>, %dy: tensor<64x32xf32>, %p: te
 // divisor near 12 (their best, 8, leaves 16 accumulators), so the rows are
 // two bands: 60 in 12 x 32 tiles (24 accumulators) and the last 4 in 4 x 64
 // tiles. Both nests carry the consumer's output: the bias add stays fused.
+// The product (2M multiply-adds) is split for the threads into two blocks
+// of 64 columns, a multiple of both bands' tiles; each block runs both
+// nests (the second band's one 4 x 64 tile per block) and is inserted back.
 #idB = affine_map<(d0, d1) -> (d0, d1)>
 #rowB = affine_map<(d0, d1) -> (d1)>
 // CHECK-LABEL: func @matmul_row_bands
 // CHECK-DAG: %[[C12:.*]] = arith.constant 12 : index
 // CHECK-DAG: %[[C60:.*]] = arith.constant 60 : index
-// CHECK-DAG: %[[C64:.*]] = arith.constant 64 : index
-// CHECK: %[[BAND:.*]] = scf.for %{{.*}} = %{{.*}} to %[[C60]] step %[[C12]]
+// CHECK: scf.forall (%[[J:.*]]) = (0) to (128) step (64) shared_outs(%[[OUT:.*]] = %{{.*}})
+// CHECK: %[[BAND:.*]] = scf.for %{{.*}} = %{{.*}} to %[[C60]] step %[[C12]] iter_args(%{{.*}} = %[[OUT]])
 // CHECK: vector.contract {{.*}} : vector<12x1xf32>, vector<1x32xf32> into vector<12x32xf32>
 // CHECK: arith.addf {{.*}} : vector<32xf32>
-// CHECK: scf.for %{{.*}} = %{{.*}} step %[[C64]] iter_args(%{{.*}} = %[[BAND]])
+// CHECK: tensor.extract_slice %[[BAND]][%[[C60]], %[[J]]] [4, 64]
 // CHECK: vector.contract {{.*}} : vector<4x1xf32>, vector<1x64xf32> into vector<4x64xf32>
 // CHECK: arith.addf {{.*}} : vector<64xf32>
-// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[%[[C60]], %{{.*}}] [4, 64]
+// CHECK: tensor.insert_slice %{{.*}} into %[[BAND]][%[[C60]], %[[J]]] [4, 64]
+// CHECK: scf.forall.in_parallel
+// CHECK: tensor.parallel_insert_slice %{{.*}} into %[[OUT]][0, %[[J]]] [64, 64]
 // CHECK-NOT: linalg.
 // CHECK: return
 func.func @matmul_row_bands(%arg0: tensor<64x256xf32>, %arg1: tensor<256x128xf32>, %b: tensor<128xf32>) -> tensor<64x128xf32> {

@@ -57,3 +57,34 @@ func.func @consumer(%a: tensor<16x64xf32>, %b: tensor<64x32xf32>, %bias: tensor<
   } -> tensor<16x32xf32>
   return %r : tensor<16x32xf32>
 }
+
+// -----
+
+// A product fused with its consumer (a bias add) in the blocks of columns
+// its config's distribution level names (32 here, not the library's 64):
+// an scf.forall over the blocks, whose body runs the band's tiles of its
+// columns and inserts its block of the consumer's output back.
+// CHECK-LABEL: func @distributed
+// CHECK: scf.forall (%[[J:.*]]) = (0) to (128) step (32) shared_outs(%[[OUT:.*]] = %{{.*}}) -> (tensor<24x128xf32>)
+// CHECK: scf.for %{{.*}} iter_args(%{{.*}} = %[[OUT]])
+// CHECK: arith.addi %[[J]], %{{.*}} : index
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<12x32xf32>)
+// CHECK: tensor.extract_slice %{{.*}}[0, %[[J]]] [24, 32] [1, 1]
+// CHECK: scf.forall.in_parallel
+// CHECK: tensor.parallel_insert_slice %{{.*}} into %[[OUT]][0, %[[J]]] [24, 32] [1, 1]
+func.func @distributed(%a: tensor<24x512xf32>, %b: tensor<512x128xf32>, %bias: tensor<128xf32>) -> tensor<24x128xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<24x128xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<24x128xf32>) -> tensor<24x128xf32>
+  %p = linalg.matmul {fuse.lowering_config = #fuse.lowering_config<strategy = matmul_tiles, distribution = [0, 32, 0], cache = [0, 0, 0], registers = [12, 32, 1], vector = [12, 32, 1]>}
+      ins(%a, %b : tensor<24x512xf32>, tensor<512x128xf32>) outs(%f : tensor<24x128xf32>) -> tensor<24x128xf32>
+  %o = tensor.empty() : tensor<24x128xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%p, %bias : tensor<24x128xf32>, tensor<128xf32>) outs(%o : tensor<24x128xf32>) {
+  ^bb0(%x: f32, %c: f32, %out: f32):
+    %s = arith.addf %x, %c : f32
+    linalg.yield %s : f32
+  } -> tensor<24x128xf32>
+  return %r : tensor<24x128xf32>
+}

@@ -1,0 +1,62 @@
+// RUN: fuse-opt %s --fuse-parallel-loops-to-openmp --split-input-file | FileCheck %s
+
+// A parallel loop becomes a branch on the thread count: with several, an
+// omp.parallel region in which each thread runs one contiguous block of the
+// iterations (no worksharing loop, whose runtime calls allocate); with one,
+// all of them in order. A stack buffer of an iteration is taken once per
+// thread, before its loop.
+
+// CHECK-LABEL: func.func @blocks
+// CHECK:         %[[MAX:.*]] = call @omp_get_max_threads() : () -> i32
+// CHECK:         %[[N:.*]] = arith.index_cast %[[MAX]]
+// CHECK:         %[[SEVERAL:.*]] = arith.cmpi ugt, %[[N]], %{{.*}}
+// CHECK:         scf.if %[[SEVERAL]] {
+// CHECK:           omp.parallel {
+// CHECK:             call @omp_get_thread_num()
+// CHECK:             call @omp_get_num_threads()
+// CHECK:             arith.ceildivui
+// CHECK:             %[[BUF:.*]] = memref.alloca() {alignment = 64 : i64} : memref<16xf32>
+// CHECK:             scf.for
+// CHECK:               memref.store %{{.*}}, %[[BUF]]
+// CHECK:             omp.terminator
+// CHECK:         } else {
+// CHECK:           %[[BUF1:.*]] = memref.alloca() {alignment = 64 : i64} : memref<16xf32>
+// CHECK:           scf.for %{{.*}} = %{{.*}} to %{{.*}} step
+// CHECK:             memref.store %{{.*}}, %[[BUF1]]
+// CHECK-NOT:     scf.parallel
+// CHECK:         func.func private @omp_get_max_threads() -> i32
+func.func @blocks(%out: memref<64x16xf32>, %v: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c64 = arith.constant 64 : index
+  scf.parallel (%i) = (%c0) to (%c64) step (%c8) {
+    %buf = memref.alloca() {alignment = 64 : i64} : memref<16xf32>
+    memref.store %v, %buf[%c0] : memref<16xf32>
+    %x = memref.load %buf[%c0] : memref<16xf32>
+    memref.store %x, %out[%i, %c0] : memref<64x16xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// Several dimensions are linearized, the last one fastest.
+// CHECK-LABEL: func.func @two_dims
+// CHECK:         omp.parallel
+// CHECK:           scf.for %[[K:.*]] =
+// CHECK:             %[[J:.*]] = arith.remui %[[K]], %{{.*}}
+// CHECK:             %[[I:.*]] = arith.divui %[[K]], %{{.*}}
+// CHECK:             memref.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}]
+func.func @two_dims(%out: memref<4x8xf32>, %v: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c4, %c8) step (%c1, %c1) {
+    memref.store %v, %out[%i, %j] : memref<4x8xf32>
+    scf.reduce
+  }
+  return
+}
