@@ -80,11 +80,12 @@ void fuse::buildLowerToLinalgPipeline(OpPassManager &pm,
 
 // The phases of buildLowerToLLVMPipeline, apart for --stats.
 namespace fuse {
-/// The canonicalizer on structured code (scf loops, one block per region):
-/// its region simplification walks the whole function after every round of
-/// rewrites and finds nothing to do. The last one, on the LLVM dialect's
-/// CFG, keeps it.
-static std::unique_ptr<Pass> createStructuredCanonicalizer() {
+/// The canonicalizer without its region simplification, which walks the
+/// whole function after every round of rewrites: on structured code (scf
+/// loops, one block per region) it finds nothing to do, and on the LLVM
+/// dialect's CFG what it does (merging blocks, dropping dead block
+/// arguments) LLVM's SimplifyCFG does too: the machine code is the same.
+static std::unique_ptr<Pass> createCanonicalizerNoRegionSimplify() {
   GreedyRewriteConfig config;
   config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
   return createCanonicalizerPass(config);
@@ -102,7 +103,7 @@ static void buildTileAndVectorizePhase(OpPassManager &pm,
     TileAndVectorizeOptions strategy;
     strategy.winograd = options.winograd;
     buildTileAndVectorizePipeline(func, strategy);
-    func.addPass(createStructuredCanonicalizer());
+    func.addPass(createCanonicalizerNoRegionSimplify());
     func.addPass(createCSEPass());
     func.addPass(createFuseDistinctResults());
   }
@@ -117,7 +118,7 @@ static void buildBufferizePhase(OpPassManager &pm) {
   // Fold loop-carried buffers (CSE makes in-place tile copies self-copies),
   // so each result is visibly its allocation or its argument...
   pm.addPass(createCSEPass());
-  pm.addPass(createStructuredCanonicalizer());
+  pm.addPass(createCanonicalizerNoRegionSimplify());
   pm.addPass(createFuseInPlaceResults());
   // ... which then becomes the caller's out-parameter: results are written
   // straight into buffers the caller passes.
@@ -139,7 +140,7 @@ static void buildLowerLoopsPhase(OpPassManager &pm) {
   func.addPass(createConvertLinalgToLoopsPass());
   func.addPass(createFuseApproximateMath());
   func.addPass(createLoopInvariantCodeMotionPass());
-  func.addPass(createStructuredCanonicalizer());
+  func.addPass(createCanonicalizerNoRegionSimplify());
 }
 
 static void buildConvertToLLVMPhase(OpPassManager &pm) {
@@ -164,7 +165,7 @@ static void buildConvertToLLVMPhase(OpPassManager &pm) {
   pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
-  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCanonicalizerNoRegionSimplify());
 }
 } // namespace fuse
 
