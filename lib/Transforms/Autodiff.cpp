@@ -1,8 +1,8 @@
 //===- Autodiff.cpp - The fuse-autodiff pass ------------------------------===//
 
 #include "Fuse/IR/FuseOps.h"
-#include "fuse/Transforms/Passes.h"
 #include "fuse/SourceNames.h"
+#include "fuse/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"

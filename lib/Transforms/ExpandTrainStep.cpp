@@ -8,8 +8,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "fuse/ABI.h"
-#include "fuse/Transforms/Passes.h"
 #include "fuse/SourceNames.h"
+#include "fuse/Transforms/Passes.h"
 
 #include "Fuse/IR/FuseDialect.h"
 #include "Fuse/IR/FuseOps.h"

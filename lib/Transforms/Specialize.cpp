@@ -1,8 +1,8 @@
 //===- Specialize.cpp - The fuse-specialize pass --------------------------===//
 
 #include "Fuse/IR/FuseOps.h"
-#include "fuse/Transforms/Passes.h"
 #include "fuse/SourceNames.h"
+#include "fuse/Transforms/Passes.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

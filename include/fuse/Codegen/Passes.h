@@ -1,4 +1,4 @@
-//===- Passes.h - Fuse codegen passes -----------------------------*- C++ -*-===//
+//===- Passes.h - Fuse codegen passes ---------------------------*- C++ -*-===//
 
 #ifndef FUSE_CODEGEN_PASSES_H
 #define FUSE_CODEGEN_PASSES_H

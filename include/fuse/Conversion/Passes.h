@@ -1,4 +1,4 @@
-//===- Passes.h - Fuse conversion passes --------------------------*- C++ -*-===//
+//===- Passes.h - Fuse conversion passes ------------------------*- C++ -*-===//
 
 #ifndef FUSE_CONVERSION_PASSES_H
 #define FUSE_CONVERSION_PASSES_H

@@ -1,4 +1,4 @@
-//===- Passes.h - Fuse transforms passes --------------------------*- C++ -*-===//
+//===- Passes.h - Fuse transforms passes ------------------------*- C++ -*-===//
 
 #ifndef FUSE_TRANSFORMS_PASSES_H
 #define FUSE_TRANSFORMS_PASSES_H

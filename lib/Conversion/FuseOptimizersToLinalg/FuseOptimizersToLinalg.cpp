@@ -528,7 +528,8 @@ SmallVector<Value> emitUnfusedLamb(OpBuilder &b, Location loc,
 }
 
 struct ConvertFuseOptimizersToLinalgPass
-    : fuse::impl::ConvertFuseOptimizersToLinalgBase<ConvertFuseOptimizersToLinalgPass> {
+    : fuse::impl::ConvertFuseOptimizersToLinalgBase<
+          ConvertFuseOptimizersToLinalgPass> {
   using Base::Base;
 
   template <typename OpTy> Operands operandsOf(OpTy op) {
