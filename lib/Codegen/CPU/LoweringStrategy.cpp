@@ -204,17 +204,20 @@ bool isLowered(linalg::LinalgOp op) {
 
 /// A config of `strategy` whose register tiles are `registers` (one or
 /// more tiles of one size per loop) and whose vector sizes are `vector`.
+/// An empty `cache` or `distribution` is all zeros (one thread).
 LoweringConfigAttr makeConfig(linalg::LinalgOp op, LoweringStrategy strategy,
                               ArrayRef<int64_t> registers,
                               ArrayRef<int64_t> vector,
                               ArrayRef<int64_t> interchange = {},
-                              ArrayRef<int64_t> cache = {}) {
-  // Not distributed (chooseTiledConfig distributes element-wise ops).
+                              ArrayRef<int64_t> cache = {},
+                              ArrayRef<int64_t> distribution = {}) {
   SmallVector<int64_t> zeros(op.getNumLoops(), 0);
-  return LoweringConfigAttr::get(
-      op->getContext(), strategy,
-      /*distribution=*/zeros, cache.empty() ? ArrayRef<int64_t>(zeros) : cache,
-      registers, vector, interchange);
+  auto orZeros = [&](ArrayRef<int64_t> level) {
+    return level.empty() ? ArrayRef<int64_t>(zeros) : level;
+  };
+  return LoweringConfigAttr::get(op->getContext(), strategy,
+                                 orZeros(distribution), orZeros(cache),
+                                 registers, vector, interchange);
 }
 
 /// A config of a rewrite strategy whose helper keeps its own tile sizes.
@@ -333,15 +336,12 @@ LoweringConfigAttr fuse::chooseTiledConfig(linalg::LinalgOp op,
         matmulRowBands(ranges[0], ranges[1], outputLanes(op, vectorBits));
     for (const RowBand &band : bands)
       registers.append({band.rows, band.columns, 1});
-    LoweringConfigAttr config =
-        makeConfig(op, LoweringStrategy::matmul_tiles, registers, sizes);
     // Blocks of columns for the threads (fuse-tile-matmuls applies them to
     // a product it fuses with its consumer).
     SmallVector<int64_t> distribution = {0, chooseColumnBlocks(ranges, bands),
                                          0};
-    return LoweringConfigAttr::get(
-        op->getContext(), config.getStrategy(), distribution, config.getCache(),
-        config.getRegisters(), config.getVector(), config.getInterchange());
+    return makeConfig(op, LoweringStrategy::matmul_tiles, registers, sizes,
+                      /*interchange=*/{}, /*cache=*/{}, distribution);
   }
   if (auto conv = dyn_cast<linalg::Conv2DNhwcHwcfOp>(op.getOperation());
       conv && !hasLargeFilter(conv)) {
@@ -375,13 +375,11 @@ LoweringConfigAttr fuse::chooseTiledConfig(linalg::LinalgOp op,
     strategy = LoweringStrategy::pool;
   else if (isa<linalg::TransposeOp>(op))
     strategy = LoweringStrategy::transpose;
-  LoweringConfigAttr config = makeConfig(op, strategy, sizes, sizes, order);
-  if (strategy != LoweringStrategy::elementwise)
-    return config;
-  SmallVector<int64_t> distribution = chooseDistribution(op, sizes);
-  return LoweringConfigAttr::get(op->getContext(), strategy, distribution,
-                                 config.getCache(), config.getRegisters(),
-                                 config.getVector(), config.getInterchange());
+  SmallVector<int64_t> distribution;
+  if (strategy == LoweringStrategy::elementwise)
+    distribution = chooseDistribution(op, sizes);
+  return makeConfig(op, strategy, sizes, sizes, order, /*cache=*/{},
+                    distribution);
 }
 
 LoweringConfigAttr fuse::chooseLoweringConfig(linalg::LinalgOp op,
