@@ -80,14 +80,17 @@ inline Tensor randomTensor(llvm::ArrayRef<int64_t> shape, unsigned seed,
   return Tensor::uniform(shape, seed, lo, hi);
 }
 
-/// The seed model, examples/mlp.mlir, with its Adam training step `@train`
-/// (which fuse-wrap-steps gives a K-step companion `@train_steps`).
-inline std::string seedTrainingModule() {
-  std::ifstream file(FUSE_SOURCE_DIR "/examples/mlp.mlir");
+/// The text of examples/`name`.
+inline std::string readExample(const std::string &name) {
+  std::ifstream file(std::string(FUSE_SOURCE_DIR "/examples/") + name);
   std::stringstream source;
   source << file.rdbuf();
   return source.str();
 }
+
+/// The seed model, examples/mlp.mlir, with its Adam training step `@train`
+/// (which fuse-wrap-steps gives a K-step companion `@train_steps`).
+inline std::string seedTrainingModule() { return readExample("mlp.mlir"); }
 
 } // namespace fuse::testing
 

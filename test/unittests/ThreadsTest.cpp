@@ -25,13 +25,6 @@ using namespace fuse::testing;
 
 namespace {
 
-std::string readExample(const char *name) {
-  std::ifstream file(std::string(FUSE_SOURCE_DIR "/examples/") + name);
-  std::stringstream source;
-  source << file.rdbuf();
-  return source.str();
-}
-
 /// What training leaves: every loss, then every carried tensor.
 struct Training {
   std::vector<float> losses;
