@@ -351,15 +351,15 @@ int main(int argc, char **argv) {
   registerDefaultTimingManagerCLOptions();
   cl::SetVersionPrinter(printVersion);
   cl::HideUnrelatedOptions(fusec::category());
-  if (cl::Option *llvmStats =
-          cl::getRegisteredOptions(cl::SubCommand::getTopLevel())
-              .lookup("stats"))
-    llvmStats->removeArgument();
+  // Two of fusec's options take names LLVM's libraries register (their
+  // statistics, compiled out of release LLVM, and a hidden -threads): theirs
+  // leave the command line before ours are registered.
+  for (llvm::StringRef name : {"stats", "threads"})
+    if (cl::Option *llvmOption =
+            cl::getRegisteredOptions(cl::SubCommand::getTopLevel())
+                .lookup(name))
+      llvmOption->removeArgument();
   fusec::stats();
-  if (cl::Option *llvmThreads =
-          cl::getRegisteredOptions(cl::SubCommand::getTopLevel())
-              .lookup("threads"))
-    llvmThreads->removeArgument();
   fusec::threads();
   cl::ParseCommandLineOptions(
       argc, argv,
