@@ -451,9 +451,13 @@ void fuse::markRegisterTile(Operation *op) {
                                                 {}, {}, {}, {}, {}));
 }
 
-bool fuse::isRegisterTile(Operation *op) {
+bool fuse::hasStrategy(Operation *op, LoweringStrategy strategy) {
   LoweringConfigAttr config = LoweringConfigAttr::lookup(op);
-  return config && config.getStrategy() == LoweringStrategy::register_tile;
+  return config && config.getStrategy() == strategy;
+}
+
+bool fuse::isRegisterTile(Operation *op) {
+  return hasStrategy(op, LoweringStrategy::register_tile);
 }
 
 SmallVector<RowBand> fuse::getRowBands(LoweringConfigAttr config, int64_t m) {

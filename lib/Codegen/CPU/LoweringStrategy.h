@@ -63,6 +63,9 @@ void setLoweringConfig(mlir::Operation *op, LoweringConfigAttr config);
 /// register_tile config: it is vectorized whole and never tiled again.
 void markRegisterTile(mlir::Operation *op);
 
+/// Whether `op` carries a config of `strategy`.
+bool hasStrategy(mlir::Operation *op, LoweringStrategy strategy);
+
 /// Whether `op` carries the register_tile config.
 bool isRegisterTile(mlir::Operation *op);
 

@@ -59,18 +59,15 @@ struct TileConvolutionsPass
     unsigned bits = fuse::resolveVectorBits(func, vectorBits);
     fuse::DropClonedConfigs listener;
     IRRewriter rewriter(&getContext(), &listener);
-    auto has = [](Operation *op, LoweringStrategy strategy) {
-      fuse::LoweringConfigAttr config = fuse::LoweringConfigAttr::lookup(op);
-      return config && config.getStrategy() == strategy;
-    };
     SmallVector<linalg::Conv2DNhwcHwcfOp> convolutions;
     SmallVector<linalg::GenericOp> gradients;
     func.walk([&](Operation *op) {
       if (auto conv = dyn_cast<linalg::Conv2DNhwcHwcfOp>(op);
-          conv && has(op, LoweringStrategy::direct_conv))
+          conv && fuse::hasStrategy(op, LoweringStrategy::direct_conv))
         convolutions.push_back(conv);
       else if (auto generic = dyn_cast<linalg::GenericOp>(op);
-               generic && has(op, LoweringStrategy::filter_gradient))
+               generic &&
+               fuse::hasStrategy(op, LoweringStrategy::filter_gradient))
         gradients.push_back(generic);
     });
     // A filter gradient the rewrite refuses is tiled as it is. (A filter

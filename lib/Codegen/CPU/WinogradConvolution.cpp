@@ -817,19 +817,16 @@ struct WinogradConvolutionPass
     unsigned bits = fuse::resolveVectorBits(func, vectorBits);
     fuse::DropClonedConfigs listener;
     IRRewriter rewriter(&getContext(), &listener);
-    auto has = [](Operation *op, fuse::LoweringStrategy strategy) {
-      fuse::LoweringConfigAttr config = fuse::LoweringConfigAttr::lookup(op);
-      return config && config.getStrategy() == strategy;
-    };
     SmallVector<linalg::Conv2DNhwcHwcfOp> convolutions;
     SmallVector<linalg::GenericOp> gradients;
     func.walk([&](Operation *op) {
       if (auto conv = dyn_cast<linalg::Conv2DNhwcHwcfOp>(op);
-          conv && has(op, fuse::LoweringStrategy::winograd_conv))
+          conv && fuse::hasStrategy(op, fuse::LoweringStrategy::winograd_conv))
         convolutions.push_back(conv);
       else if (auto generic = dyn_cast<linalg::GenericOp>(op);
                generic &&
-               has(op, fuse::LoweringStrategy::winograd_filter_gradient))
+               fuse::hasStrategy(
+                   op, fuse::LoweringStrategy::winograd_filter_gradient))
         gradients.push_back(generic);
     });
     auto direct = [&](linalg::LinalgOp op) {
