@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <sched.h>
+#include <string>
 
 // libomp's API (omp.h is the compiler's header; these two are all we need).
 extern "C" {
@@ -24,17 +25,25 @@ unsigned fuse::availableCpus() {
   return count > 0 ? unsigned(count) : 1;
 }
 
+/// More threads than any machine has is a typo, not a request.
+constexpr unsigned kMaxThreads = 4096;
+
 llvm::Expected<unsigned> fuse::resolveThreadCount(unsigned requested) {
+  if (requested > kMaxThreads)
+    return llvm::createStringError(
+        "a thread count of " + std::to_string(requested) +
+        " (EngineOptions::threads, fusec --threads) is more than " +
+        std::to_string(kMaxThreads));
   if (requested)
     return requested;
   if (const char *env = std::getenv("FUSE_NUM_THREADS")) {
     unsigned threads = 0;
-    // At most 4096: a count beyond any machine is a typo, not a request.
     if (llvm::StringRef(env).trim().getAsInteger(10, threads) || threads == 0 ||
-        threads > 4096)
+        threads > kMaxThreads)
       return llvm::createStringError(
           "FUSE_NUM_THREADS='" + std::string(env) +
-          "' is not a thread count (an integer from 1 to 4096)");
+          "' is not a thread count (an integer from 1 to " +
+          std::to_string(kMaxThreads) + ")");
     return threads;
   }
   return availableCpus();

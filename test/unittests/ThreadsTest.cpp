@@ -234,6 +234,9 @@ TEST(Threads, ThreadCountComesFromTheEnvironment) {
   else
     unsetenv("FUSE_NUM_THREADS");
   EXPECT_GE(unwrap(Engine::create())->threads(), 1u);
+  options.threads = 5000;
+  EXPECT_NE(errorOf(Engine::create(options)).find("EngineOptions::threads"),
+            std::string::npos);
 }
 
 } // namespace
