@@ -106,8 +106,12 @@ def Fuse_LoweringConfigAttr : AttrDef<Fuse_Dialect, "LoweringConfig"> {
     rewrite; each level holds one tile size per loop of the op, 0 meaning
     "not tiled at this level":
 
-    - `distribution`: the tiles of the threads (all zeros: not distributed;
-      issue 25 fills it);
+    - `distribution`: the tiles the threads share (all zeros: one thread).
+      A tile on a parallel loop is a block of outputs; a tile on a reduction
+      loop (a filter gradient's images) is a group whose sum is a partial of
+      its own, the partials added in group order after the threads join.
+      The tiles follow from the shapes only, so the bits do not depend on
+      the thread count;
     - `cache`: cache blocks (a packed matmul's MC, NC, KC);
     - `registers`: the register tiles; a matmul whose rows are banded holds
       one tile per band, in order (a multiple of the loop count);

@@ -26,6 +26,7 @@
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/TilingInterface.h"
@@ -128,39 +129,136 @@ fuse::matchFilterGradient(linalg::GenericOp op) {
   return form;
 }
 
+/// The sum over its leading dim of `partials` ([groups, ...]) added to
+/// `init`, one group after the other in order: a linalg.generic whose
+/// outermost loop is the reduction.
+static Value sumPartials(OpBuilder &b, Location loc, Value partials,
+                         Value init) {
+  auto type = cast<RankedTensorType>(init.getType());
+  int64_t rank = type.getRank();
+  MLIRContext *context = b.getContext();
+  SmallVector<AffineExpr> inner;
+  for (int64_t d = 1; d <= rank; ++d)
+    inner.push_back(getAffineDimExpr(d, context));
+  SmallVector<AffineMap> maps = {
+      AffineMap::getMultiDimIdentityMap(rank + 1, context),
+      AffineMap::get(rank + 1, 0, inner, context)};
+  SmallVector<utils::IteratorType> iterators(rank + 1,
+                                             utils::IteratorType::parallel);
+  iterators[0] = utils::IteratorType::reduction;
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{type}, ValueRange{partials}, ValueRange{init},
+             maps, iterators,
+             [](OpBuilder &b, Location loc, ValueRange args) {
+               Value sum = arith::AddFOp::create(b, loc, args[1], args[0]);
+               linalg::YieldOp::create(b, loc, sum);
+             })
+      ->getResult(0);
+}
+
 Value fuse::buildImageLoop(RewriterBase &rewriter, linalg::GenericOp op,
-                           Value acc, TileLoopBody body) {
+                           Value acc, int64_t groupImages, TileLoopBody body) {
   Location loc = op.getLoc();
   Value grad = op.getDpsInputs()[1];
   auto gradType = cast<RankedTensorType>(grad.getType());
   int64_t images = gradType.getDimSize(0);
   linalg::GenericOp bias = matchBiasGradient(op);
-  if (!bias) {
-    Value result = fuse::buildTileLoop(rewriter, loc, 0, images, 1, acc, body);
-    fuse::markImageLoop(result.getDefiningOp<scf::ForOp>());
-    return result;
-  }
-  if (op->isBeforeInBlock(bias))
+  if (bias && op->isBeforeInBlock(bias))
     rewriter.setInsertionPoint(bias);
-  SmallVector<Value> results = fuse::buildTileLoop(
-      rewriter, loc, 0, images, 1, ValueRange{acc, bias.getDpsInits()[0]},
-      [&](OpBuilder &b, Value image, ValueRange outs) -> SmallVector<Value> {
-        Value dw = body(b, image, outs[0]);
-        SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0));
-        offsets[0] = image;
-        SmallVector<OpFoldResult> sizes = getAsIndexOpFoldResult(
-            b.getContext(), {1, gradType.getDimSize(1), gradType.getDimSize(2),
-                             gradType.getDimSize(3)});
-        SmallVector<OpFoldResult> unit(4, b.getIndexAttr(1));
-        Value slice =
-            tensor::ExtractSliceOp::create(b, loc, grad, offsets, sizes, unit);
-        IRMapping map;
-        map.map(grad, slice);
-        map.map(bias.getDpsInits()[0], outs[1]);
-        return {dw, b.clone(*bias, map)->getResult(0)};
-      });
-  fuse::markImageLoop(results[0].getDefiningOp<scf::ForOp>());
-  rewriter.replaceOp(bias, results[1]);
+  // The sums over `count` images from `first` (from 0 when null) of dW and
+  // of db, from `outs`.
+  auto imageLoop = [&](OpBuilder &b, Value first, int64_t count,
+                       ValueRange outs) {
+    return fuse::buildTileLoop(
+        b, loc, 0, count, 1, outs,
+        [&](OpBuilder &b, Value image, ValueRange outs) -> SmallVector<Value> {
+          if (first)
+            image = arith::AddIOp::create(b, loc, first, image);
+          Value dw = body(b, image, outs[0]);
+          if (!bias)
+            return {dw};
+          SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0));
+          offsets[0] = image;
+          SmallVector<OpFoldResult> sizes = getAsIndexOpFoldResult(
+              b.getContext(), {1, gradType.getDimSize(1),
+                               gradType.getDimSize(2), gradType.getDimSize(3)});
+          SmallVector<OpFoldResult> unit(4, b.getIndexAttr(1));
+          Value slice = tensor::ExtractSliceOp::create(b, loc, grad, offsets,
+                                                       sizes, unit);
+          IRMapping map;
+          map.map(grad, slice);
+          map.map(bias.getDpsInits()[0], outs[1]);
+          return {dw, b.clone(*bias, map)->getResult(0)};
+        });
+  };
+  SmallVector<Value> inits = {acc};
+  if (bias)
+    inits.push_back(bias.getDpsInits()[0]);
+  SmallVector<Value> results;
+  if (groupImages <= 0 || groupImages >= images || images % groupImages != 0) {
+    results = imageLoop(rewriter, Value(), images, inits);
+    fuse::markImageLoop(results[0].getDefiningOp<scf::ForOp>());
+  } else {
+    // Groups of images for the threads: each sums its images into partials
+    // of its own, from zero; then the partials are added to the
+    // accumulators in group order, the same for every thread count.
+    int64_t groups = images / groupImages;
+    SmallVector<Value> partials;
+    for (Value init : inits) {
+      auto type = cast<RankedTensorType>(init.getType());
+      SmallVector<int64_t> shape = {groups};
+      llvm::append_range(shape, type.getShape());
+      partials.push_back(
+          tensor::EmptyOp::create(rewriter, loc, shape, type.getElementType()));
+    }
+    auto forall = scf::ForallOp::create(
+        rewriter, loc, ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(groups)},
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1)}, partials,
+        std::nullopt);
+    {
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPointToStart(forall.getBody());
+      Value group = forall.getInductionVars().front();
+      Value first = affine::makeComposedAffineApply(
+          rewriter, loc,
+          getAffineDimExpr(0, rewriter.getContext()) * groupImages, {group});
+      // Group g's partial of each: a zeroed slice of its shared tensor.
+      SmallVector<
+          std::pair<SmallVector<OpFoldResult>, SmallVector<OpFoldResult>>>
+          places;
+      SmallVector<Value> zeros;
+      for (auto [init, shared] : llvm::zip(inits, forall.getRegionIterArgs())) {
+        auto type = cast<RankedTensorType>(init.getType());
+        SmallVector<OpFoldResult> offsets(type.getRank() + 1,
+                                          rewriter.getIndexAttr(0));
+        offsets[0] = group;
+        SmallVector<OpFoldResult> sizes = {rewriter.getIndexAttr(1)};
+        llvm::append_range(sizes, getAsIndexOpFoldResult(rewriter.getContext(),
+                                                         type.getShape()));
+        Value slice = tensor::ExtractSliceOp::create(
+            rewriter, loc, type, shared, offsets, sizes,
+            SmallVector<OpFoldResult>(sizes.size(), rewriter.getIndexAttr(1)));
+        Value zero = arith::ConstantOp::create(
+            rewriter, loc, rewriter.getZeroAttr(type.getElementType()));
+        zeros.push_back(
+            linalg::FillOp::create(rewriter, loc, zero, slice).getResult(0));
+        places.push_back({offsets, sizes});
+      }
+      SmallVector<Value> sums = imageLoop(rewriter, first, groupImages, zeros);
+      rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+      for (auto [sum, shared, place] :
+           llvm::zip(sums, forall.getRegionIterArgs(), places))
+        tensor::ParallelInsertSliceOp::create(
+            rewriter, loc, sum, shared, place.first, place.second,
+            SmallVector<OpFoldResult>(place.second.size(),
+                                      rewriter.getIndexAttr(1)));
+    }
+    for (auto [partial, init] : llvm::zip(forall.getResults(), inits))
+      results.push_back(sumPartials(rewriter, loc, partial, init));
+  }
+  if (bias)
+    rewriter.replaceOp(bias, results[1]);
   return results[0];
 }
 
@@ -192,7 +290,8 @@ bool fuse::hasLargeFilter(linalg::Conv2DNhwcHwcfOp op) {
 LogicalResult fuse::tileConvolution(RewriterBase &rewriter,
                                     linalg::Conv2DNhwcHwcfOp op,
                                     ArrayRef<ConvTile> bands,
-                                    DominanceInfo &dominance) {
+                                    DominanceInfo &dominance,
+                                    int64_t distributedImages) {
   if (!op.hasPureTensorSemantics() || op.hasDynamicShape() ||
       hasLargeFilter(op) || bands.empty() || bands.size() > 2)
     return failure();
@@ -243,13 +342,15 @@ LogicalResult fuse::tileConvolution(RewriterBase &rewriter,
       return failure();
     return next->front();
   };
-  // The columns [begin, end) in tiles of `sizes`.
+  // The columns [begin, end) of `images` images from `first` (the batch
+  // when null) in tiles of `sizes`.
   bool failedTile = false;
-  auto nest = [&](int64_t begin, int64_t end, const ConvTile &sizes,
-                  Value out) {
+  auto nest = [&](OpBuilder &b, Value first, int64_t images, int64_t begin,
+                  int64_t end, const ConvTile &sizes, Value out) {
     return loop(
-        rewriter, 0, shape[0], sizes.images, out,
-        [&](OpBuilder &b, Value n, Value out) {
+        b, 0, images, sizes.images, out, [&](OpBuilder &b, Value n, Value out) {
+          if (first)
+            n = arith::AddIOp::create(b, loc, first, n);
           return loop(
               b, 0, shape[1], 1, out, [&](OpBuilder &b, Value h, Value out) {
                 return loop(b, begin, end, sizes.columns, out,
@@ -272,21 +373,66 @@ LogicalResult fuse::tileConvolution(RewriterBase &rewriter,
   int64_t main = bands.size() == 1
                      ? shape[2]
                      : shape[2] / bands[0].columns * bands[0].columns;
+  // A thread's block of images holds whole tiles of every band.
+  int64_t block = distributedImages;
+  if (block != 0 && (shape[0] % block != 0 || block == shape[0] ||
+                     llvm::any_of(bands, [&](const ConvTile &tile) {
+                       return tile.images <= 0 || block % tile.images != 0;
+                     })))
+    block = 0;
+  int64_t images = block ? block : shape[0];
   auto divides = [&](const ConvTile &tile, int64_t columns) {
     return tile.images > 0 && tile.columns > 0 && tile.filters > 0 &&
-           shape[0] % tile.images == 0 && columns % tile.columns == 0 &&
+           images % tile.images == 0 && columns % tile.columns == 0 &&
            shape[3] % tile.filters == 0;
   };
   if (!divides(bands[0], main) ||
       (bands.size() == 2 && !divides(bands[1], shape[2] - main)))
     return failure();
-  SmallVector<Value> nests = {nest(0, main, bands[0], out)};
-  if (main < shape[2])
-    nests.push_back(nest(main, shape[2], bands[1], nests.back()));
-  Value result = nests.back();
+  // The nests of both bands over `images` images from `first`.
+  SmallVector<Operation *> built;
+  auto nests = [&](OpBuilder &b, Value first, Value out) {
+    Value result = nest(b, first, images, 0, main, bands[0], out);
+    built.push_back(result.getDefiningOp());
+    if (main < shape[2]) {
+      result = nest(b, first, images, main, shape[2], bands[1], result);
+      built.push_back(result.getDefiningOp());
+    }
+    return result;
+  };
+  Value result;
+  if (block == 0) {
+    result = nests(rewriter, Value(), out);
+  } else {
+    // Each thread's block: the nests over its images of the shared output,
+    // then that block inserted back.
+    auto forall = scf::ForallOp::create(
+        rewriter, loc, ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(shape[0])},
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(block)}, ValueRange{out},
+        std::nullopt);
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(forall.getBody());
+    Value first = forall.getInductionVars().front();
+    Value shared = forall.getRegionIterArgs().front();
+    Value blockResult = nests(rewriter, first, shared);
+    SmallVector<OpFoldResult> offsets(4, rewriter.getIndexAttr(0));
+    offsets[0] = first;
+    SmallVector<OpFoldResult> sizes =
+        getAsIndexOpFoldResult(rewriter.getContext(), shape);
+    sizes[0] = rewriter.getIndexAttr(block);
+    SmallVector<OpFoldResult> unit(4, rewriter.getIndexAttr(1));
+    Value slice = tensor::ExtractSliceOp::create(rewriter, loc, blockResult,
+                                                 offsets, sizes, unit);
+    rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+    tensor::ParallelInsertSliceOp::create(rewriter, loc, slice, shared, offsets,
+                                          sizes, unit);
+    result = forall.getResult(0);
+    built = {forall};
+  }
   if (failedTile) {
-    for (Value nest : llvm::reverse(nests))
-      rewriter.eraseOp(nest.getDefiningOp());
+    for (Operation *op : llvm::reverse(built))
+      rewriter.eraseOp(op);
     return failure();
   }
   if (epilogue) {
@@ -308,7 +454,8 @@ LogicalResult fuse::tileConvolution(RewriterBase &rewriter,
 /// in registers.
 static LogicalResult
 tileSingleChannelFilterGradient(RewriterBase &rewriter, linalg::GenericOp op,
-                                const fuse::FilterGradientForm &form) {
+                                const fuse::FilterGradientForm &form,
+                                int64_t groupImages) {
   auto type = cast<RankedTensorType>(op->getResult(0).getType());
   ArrayRef<int64_t> shape = type.getShape(); // kh, kw, 1, f
   ArrayRef<int64_t> gradShape =
@@ -328,7 +475,8 @@ tileSingleChannelFilterGradient(RewriterBase &rewriter, linalg::GenericOp op,
     return fuse::buildTileLoop(b, loc, 0, upper, 1, init, body);
   };
   Value result = fuse::buildImageLoop(
-      rewriter, op, acc, [&](OpBuilder &b, Value image, Value acc) {
+      rewriter, op, acc, groupImages,
+      [&](OpBuilder &b, Value image, Value acc) {
         return loop(
             b, gradShape[1], acc, [&](OpBuilder &b, Value oh, Value acc) {
               auto attr = [&](int64_t v) -> OpFoldResult {
@@ -370,7 +518,7 @@ tileSingleChannelFilterGradient(RewriterBase &rewriter, linalg::GenericOp op,
 
 LogicalResult fuse::tileFilterGradient(RewriterBase &rewriter,
                                        linalg::GenericOp op, int64_t rows,
-                                       int64_t columns) {
+                                       int64_t columns, int64_t groupImages) {
   std::optional<FilterGradientForm> form = matchFilterGradient(op);
   if (!form)
     return failure();
@@ -382,7 +530,7 @@ LogicalResult fuse::tileFilterGradient(RewriterBase &rewriter,
     return failure();
   if (shape[2] == 1 && form->strides[1] == 1 && shape[0] * shape[1] > 1 &&
       shape[0] * shape[1] <= kMicroKernelRows)
-    return tileSingleChannelFilterGradient(rewriter, op, *form);
+    return tileSingleChannelFilterGradient(rewriter, op, *form, groupImages);
   if (rows <= 0 || columns <= 0 || shape[2] % rows != 0 ||
       shape[3] % columns != 0)
     return failure();
@@ -448,7 +596,7 @@ LogicalResult fuse::tileFilterGradient(RewriterBase &rewriter,
   };
   rewriter.setInsertionPoint(op);
   Value result = buildImageLoop(
-      rewriter, op, op.getDpsInits()[0],
+      rewriter, op, op.getDpsInits()[0], groupImages,
       [&](OpBuilder &b, Value image, Value acc) {
         return loop(
             b, shape[0], 1, acc, [&](OpBuilder &b, Value kh, Value acc) {

@@ -50,11 +50,15 @@ ConvTile chooseConvTile(int64_t batch, int64_t width, int64_t filters,
 /// (Without a consumer, a tile zeroes and accumulates in its slice of the
 /// output.) The tile convolutions are left for the caller to tile along
 /// their reduction. Fails, leaving `op` alone, on other convolutions and
-/// on tiles that do not divide their band.
+/// on tiles that do not divide their band. With `distributedImages` (the
+/// config's distribution level; 0: none), the nests run in an scf.forall
+/// over blocks of that many images, which the threads share; a block that
+/// does not hold whole tiles of every band is not distributed.
 mlir::LogicalResult tileConvolution(mlir::RewriterBase &rewriter,
                                     mlir::linalg::Conv2DNhwcHwcfOp op,
                                     llvm::ArrayRef<ConvTile> bands,
-                                    mlir::DominanceInfo &dominance);
+                                    mlir::DominanceInfo &dominance,
+                                    int64_t distributedImages = 0);
 
 /// Rewrites a filter gradient's contraction, as FuseToLinalg builds it
 /// (loops kh, kw, c, f | n, oh, ow over X[n, oh*s + kh*d, ow*s' + kw*d', c]
@@ -64,11 +68,12 @@ mlir::LogicalResult tileConvolution(mlir::RewriterBase &rewriter,
 /// by the stride, transposed) and a row of dY: X and dY are read in their
 /// own layouts, one image (in L2) at a time. (A single-channel X takes the
 /// filter taps as the tile's rows instead.) The products are left for the
-/// caller to tile. Fails, leaving `op` alone, on other ops and on tiles
-/// that do not divide the channels and filters.
+/// caller to tile. `groupImages` splits the images as buildImageLoop does.
+/// Fails, leaving `op` alone, on other ops and on tiles that do not divide
+/// the channels and filters.
 mlir::LogicalResult tileFilterGradient(mlir::RewriterBase &rewriter,
                                        mlir::linalg::GenericOp op, int64_t rows,
-                                       int64_t columns);
+                                       int64_t columns, int64_t groupImages);
 
 /// The strides and dilations of a filter gradient's contraction, as
 /// FuseToLinalg builds it (see tileFilterGradient).
@@ -89,9 +94,16 @@ matchFilterGradient(mlir::linalg::GenericOp op);
 /// of it from memory once more). Built at the rewriter's insertion point,
 /// or at the bias gradient if that follows `op`. Replaces the bias
 /// gradient; returns dW.
+///
+/// With `groupImages` dividing the batch into two or more groups (the
+/// config's distribution level on n; 0: one loop), an scf.forall over the
+/// groups, which the threads share, sums each group's images into partials
+/// of dW and db of its own (from zero, in the group's image loop, unmarked);
+/// then the partials are added to `acc` and db in group order. The groups
+/// are fixed by the shapes, so every thread count gives the same bits.
 mlir::Value buildImageLoop(mlir::RewriterBase &rewriter,
                            mlir::linalg::GenericOp op, mlir::Value acc,
-                           TileLoopBody body);
+                           int64_t groupImages, TileLoopBody body);
 
 /// Whether the filter of `op` does not fit in half of L2 (a filter
 /// gradient's, whose "filter" is the output gradient): its tiles then keep

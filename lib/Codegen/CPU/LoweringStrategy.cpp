@@ -249,7 +249,8 @@ bool allOnes(DenseIntElementsAttr attr) {
 constexpr int64_t kMinDistributedElements = 16384;
 
 /// The distribution level of an element-wise op or reduction (a
-/// linalg.generic) with register tiles `registers`: its outermost parallel
+/// linalg.generic) or a pool with register tiles `registers`: its outermost
+/// parallel
 /// loop that can be split into at least two tiles of kMinDistributedElements
 /// or more, each a whole number of register tiles and all of one size (so
 /// that every tile is static), is split into the most such tiles; the loops
@@ -261,7 +262,8 @@ SmallVector<int64_t> chooseDistribution(linalg::LinalgOp op,
                                         ArrayRef<int64_t> registers) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   SmallVector<int64_t> sizes(ranges.size(), 0);
-  if (!isa<linalg::GenericOp>(op))
+  if (!isa<linalg::GenericOp, linalg::PoolingNhwcMaxOp,
+           linalg::PoolingNhwcSumOp>(op))
     return sizes;
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   auto parallel = [&](size_t d) {
@@ -315,6 +317,58 @@ int64_t chooseColumnBlocks(ArrayRef<int64_t> ranges, ArrayRef<RowBand> bands) {
   return 0;
 }
 
+/// Images per thread block of a direct convolution (loops n, oh, ow, f, kh,
+/// kw, c) whose register tiles span `unit` images: the smallest multiple of
+/// `unit` that divides the batch into at least two blocks of
+/// kMinDistributedMultiplyAdds or more; 0 (not distributed) if none. The
+/// images of a convolution are independent, so the blocks change no sums.
+int64_t chooseImageBlocks(ArrayRef<int64_t> ranges, int64_t unit) {
+  int64_t images = ranges[0], perImage = 1;
+  for (int64_t range : llvm::drop_begin(ranges))
+    perImage *= range;
+  for (int64_t block = unit; block <= images / 2; block += unit)
+    if (images % block == 0 && block * perImage >= kMinDistributedMultiplyAdds)
+      return block;
+  return 0;
+}
+
+/// The most groups a filter gradient's images are split into. Each group
+/// sums its images into a partial filter gradient of its own, so that the
+/// threads share the groups; the partials are added in group order after
+/// they join. More groups balance more thread counts (8 groups: 4 + 4 on 2
+/// threads, 3 + 3 + 2 on 3) and cost a partial each.
+constexpr int64_t kMaxFilterGradientGroups = 8;
+
+/// The partials' bytes a filter gradient may take at most.
+constexpr int64_t kMaxPartialBytes = int64_t(16) << 20;
+
+/// Images per group of a filter gradient (loops kh, kw, c, f | n, oh, ow):
+/// the fewest that split the batch into at most kMaxFilterGradientGroups
+/// groups, each of at least kMinDistributedMultiplyAdds and of at least 64
+/// multiply-adds per element of its partial (so that adding the partials
+/// costs little), and whose partials fit in kMaxPartialBytes; 0 (one loop
+/// over all images) if none splits the batch in two. The groups depend on
+/// the shapes only: every thread count adds the same partials in the same
+/// order.
+int64_t chooseImageGroups(ArrayRef<int64_t> ranges, int64_t elementBytes) {
+  int64_t images = ranges[4], filter = 1, perImage = 1;
+  for (int64_t d = 0; d < 4; ++d)
+    filter *= ranges[d];
+  for (int64_t range : ranges)
+    perImage *= range;
+  perImage /= std::max<int64_t>(1, images);
+  for (int64_t group = 1; group <= images / 2; ++group) {
+    int64_t groups = images / group;
+    if (images % group != 0 || groups > kMaxFilterGradientGroups ||
+        group * perImage < kMinDistributedMultiplyAdds ||
+        group * perImage < 64 * filter ||
+        groups * filter * elementBytes > kMaxPartialBytes)
+      continue;
+    return group;
+  }
+  return 0;
+}
+
 } // namespace
 
 unsigned fuse::resolveVectorBits(func::FuncOp func, unsigned option) {
@@ -363,8 +417,14 @@ LoweringConfigAttr fuse::chooseTiledConfig(linalg::LinalgOp op,
     band(main);
     if (main < width)
       band(width - main);
+    // Blocks of images for the threads, each of whole register tiles.
+    int64_t unit = 1;
+    for (size_t i = 0; i < registers.size(); i += ranges.size())
+      unit = std::lcm(unit, registers[i]);
+    SmallVector<int64_t> distribution(ranges.size(), 0);
+    distribution[0] = chooseImageBlocks(ranges, unit);
     return makeConfig(op, LoweringStrategy::direct_conv, registers, sizes,
-                      order);
+                      order, /*cache=*/{}, distribution);
   }
   LoweringStrategy strategy = LoweringStrategy::elementwise;
   if (isa<linalg::BatchMatmulOp>(op))
@@ -376,7 +436,8 @@ LoweringConfigAttr fuse::chooseTiledConfig(linalg::LinalgOp op,
   else if (isa<linalg::TransposeOp>(op))
     strategy = LoweringStrategy::transpose;
   SmallVector<int64_t> distribution;
-  if (strategy == LoweringStrategy::elementwise)
+  if (strategy == LoweringStrategy::elementwise ||
+      strategy == LoweringStrategy::pool)
     distribution = chooseDistribution(op, sizes);
   return makeConfig(op, strategy, sizes, sizes, order, /*cache=*/{},
                     distribution);
@@ -423,7 +484,14 @@ LoweringConfigAttr fuse::chooseLoweringConfig(linalg::LinalgOp op,
       int64_t rows = largestDivisorAtMost(shape[2], kMicroKernelRows);
       int64_t columns = largestDivisorAtMost(shape[3], 2 * lanes);
       SmallVector<int64_t> tile = {1, 1, rows, columns, 1, 1, 1};
-      return makeConfig(op, LoweringStrategy::filter_gradient, tile, tile);
+      // Groups of images for the threads: a tile on the reduction loop n,
+      // each group's sum a partial of its own.
+      SmallVector<int64_t> distribution(7, 0);
+      distribution[4] = chooseImageGroups(
+          op.getStaticLoopRanges(),
+          std::max<int64_t>(1, gradient.getElementTypeBitWidth() / 8));
+      return makeConfig(op, LoweringStrategy::filter_gradient, tile, tile,
+                        /*interchange=*/{}, /*cache=*/{}, distribution);
     }
   }
   return chooseTiledConfig(op, vectorBits);

@@ -73,11 +73,12 @@ struct TileConvolutionsPass
     // A filter gradient the rewrite refuses is tiled as it is. (A filter
     // gradient's rewrite erases the bias gradient beside it.)
     for (linalg::GenericOp gradient : gradients) {
-      // kh, kw, c, f | n, oh, ow: register tiles of (c, f).
-      ArrayRef<int64_t> tile =
-          fuse::LoweringConfigAttr::lookup(gradient).getRegisters();
-      if (failed(
-              fuse::tileFilterGradient(rewriter, gradient, tile[2], tile[3])))
+      // kh, kw, c, f | n, oh, ow: register tiles of (c, f), groups of
+      // images for the threads.
+      auto config = fuse::LoweringConfigAttr::lookup(gradient);
+      ArrayRef<int64_t> tile = config.getRegisters();
+      if (failed(fuse::tileFilterGradient(rewriter, gradient, tile[2], tile[3],
+                                          config.getDistribution()[4])))
         fuse::setLoweringConfig(gradient,
                                 fuse::chooseTiledConfig(gradient, bits));
     }
@@ -85,12 +86,14 @@ struct TileConvolutionsPass
     // tiles; their parts get their configs when they are tiled.
     DominanceInfo dominance(func);
     for (linalg::Conv2DNhwcHwcfOp conv : convolutions) {
-      // n, oh, ow, f, kh, kw, c: one tile per band of columns.
+      // n, oh, ow, f, kh, kw, c: one tile per band of columns, blocks of
+      // images for the threads.
+      auto config = fuse::LoweringConfigAttr::lookup(conv);
       SmallVector<fuse::ConvTile> bands;
-      for (ArrayRef<int64_t> tile :
-           fuse::LoweringConfigAttr::lookup(conv).getRegisterTiles())
+      for (ArrayRef<int64_t> tile : config.getRegisterTiles())
         bands.push_back({tile[0], tile[2], tile[3]});
-      if (failed(fuse::tileConvolution(rewriter, conv, bands, dominance))) {
+      if (failed(fuse::tileConvolution(rewriter, conv, bands, dominance,
+                                       config.getDistribution()[0]))) {
         LLVM_DEBUG(llvm::dbgs()
                    << "conv at " << conv.getLoc() << ": tiled in one pass\n");
         splitConvolutionColumns(rewriter, conv);

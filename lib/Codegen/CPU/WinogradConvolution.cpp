@@ -728,7 +728,8 @@ LogicalResult fuse::tileWinogradFilterGradient(RewriterBase &rewriter,
        AffineMap::get(3, 0, {k, column}, context),
        AffineMap::get(3, 0, {row, column}, context)});
   Value products = buildImageLoop(
-      rewriter, op, acc, [&](OpBuilder &b, Value image, Value acc) {
+      rewriter, op, acc, /*groupImages=*/0,
+      [&](OpBuilder &b, Value image, Value acc) {
         Value v = transformTiles(
             b, loc, vectorType, x, image,
             allocate(b, {tiles, scheme->paddedPositions(), channels}), tileRows,

@@ -62,7 +62,7 @@ func.func @batch_matmul(%a: tensor<4x16x64xf32>, %b: tensor<4x64x64xf32>, %c: te
 // tiles of 8 columns x 2 registers of filters, or Winograd (its levels are
 // its own) with the option.
 // CHECK-LABEL: func @conv
-// CHECK: strategy = direct_conv, distribution = [0, 0, 0, 0, 0, 0, 0], cache = [0, 0, 0, 0, 0, 0, 0], registers = [1, 1, 8, 32, 1, 1, 1], vector = [1, 1, 8, 32, 1, 1, 1]>
+// CHECK: strategy = direct_conv, distribution = [1, 0, 0, 0, 0, 0, 0], cache = [0, 0, 0, 0, 0, 0, 0], registers = [1, 1, 8, 32, 1, 1, 1], vector = [1, 1, 8, 32, 1, 1, 1]>
 // WINO-LABEL: func @conv
 // WINO: strategy = winograd_conv, distribution = [0, 0, 0, 0, 0, 0, 0], cache = [0, 0, 0, 0, 0, 0, 0], registers = [0, 0, 0, 0, 0, 0, 0], vector = [0, 0, 0, 0, 0, 0, 0]>
 func.func @conv(%x: tensor<2x26x26x32xf32>, %k: tensor<3x3x32x32xf32>, %c: tensor<2x24x24x32xf32>) -> tensor<2x24x24x32xf32> {
@@ -103,7 +103,8 @@ func.func @kept(%n: index) -> (tensor<100xf32>, tensor<?xf32>) {
 
 // 26 columns: a band of whole 8-column tiles (one image each), then the 2
 // columns left in tiles of both images; the vector level is one tile that
-// divides the whole output (2 columns, 2 images).
+// divides the whole output (2 columns, 2 images). Not distributed: a block
+// of images must hold whole tiles of both bands, here both images.
 // CHECK-LABEL: func @conv_bands
 // CHECK: strategy = direct_conv, distribution = [0, 0, 0, 0, 0, 0, 0], cache = [0, 0, 0, 0, 0, 0, 0], registers = [1, 1, 8, 32, 1, 1, 1, 2, 1, 2, 32, 1, 1, 1], vector = [2, 1, 2, 32, 1, 1, 1]>
 func.func @conv_bands(%x: tensor<2x28x28x8xf32>, %k: tensor<3x3x8x32xf32>, %c: tensor<2x26x26x32xf32>) -> tensor<2x26x26x32xf32> {
@@ -157,9 +158,11 @@ func.func @distributed(%x: tensor<256x1024xf32>, %small: tensor<64x128xf32>, %co
 
 // A filter gradient's contraction (kh, kw, c, f | n, oh, ow): per image and
 // tap, register tiles of 8 channels x 2 registers of filters. (8 channels
-// are not a whole register: not Winograd, even with the option.)
+// are not a whole register: not Winograd, even with the option.) The
+// threads share groups of 2 images (295K multiply-adds each), each summed
+// into a partial of its own: a tile on the reduction loop n.
 // CHECK-LABEL: func @filter_gradient
-// CHECK: strategy = filter_gradient, distribution = [0, 0, 0, 0, 0, 0, 0], cache = [0, 0, 0, 0, 0, 0, 0], registers = [1, 1, 8, 32, 1, 1, 1], vector = [1, 1, 8, 32, 1, 1, 1]>
+// CHECK: strategy = filter_gradient, distribution = [0, 0, 0, 0, 2, 0, 0], cache = [0, 0, 0, 0, 0, 0, 0], registers = [1, 1, 8, 32, 1, 1, 1], vector = [1, 1, 8, 32, 1, 1, 1]>
 // WINO-LABEL: func @filter_gradient
 // WINO: strategy = filter_gradient, {{.*}}, registers = [1, 1, 8, 32, 1, 1, 1]
 #fgX = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d0 + d5, d1 + d6, d2)>
@@ -174,4 +177,41 @@ func.func @filter_gradient(%x: tensor<4x10x10x8xf32>, %dy: tensor<4x8x8x32xf32>,
     linalg.yield %s : f32
   } -> tensor<3x3x8x32xf32>
   return %r : tensor<3x3x8x32xf32>
+}
+
+// -----
+
+// A max pool of 64 images is distributed like an element-wise op: its
+// outermost parallel loop (images) in tiles of at least 16K outputs, 4
+// images of 12x12x32; its window loops never.
+// CHECK-LABEL: func @pool_distributed
+// CHECK: linalg.pooling_nhwc_max
+// CHECK-SAME: #fuse.lowering_config<strategy = pool, distribution = [4, 0, 0, 0, 0, 0],
+func.func @pool_distributed(%x: tensor<64x24x24x32xf32>, %w: tensor<2x2xf32>, %out: tensor<64x12x12x32xf32>) -> tensor<64x12x12x32xf32> {
+  %r = linalg.pooling_nhwc_max {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>}
+      ins(%x, %w : tensor<64x24x24x32xf32>, tensor<2x2xf32>) outs(%out : tensor<64x12x12x32xf32>) -> tensor<64x12x12x32xf32>
+  return %r : tensor<64x12x12x32xf32>
+}
+
+// -----
+
+// One image: its convolution and filter gradient stay on one thread (a
+// filter gradient's batch is not split in fewer than two groups).
+// CHECK-LABEL: func @one_image
+// CHECK: strategy = direct_conv, distribution = [0, 0, 0, 0, 0, 0, 0]
+// CHECK: strategy = filter_gradient, distribution = [0, 0, 0, 0, 0, 0, 0]
+#fgX1 = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d0 + d5, d1 + d6, d2)>
+#fgY1 = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d5, d6, d3)>
+#fgW1 = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>
+func.func @one_image(%x: tensor<1x26x26x32xf32>, %k: tensor<3x3x32x32xf32>, %c: tensor<1x24x24x32xf32>) -> (tensor<1x24x24x32xf32>, tensor<3x3x32x32xf32>) {
+  %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%x, %k : tensor<1x26x26x32xf32>, tensor<3x3x32x32xf32>) outs(%c : tensor<1x24x24x32xf32>) -> tensor<1x24x24x32xf32>
+  %g = linalg.generic {indexing_maps = [#fgX1, #fgY1, #fgW1], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %c : tensor<1x26x26x32xf32>, tensor<1x24x24x32xf32>) outs(%k : tensor<3x3x32x32xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %p = arith.mulf %in, %in_0 : f32
+    %s = arith.addf %out, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<3x3x32x32xf32>
+  return %r, %g : tensor<1x24x24x32xf32>, tensor<3x3x32x32xf32>
 }

@@ -750,6 +750,8 @@ func.func @filter_gradient_single_channel(%arg0: tensor<2x10x10x1xf32>, %arg1: t
 // A filter gradient and, beside it, the bias gradient (the sum of the same
 // output gradient over images, rows and columns): one loop over images
 // carries both, and each image's sum runs while its rows of dY are in L2.
+// The images are split into two groups for the threads, each summing into
+// partials of its own; the partials are then added in group order.
 #fgX = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d0 + d5, d1 + d6, d2)>
 #fgY = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d5, d6, d3)>
 #fgW = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>
@@ -757,13 +759,21 @@ func.func @filter_gradient_single_channel(%arg0: tensor<2x10x10x1xf32>, %arg1: t
 #fgF = affine_map<(d0, d1, d2, d3) -> (d3)>
 // CHECK-LABEL: func @filter_gradient_with_bias
 // CHECK-SAME: (%{{[^:]*}}: tensor<4x10x10x8xf32>, %[[DY:[^:]*]]: tensor<4x8x8x32xf32>)
-// CHECK: %[[LOOP:.*]]:2 = scf.for %[[N:[^ ]+]] = {{.*}} -> (tensor<3x3x8x32xf32>, tensor<32xf32>)
+// CHECK: %[[PARTS:.*]]:2 = scf.forall (%[[G:[^)]+]]) in (2) shared_outs({{.*}}) -> (tensor<2x3x3x8x32xf32>, tensor<2x32xf32>)
+// CHECK: %[[FIRST:.*]] = affine.apply #{{.*}}(%[[G]])
+// CHECK: scf.for %[[I:[^ ]+]] = %c0 to %c2 {{.*}} -> (tensor<3x3x8x32xf32>, tensor<32xf32>)
+// CHECK: %[[N:.*]] = arith.addi %[[FIRST]], %[[I]]
 // CHECK: vector.contract {{.*}} into vector<8x32xf32>
 // CHECK: vector.transfer_read %[[DY]][%[[N]], %{{.*}}, %{{.*}}, %{{.*}}]{{.*}} : tensor<4x8x8x32xf32>, vector<32xf32>
 // CHECK: vector.multi_reduction <add>, {{.*}} [0, 1, 2] : vector<1x1x1x32xf32> to vector<32xf32>
 // CHECK: scf.yield %{{.*}}, %{{.*}} : tensor<3x3x8x32xf32>, tensor<32xf32>
-// CHECK-NOT: vector.multi_reduction
-// CHECK: return %[[LOOP]]#0, %[[LOOP]]#1
+// CHECK: tensor.parallel_insert_slice {{.*}} into %{{.*}}[%[[G]], 0, 0, 0, 0] [1, 3, 3, 8, 32]
+// CHECK: tensor.parallel_insert_slice {{.*}} into %{{.*}}[%[[G]], 0] [1, 32]
+// CHECK: %[[DW:.*]] = scf.for %[[G2:[^ ]+]] = %c0 to %c2
+// CHECK: vector.transfer_read %[[PARTS]]#0[%[[G2]],
+// CHECK: %[[DB:.*]] = scf.for %[[G3:[^ ]+]] = %c0 to %c2
+// CHECK: vector.transfer_read %[[PARTS]]#1[%[[G3]],
+// CHECK: return %[[DW]], %[[DB]]
 func.func @filter_gradient_with_bias(%arg0: tensor<4x10x10x8xf32>, %arg1: tensor<4x8x8x32xf32>) -> (tensor<3x3x8x32xf32>, tensor<32xf32>) {
   %cst = arith.constant 0.000000e+00 : f32
   %0 = tensor.empty() : tensor<3x3x8x32xf32>
