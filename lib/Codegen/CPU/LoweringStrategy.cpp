@@ -332,6 +332,28 @@ int64_t chooseImageBlocks(ArrayRef<int64_t> ranges, int64_t unit) {
   return 0;
 }
 
+/// Columns per thread block of a packed m x n x k matmul (BLIS's loop nest,
+/// MatmulPacking.cpp) with column panels of `nr` and cache blocks of `nc`
+/// columns: the fewest that divide the whole panels' columns into at least
+/// two blocks of kMinDistributedMultiplyAdds or more and at most as many
+/// blocks as NC blocks, or 4 if that is more; 0 if none. A block narrower
+/// than NC packs A once more per block, so blocks stay as wide as the NC
+/// blocks unless there are too few of those to share. Each column is
+/// computed whole by one thread, in the same order.
+int64_t choosePackedColumnBlocks(ArrayRef<int64_t> ranges, int64_t nr,
+                                 int64_t nc) {
+  int64_t m = ranges[0], k = ranges[2];
+  int64_t columns = ranges[1] / nr * nr;
+  if (nc <= 0 || columns == 0)
+    return 0;
+  int64_t maxBlocks = std::max<int64_t>(4, columns / nc);
+  for (int64_t block = nr; block <= columns / 2; block += nr)
+    if (columns % block == 0 && columns / block <= maxBlocks &&
+        m * block * k >= kMinDistributedMultiplyAdds)
+      return block;
+  return 0;
+}
+
 /// The most groups a filter gradient's images are split into. Each group
 /// sums its images into a partial filter gradient of its own, so that the
 /// threads share the groups; the partials are added in group order after
@@ -457,10 +479,16 @@ LoweringConfigAttr fuse::chooseLoweringConfig(linalg::LinalgOp op,
     }
     if (std::optional<PackedBlocks> blocks =
             choosePackedBlocks(matmul, vectorBits)) {
-      // The micro-kernel's tile; the cache blocks MC, NC, KC.
+      // The micro-kernel's tile; the cache blocks MC, NC, KC; blocks of
+      // columns for the threads.
       SmallVector<int64_t> tile = {kMicroKernelRows, 2 * lanes, 1};
+      SmallVector<int64_t> distribution = {
+          0,
+          choosePackedColumnBlocks(op.getStaticLoopRanges(), 2 * lanes,
+                                   blocks->nc),
+          0};
       return makeConfig(op, LoweringStrategy::packed_matmul, tile, tile, {},
-                        {blocks->mc, blocks->nc, blocks->kc});
+                        {blocks->mc, blocks->nc, blocks->kc}, distribution);
     }
   }
   if (auto conv = dyn_cast<linalg::Conv2DNhwcHwcfOp>(op.getOperation())) {

@@ -29,6 +29,8 @@
 #include "TileLoops.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
@@ -200,7 +202,8 @@ fuse::choosePackedBlocks(linalg::MatmulOp op, unsigned vectorBits) {
 
 FailureOr<SmallVector<linalg::MatmulOp>>
 fuse::blockAndPackMatmul(RewriterBase &rewriter, linalg::MatmulOp op,
-                         const PackedBlocks &blocks, unsigned vectorBits) {
+                         const PackedBlocks &blocks, unsigned vectorBits,
+                         int64_t distributedColumns) {
   std::optional<MatmulForm> form = matchMatmul(op);
   if (!form || form->m == 0 || form->n == 0 || form->k == 0 || blocks.mc <= 0 ||
       blocks.nc <= 0 || blocks.kc <= 0)
@@ -227,6 +230,13 @@ fuse::blockAndPackMatmul(RewriterBase &rewriter, linalg::MatmulOp op,
   if (mainN == 0 || mainK == 0 || mainN % nc != 0 || mainM % mc != 0 ||
       (packLhs && mc % mr != 0) || nc % nr != 0)
     return failure();
+  // The threads' blocks of columns, each of whole NC blocks (NC shrinks to
+  // fit one): the order of every sum stays the same.
+  int64_t block = distributedColumns;
+  if (block <= 0 || block % nr != 0 || mainN % block != 0 || block == mainN)
+    block = 0;
+  if (block != 0 && block % nc != 0)
+    nc = blockSize(block, nc, nr);
   SmallVector<linalg::MatmulOp> edges;
   if (mainN < form->n || mainK < form->k) {
     SmallVector<SplitPoint> points;
@@ -300,47 +310,77 @@ fuse::blockAndPackMatmul(RewriterBase &rewriter, linalg::MatmulOp op,
   };
 
   int64_t rowsLeft = form->m - mainM;
-  Value result =
-      loop(rewriter, form->n, nc, acc, [&](OpBuilder &b, Value n0, Value c) {
-        return loop(b, form->k, kc, c, [&](OpBuilder &b, Value k0, Value c) {
-          Value packedRhs = packPanels(
-              b, loc, slice2d(b, loc, rhs, form->rhsTransposed, k0, kc, n0, nc),
-              form->rhsTransposed ? 0 : 1, nr);
-          c = loop(b, mainM, mc, c, [&](OpBuilder &b, Value m0, Value c) {
-            Value lhsBlock =
-                slice2d(b, loc, lhs, form->lhsTransposed, m0, mc, k0, kc);
-            if (packLhs)
-              lhsBlock =
-                  packPanels(b, loc, lhsBlock, form->lhsTransposed ? 1 : 0, mr);
-            auto panels = [&](OpBuilder &b, Value c, Value lhsPanel,
-                              OpFoldResult row, int64_t rows) {
-              return loop(b, nc / nr, 1, c,
-                          [&](OpBuilder &b, Value j, Value c) {
-                            return product(b, c, lhsPanel, packedLhsMap,
-                                           panelAt(b, loc, packedRhs, j), row,
-                                           rows, add(b, n0, j, nr));
-                          });
-            };
-            if (!packLhs)
-              return panels(b, c, lhsBlock, m0, mc);
-            return loop(b, mc / mr, 1, c, [&](OpBuilder &b, Value i, Value c) {
-              return panels(b, c, panelAt(b, loc, lhsBlock, i),
-                            add(b, m0, i, mr), mr);
+  // The nest over `columns` columns from `first` (0 when null).
+  auto nest = [&](OpBuilder &b, Value first, int64_t columns, Value acc) {
+    return loop(b, columns, nc, acc, [&](OpBuilder &b, Value n0, Value c) {
+      if (first)
+        n0 = arith::AddIOp::create(b, loc, first, n0);
+      return loop(b, form->k, kc, c, [&](OpBuilder &b, Value k0, Value c) {
+        Value packedRhs = packPanels(
+            b, loc, slice2d(b, loc, rhs, form->rhsTransposed, k0, kc, n0, nc),
+            form->rhsTransposed ? 0 : 1, nr);
+        c = loop(b, mainM, mc, c, [&](OpBuilder &b, Value m0, Value c) {
+          Value lhsBlock =
+              slice2d(b, loc, lhs, form->lhsTransposed, m0, mc, k0, kc);
+          if (packLhs)
+            lhsBlock =
+                packPanels(b, loc, lhsBlock, form->lhsTransposed ? 1 : 0, mr);
+          auto panels = [&](OpBuilder &b, Value c, Value lhsPanel,
+                            OpFoldResult row, int64_t rows) {
+            return loop(b, nc / nr, 1, c, [&](OpBuilder &b, Value j, Value c) {
+              return product(b, c, lhsPanel, packedLhsMap,
+                             panelAt(b, loc, packedRhs, j), row, rows,
+                             add(b, n0, j, nr));
             });
-          });
-          if (!rowsLeft)
-            return c;
-          // The rows left over by whole panels of A, unpacked, against the
-          // same packed panels of B.
-          Value lhsRows = slice2d(b, loc, lhs, form->lhsTransposed,
-                                  attr(b, mainM), rowsLeft, k0, kc);
-          return loop(b, nc / nr, 1, c, [&](OpBuilder &b, Value j, Value c) {
-            return product(b, c, lhsRows, storedLhsMap,
-                           panelAt(b, loc, packedRhs, j), attr(b, mainM),
-                           rowsLeft, add(b, n0, j, nr));
+          };
+          if (!packLhs)
+            return panels(b, c, lhsBlock, m0, mc);
+          return loop(b, mc / mr, 1, c, [&](OpBuilder &b, Value i, Value c) {
+            return panels(b, c, panelAt(b, loc, lhsBlock, i), add(b, m0, i, mr),
+                          mr);
           });
         });
+        if (!rowsLeft)
+          return c;
+        // The rows left over by whole panels of A, unpacked, against the
+        // same packed panels of B.
+        Value lhsRows = slice2d(b, loc, lhs, form->lhsTransposed,
+                                attr(b, mainM), rowsLeft, k0, kc);
+        return loop(b, nc / nr, 1, c, [&](OpBuilder &b, Value j, Value c) {
+          return product(b, c, lhsRows, storedLhsMap,
+                         panelAt(b, loc, packedRhs, j), attr(b, mainM),
+                         rowsLeft, add(b, n0, j, nr));
+        });
       });
+    });
+  };
+  Value result;
+  if (block == 0) {
+    result = nest(rewriter, Value(), form->n, acc);
+  } else {
+    // Each thread's block: the nest over its columns of the shared C, then
+    // that block inserted back.
+    auto forall = scf::ForallOp::create(
+        rewriter, loc, ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(form->n)},
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(block)}, ValueRange{acc},
+        std::nullopt);
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(forall.getBody());
+    Value first = forall.getInductionVars().front();
+    Value shared = forall.getRegionIterArgs().front();
+    Value blockResult = nest(rewriter, first, block, shared);
+    SmallVector<OpFoldResult> offsets = {rewriter.getIndexAttr(0), first};
+    SmallVector<OpFoldResult> sizes = {rewriter.getIndexAttr(form->m),
+                                       rewriter.getIndexAttr(block)};
+    SmallVector<OpFoldResult> unit(2, rewriter.getIndexAttr(1));
+    Value slice = tensor::ExtractSliceOp::create(rewriter, loc, blockResult,
+                                                 offsets, sizes, unit);
+    rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+    tensor::ParallelInsertSliceOp::create(rewriter, loc, slice, shared, offsets,
+                                          sizes, unit);
+    result = forall.getResult(0);
+  }
   rewriter.replaceOp(op, result);
   if (fill && fill->use_empty())
     rewriter.eraseOp(fill);

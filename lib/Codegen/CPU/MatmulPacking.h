@@ -55,9 +55,15 @@ std::optional<PackedBlocks> choosePackedBlocks(mlir::linalg::MatmulOp op,
 /// become edge products on slices, returned for the caller to tile. Fails,
 /// leaving `op` alone, on other matmuls and on blocks that do not divide
 /// their dims.
+///
+/// With `distributedColumns` (the config's distribution level; 0: none), a
+/// multiple of B's panels that divides the whole panels' columns into two
+/// or more blocks, the threads share those blocks: an scf.forall over
+/// them, each running the nest over its columns (NC at most the block).
 mlir::FailureOr<llvm::SmallVector<mlir::linalg::MatmulOp>>
 blockAndPackMatmul(mlir::RewriterBase &rewriter, mlir::linalg::MatmulOp op,
-                   const PackedBlocks &blocks, unsigned vectorBits);
+                   const PackedBlocks &blocks, unsigned vectorBits,
+                   int64_t distributedColumns = 0);
 
 } // namespace fuse
 

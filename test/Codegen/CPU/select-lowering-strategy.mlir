@@ -40,8 +40,10 @@ func.func @dot_products(%a: tensor<1x128xf32>, %b: tensor<784x128xf32>) -> tenso
 // -----
 
 // A B larger than half of L2 (1024 x 1024 floats) with enough rows: packed.
+// Two NC blocks of 512 columns are too few to share: the threads take 4
+// blocks of 256 columns.
 // CHECK-LABEL: func @packed
-// CHECK: strategy = packed_matmul, distribution = [0, 0, 0], cache = [60, 512, 256], registers = [12, 32, 1], vector = [12, 32, 1]>
+// CHECK: strategy = packed_matmul, distribution = [0, 256, 0], cache = [60, 512, 256], registers = [12, 32, 1], vector = [12, 32, 1]>
 func.func @packed(%a: tensor<64x1024xf32>, %b: tensor<1024x1024xf32>, %c: tensor<64x1024xf32>) -> tensor<64x1024xf32> {
   %r = linalg.matmul ins(%a, %b : tensor<64x1024xf32>, tensor<1024x1024xf32>) outs(%c : tensor<64x1024xf32>) -> tensor<64x1024xf32>
   return %r : tensor<64x1024xf32>
