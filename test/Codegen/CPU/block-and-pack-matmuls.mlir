@@ -79,3 +79,24 @@ func.func @packed(%a: tensor<64x1024xf32>, %b: tensor<1024x1024xf32>, %c: tensor
       ins(%a, %b : tensor<64x1024xf32>, tensor<1024x1024xf32>) outs(%c : tensor<64x1024xf32>) -> tensor<64x1024xf32>
   return %r : tensor<64x1024xf32>
 }
+
+// -----
+
+// packed_matmul distributed in blocks of 128 columns (the config's
+// distribution level): an scf.forall over the 8 blocks, each running the
+// nest over its columns with NC shrunk to the block (128, not 256), then
+// inserting its columns of C. Every output is computed by one thread in the
+// same order as without threads.
+// CHECK-LABEL: func @packed_distributed
+// CHECK: scf.forall (%[[FIRST:[^)]+]]) = (0) to (1024) step (128) shared_outs(%[[C:[^ ]+]] = %{{.*}}) -> (tensor<64x1024xf32>)
+// CHECK: scf.for {{.*}} step %c128
+// CHECK: linalg.transpose ins(%{{.*}} : tensor<128x4x32xf32>) outs(%{{.*}} : tensor<4x128x32xf32>) permutation = [1, 0, 2]
+// CHECK: linalg.matmul {{.*}} ins(%{{.*}} : tensor<128x12xf32>, tensor<128x32xf32>) outs(%{{.*}} : tensor<12x32xf32>)
+// CHECK: %[[BLOCK:.*]] = tensor.extract_slice %{{.*}}[0, %[[FIRST]]] [64, 128] [1, 1]
+// CHECK: scf.forall.in_parallel
+// CHECK-NEXT: tensor.parallel_insert_slice %[[BLOCK]] into %[[C]][0, %[[FIRST]]] [64, 128] [1, 1]
+func.func @packed_distributed(%a: tensor<64x1024xf32>, %b: tensor<1024x1024xf32>, %c: tensor<64x1024xf32>) -> tensor<64x1024xf32> {
+  %r = linalg.matmul {fuse.lowering_config = #fuse.lowering_config<strategy = packed_matmul, distribution = [0, 128, 0], cache = [60, 256, 128], registers = [12, 32, 1], vector = [12, 32, 1]>}
+      ins(%a, %b : tensor<64x1024xf32>, tensor<1024x1024xf32>) outs(%c : tensor<64x1024xf32>) -> tensor<64x1024xf32>
+  return %r : tensor<64x1024xf32>
+}
