@@ -234,6 +234,11 @@ LogicalResult FuseDialect::verifyOperationAttribute(Operation *op,
                                      op->getName().getStringRef() != "scf.for"))
     return op->emitOpError()
            << "'" << name << "' must be a unit attribute on an scf.for";
+  if (name == kOptimizerUpdateAttrName &&
+      (!isa<UnitAttr>(attr.getValue()) ||
+       op->getName().getStringRef() != "linalg.generic"))
+    return op->emitOpError()
+           << "'" << name << "' must be a unit attribute on a linalg.generic";
   return success();
 }
 

@@ -29,6 +29,14 @@ using abi::kStepCounterAttrName;
 /// runtime.
 constexpr llvm::StringLiteral kImageLoopAttrName = "fuse.image_loop";
 
+/// `fuse.optimizer_update`, a unit attribute on the linalg.generic that
+/// updates one parameter and its optimizer state in place: set by
+/// convert-fuse-optimizers-to-linalg (kept by fuse-elementwise-fusion), read
+/// by the CPU strategy, which splits it into cache-sized chunks for the
+/// threads (docs/design.md, "Threads").
+constexpr llvm::StringLiteral kOptimizerUpdateAttrName =
+    "fuse.optimizer_update";
+
 /// Registers the translation of the fuse dialect's attributes to LLVM IR:
 /// its argument attributes describe how Fuse calls and trains a function,
 /// and have no LLVM counterpart, so translation drops them (instead of

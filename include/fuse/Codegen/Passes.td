@@ -86,10 +86,12 @@ def FuseSelectLoweringStrategy
     filters; else direct tiles; the filter rows outermost for a filter
     larger than half of L2), filter gradients, pools, transposes, and
     element-wise ops and reductions (up to 4 vectors along the innermost
-    loop). Ops the apply passes create get their configs from the same
-    library. `vector-bits` is the register width; 0 takes the module's
-    `fuse.target` features (512 with avx512f, 256 with avx or avx2, else
-    128), or the host CPU's when the module has none. `-debug-only=` the
+    loop; an optimizer's update, `fuse.optimizer_update`, distributed in
+    chunks of up to 4096 elements fixed by its shape). Ops the apply passes
+    create get their configs from the same library. `vector-bits` is the
+    register width; 0 takes the module's `fuse.target` features (512 with
+    avx512f, 256 with avx or avx2, else 128), or the host CPU's when the
+    module has none. `-debug-only=` the
     pass's name prints each choice.
   }];
   let options = [
@@ -351,7 +353,11 @@ def FuseTileRegisters : Pass<"fuse-tile-registers", "::mlir::func::FuncOp"> {
     `register_tile` with `scf.for` loops of its config's register tile (a
     matmul of two bands, which only a zero-size dim keeps from banding: its
     vector level), in its config's `interchange` order. Each tile carries
-    the config, whose vector level sizes the masks of a partial tile.
+    the config, whose vector level sizes the masks of a partial tile. An
+    element-wise `linalg.generic` whose innermost loop its tile does not
+    divide is first split at the last whole tile (`linalg::splitOp`): the
+    first part's tiles are static and unmasked, the rest is one static
+    tile, instead of every tile being masked.
   }];
   let options = [
     Option<"vectorBits", "vector-bits", "unsigned", /*default=*/"0",
@@ -537,6 +543,18 @@ def FuseParallelLoopsToOpenMP
     thread runs which. Stack buffers at the top of the body (fuse-workspace
     puts each iteration's there) are taken once per thread, before its
     loop.
+
+    Adjacent loops of one block that touch disjoint buffers, with only
+    operations free of memory effects between them, share one region (the
+    chunks of every parameter's optimizer update): each thread runs its
+    block of each loop in turn, with no barrier between them, and loop k's
+    blocks start at thread k (mod the count), so that the shorter last
+    blocks are not all one thread's. Buffers are told apart by the memref
+    each access views: distinct function arguments never overlap
+    (fuse-workspace's contract), nor do distinct allocations; a loop with
+    an access traced to anything else (a call, a loaded memref) keeps its
+    own region, as do loops whose stack buffers would exceed 256 KiB per
+    thread together.
 
     Upstream's `convert-scf-to-openmp` is not used: its `omp.wsloop` calls
     `__kmpc_for_static_init`, which mallocs on every region, as does the

@@ -33,18 +33,23 @@ def ConvertFuseOptimizersToLinalg
   let summary = "Expand optimizer ops into fused element-wise updates";
   let description = [{
     Replaces each optimizer op (`fuse.sgd`, `fuse.adam`, `fuse.adagrad`,
-    `fuse.rmsprop`, `fuse.lamb`) by one `linalg.generic` per group of
-    parameters of the same type (horizontal fusion, at most
-    `max-group-size` parameters per loop nest): it reads each gradient and
-    takes each parameter and state as an `outs` operand, so every array is
-    read once and written once, in place once bufferized, and no
-    intermediate tensor exists. Learning-rate and step-dependent scalars
-    (bias corrections) are computed once per call, outside the loops. LAMB
-    takes two passes: one reduction per parameter reads p, g and the
-    moments and sums the squares of p and of its update direction (new
-    moments and direction stay in registers; nothing is written), then one
-    update per group recomputes them and writes p and the moments. The
-    direction is never stored and no norm spans several parameters.
+    `fuse.rmsprop`, `fuse.lamb`) by one `linalg.generic` per parameter
+    (`max-group-size` above 1: per group of parameters of the same type,
+    horizontal fusion), marked `fuse.optimizer_update`: it reads each
+    gradient and takes each parameter and state as an `outs` operand, so
+    every array is read once and written once, in place once bufferized,
+    and no intermediate tensor exists. The CPU strategy splits each update
+    into cache-sized chunks, and the updates' chunks share one parallel
+    region (fuse-parallel-loops-to-openmp); a group of several parameters
+    per loop holds more streams than registers (Adam: 4 arrays of 4
+    vectors per parameter) and spills. Learning-rate and step-dependent
+    scalars (bias corrections) are computed once per call, outside the
+    loops. LAMB takes two passes: one reduction per parameter reads p, g
+    and the moments and sums the squares of p and of its update direction
+    (new moments and direction stay in registers; nothing is written), then
+    one update per parameter (or group) recomputes them and writes p and
+    the moments. The direction is never stored and no norm spans several
+    parameters.
 
     With `fuse=false` the rule is expanded into one fuse op per arithmetic
     operation instead, as an eager framework runs it: the unfused baseline.
@@ -54,7 +59,7 @@ def ConvertFuseOptimizersToLinalg
   let options = [
     Option<"fuse", "fuse", "bool", /*default=*/"true",
            "Fuse each update into one loop nest (false: one op per operation)">,
-    Option<"maxGroupSize", "max-group-size", "unsigned", /*default=*/"4",
+    Option<"maxGroupSize", "max-group-size", "unsigned", /*default=*/"1",
            "Most parameters of one type updated by one loop nest">
   ];
   let dependentDialects = [

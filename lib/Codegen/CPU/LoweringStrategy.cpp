@@ -297,6 +297,44 @@ SmallVector<int64_t> chooseDistribution(linalg::LinalgOp op,
   return SmallVector<int64_t>(ranges.size(), 0);
 }
 
+/// The elements of one chunk of an optimizer's update: 16 KiB of f32
+/// parameters, 64 KiB with Adam's gradient and moments, in L2 with room to
+/// spare.
+constexpr int64_t kUpdateChunkElements = 4096;
+
+/// The distribution level of an optimizer's update (fuse.optimizer_update,
+/// all loops parallel): chunks of at most kUpdateChunkElements, the largest
+/// that divide the update (IPEX's scheme). Loops whose iterations each hold
+/// more than a chunk are split into tiles of 1, the next loop into the
+/// chunks. The updates of all parameters are independent, so their chunks
+/// share one parallel region (fuse-parallel-loops-to-openmp): even a small
+/// update is split, and its chunks join the large ones'. Not split (all
+/// zeros) when that would leave one chunk, or chunks of less than a quarter
+/// of kUpdateChunkElements (a size with no divisor near it).
+SmallVector<int64_t> chooseUpdateChunks(linalg::LinalgOp op) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<int64_t> sizes(ranges.size(), 0);
+  if (op.getNumParallelLoops() != op.getNumLoops())
+    return sizes;
+  SmallVector<int64_t> inner(ranges.size() + 1, 1);
+  for (size_t d = ranges.size(); d-- > 0;)
+    inner[d] = inner[d + 1] * ranges[d];
+  for (size_t d = 0; d < ranges.size(); ++d) {
+    if (inner[d + 1] > kUpdateChunkElements) {
+      sizes[d] = 1;
+      continue;
+    }
+    int64_t tile = largestDivisorAtMost(
+        ranges[d], std::max<int64_t>(1, kUpdateChunkElements / inner[d + 1]));
+    if (tile * inner[d + 1] < kUpdateChunkElements / 4 ||
+        tile * inner[d + 1] == inner[0])
+      break;
+    sizes[d] = tile;
+    return sizes;
+  }
+  return SmallVector<int64_t>(ranges.size(), 0);
+}
+
 /// The least work of one distributed block of a product, in multiply-adds:
 /// about 1 us on one core, three times a fork/join.
 constexpr int64_t kMinDistributedMultiplyAdds = 1 << 18;
@@ -458,8 +496,10 @@ LoweringConfigAttr fuse::chooseTiledConfig(linalg::LinalgOp op,
   else if (isa<linalg::TransposeOp>(op))
     strategy = LoweringStrategy::transpose;
   SmallVector<int64_t> distribution;
-  if (strategy == LoweringStrategy::elementwise ||
-      strategy == LoweringStrategy::pool)
+  if (op->hasAttr(kOptimizerUpdateAttrName))
+    distribution = chooseUpdateChunks(op);
+  else if (strategy == LoweringStrategy::elementwise ||
+           strategy == LoweringStrategy::pool)
     distribution = chooseDistribution(op, sizes);
   return makeConfig(op, strategy, sizes, sizes, order, /*cache=*/{},
                     distribution);

@@ -5,7 +5,9 @@
 // loops when the call runs on one thread. Neither allocates: upstream's
 // convert-scf-to-openmp goes through omp.wsloop, whose
 // __kmpc_for_static_init, like a serialized region's fork, mallocs on every
-// region, and a training step must not allocate.
+// region, and a training step must not allocate. Adjacent loops that touch
+// disjoint buffers (an optimizer's update of each parameter) share one
+// region: one fork/join, no barrier between them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +20,9 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/Debug.h"
 
 #define DEBUG_TYPE "fuse-parallel-loops-to-openmp"
@@ -82,39 +87,186 @@ void emitIterations(OpBuilder &b, Location loc, scf::ParallelOp loop,
       b.clone(op, mapping);
 }
 
+/// The buffers a loop reads and writes, by the memref each access views,
+/// and the bytes of the stack buffers each thread takes for it.
+struct Accesses {
+  llvm::DenseSet<Value> reads, writes;
+  int64_t stackBytes = 0;
+};
+
+/// The most stack a region's loops take per thread: what fuse-workspace
+/// gives one loop (libomp's worker stacks are 4 MiB).
+constexpr int64_t kMaxRegionStackBytes = 256 * 1024;
+
+/// The memref `value` is a view of: a function argument (the caller's
+/// buffers never overlap, fuse-workspace's contract), an allocation, a
+/// global, or (unknown) anything else.
+Value rootBuffer(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (auto view = dyn_cast<ViewLikeOpInterface>(def))
+      value = view.getViewSource();
+    else if (auto metadata = dyn_cast<memref::ExtractStridedMetadataOp>(def))
+      value = metadata.getSource();
+    else
+      break;
+  }
+  return value;
+}
+
+bool isKnownBuffer(Value root) {
+  if (auto argument = dyn_cast<BlockArgument>(root))
+    return argument.getOwner()->isEntryBlock() &&
+           isa<func::FuncOp>(argument.getOwner()->getParentOp());
+  return root.getDefiningOp<memref::AllocOp>() ||
+         root.getDefiningOp<memref::AllocaOp>() ||
+         root.getDefiningOp<memref::GetGlobalOp>();
+}
+
+/// What `loop` reads and writes outside its own buffers; nullopt when an
+/// access cannot be traced to a buffer (a call, an unknown effect).
+std::optional<Accesses> accessesOf(scf::ParallelOp loop) {
+  Accesses result;
+  for (Operation &op : loop.getBody()->without_terminator())
+    if (auto buffer = dyn_cast<memref::AllocaOp>(op);
+        buffer && buffer->getNumOperands() == 0) {
+      MemRefType type = buffer.getType();
+      if (!type.hasStaticShape() || !type.getElementType().isIntOrFloat())
+        return std::nullopt;
+      result.stackBytes +=
+          type.getNumElements() *
+          std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+    }
+  llvm::DenseSet<Value> local;
+  WalkResult walk = loop.getBody()->walk([&](Operation *op) {
+    if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
+      return WalkResult::advance();
+    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+    if (!effects)
+      return WalkResult::interrupt();
+    SmallVector<MemoryEffects::EffectInstance> instances;
+    effects.getEffects(instances);
+    for (const MemoryEffects::EffectInstance &effect : instances) {
+      Value value = effect.getValue();
+      if (isa<MemoryEffects::Allocate, MemoryEffects::Free>(
+              effect.getEffect())) {
+        if (value)
+          local.insert(value);
+        continue;
+      }
+      if (!value)
+        return WalkResult::interrupt();
+      Value root = rootBuffer(value);
+      if (local.contains(root))
+        continue;
+      bool write = isa<MemoryEffects::Write>(effect.getEffect());
+      // Two get_globals of one symbol are different values: globals are
+      // only read.
+      if (!isKnownBuffer(root) ||
+          (write && root.getDefiningOp<memref::GetGlobalOp>()))
+        return WalkResult::interrupt();
+      (write ? result.writes : result.reads).insert(root);
+    }
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return std::nullopt;
+  return result;
+}
+
+/// Whether loops with accesses `a` and `b` may run at once: neither writes
+/// a buffer the other touches.
+bool independent(const Accesses &a, const Accesses &b) {
+  auto touches = [](const Accesses &x, Value buffer) {
+    return x.reads.contains(buffer) || x.writes.contains(buffer);
+  };
+  return llvm::none_of(a.writes, [&](Value v) { return touches(b, v); }) &&
+         llvm::none_of(b.writes, [&](Value v) { return touches(a, v); });
+}
+
+/// The outermost parallel loops in runs that can share one region: loops
+/// of one block, each independent of the others, with only operations free
+/// of memory effects between them (constants, index arithmetic), which stay
+/// where they are, and stack buffers of kMaxRegionStackBytes at most in
+/// all. The region replaces the run's last loop, where every
+/// value a loop of the run uses is defined.
+SmallVector<SmallVector<scf::ParallelOp>> regionRuns(ModuleOp module) {
+  SmallVector<SmallVector<scf::ParallelOp>> runs;
+  // The accesses of the last run's loops.
+  SmallVector<Accesses> runAccesses;
+  module.walk<WalkOrder::PreOrder>([&](scf::ParallelOp loop) {
+    std::optional<Accesses> mine = accessesOf(loop);
+    bool continues = mine && !runs.empty() && !runAccesses.empty() &&
+                     runs.back().back()->getBlock() == loop->getBlock();
+    for (Operation *op = continues ? runs.back().back()->getNextNode()
+                                   : loop.getOperation();
+         op != loop.getOperation(); op = op->getNextNode())
+      continues &= isMemoryEffectFree(op);
+    int64_t stack = mine ? mine->stackBytes : 0;
+    for (const Accesses &other : runAccesses)
+      stack += other.stackBytes;
+    continues = continues && stack <= kMaxRegionStackBytes &&
+                llvm::all_of(runAccesses, [&](const Accesses &a) {
+                  return independent(*mine, a);
+                });
+    if (continues) {
+      runs.back().push_back(loop);
+    } else {
+      runs.push_back({loop});
+      runAccesses.clear();
+    }
+    // A loop whose accesses are unknown ends its run.
+    if (mine)
+      runAccesses.push_back(std::move(*mine));
+    else
+      runAccesses.clear();
+    return WalkResult::skip();
+  });
+  return runs;
+}
+
+/// A loop's iterations, linearized.
+struct Linearized {
+  SmallVector<Value> tripCounts;
+  Value total;
+};
+
+Linearized linearize(OpBuilder &b, Location loc, scf::ParallelOp loop) {
+  Linearized result;
+  result.total = arith::ConstantIndexOp::create(b, loc, 1);
+  for (auto [lower, upper, step] :
+       llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
+    Value span = arith::SubIOp::create(b, loc, upper, lower);
+    Value trips = arith::CeilDivUIOp::create(b, loc, span, step);
+    result.tripCounts.push_back(trips);
+    result.total = arith::MulIOp::create(b, loc, result.total, trips);
+  }
+  return result;
+}
+
 struct ParallelLoopsToOpenMPPass
     : fuse::impl::FuseParallelLoopsToOpenMPBase<ParallelLoopsToOpenMPPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<scf::ParallelOp> loops;
     // Outermost first; a loop nested in another's body runs on the thread
     // that runs the iteration (nested regions would be serialized anyway).
-    module.walk<WalkOrder::PreOrder>([&](scf::ParallelOp loop) {
-      loops.push_back(loop);
-      return WalkResult::skip();
-    });
-    if (loops.empty())
+    SmallVector<SmallVector<scf::ParallelOp>> runs = regionRuns(module);
+    if (runs.empty())
       return;
     func::FuncOp maxThreads = ompQuery(module, "omp_get_max_threads");
     func::FuncOp threadNum = ompQuery(module, "omp_get_thread_num");
     func::FuncOp numThreads = ompQuery(module, "omp_get_num_threads");
-    for (scf::ParallelOp loop : loops) {
-      if (loop.getNumReductions() != 0 || loop->getNumResults() != 0) {
-        loop.emitError("a parallel loop with reductions is not supported");
-        return signalPassFailure();
-      }
-      Location loc = loop.getLoc();
-      OpBuilder b(loop);
-      // The loop's iterations, linearized.
-      SmallVector<Value> tripCounts;
-      Value total = arith::ConstantIndexOp::create(b, loc, 1);
-      for (auto [lower, upper, step] : llvm::zip(
-               loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
-        Value span = arith::SubIOp::create(b, loc, upper, lower);
-        Value trips = arith::CeilDivUIOp::create(b, loc, span, step);
-        tripCounts.push_back(trips);
-        total = arith::MulIOp::create(b, loc, total, trips);
-      }
+    for (ArrayRef<scf::ParallelOp> run : runs) {
+      for (scf::ParallelOp loop : run)
+        if (loop.getNumReductions() != 0 || loop->getNumResults() != 0) {
+          loop.emitError("a parallel loop with reductions is not supported");
+          return signalPassFailure();
+        }
+      scf::ParallelOp last = run.back();
+      Location loc = last.getLoc();
+      OpBuilder b(last);
+      SmallVector<Linearized> spaces;
+      for (scf::ParallelOp loop : run)
+        spaces.push_back(linearize(b, loc, loop));
       Value zero = arith::ConstantIndexOp::create(b, loc, 0);
       Value one = arith::ConstantIndexOp::create(b, loc, 1);
       Value threads = callQuery(b, loc, maxThreads);
@@ -122,7 +274,10 @@ struct ParallelLoopsToOpenMPPass
                                             threads, one);
       auto branch = scf::IfOp::create(b, loc, several, /*withElse=*/true);
       {
-        // Each thread takes one contiguous block of the iterations.
+        // Each thread takes one contiguous block of each loop's iterations.
+        // Loop k's blocks start at thread k (mod the count), so that the
+        // shorter last blocks, and the single iterations of small loops,
+        // are not all one thread's.
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(branch.thenBlock());
         auto region = omp::ParallelOp::create(b, loc);
@@ -130,22 +285,37 @@ struct ParallelLoopsToOpenMPPass
         b.setInsertionPointToStart(body);
         Value id = callQuery(b, loc, threadNum);
         Value count = callQuery(b, loc, numThreads);
-        Value chunk = arith::CeilDivUIOp::create(b, loc, total, count);
-        Value begin = arith::MinUIOp::create(
-            b, loc, arith::MulIOp::create(b, loc, id, chunk), total);
-        Value end = arith::MinUIOp::create(
-            b, loc, arith::AddIOp::create(b, loc, begin, chunk), total);
-        emitIterations(b, loc, loop, tripCounts, begin, end);
+        for (auto [k, loop] : llvm::enumerate(run)) {
+          Value total = spaces[k].total;
+          Value block = id;
+          if (k != 0)
+            block = arith::RemUIOp::create(
+                b, loc,
+                arith::AddIOp::create(
+                    b, loc, id,
+                    arith::ConstantIndexOp::create(b, loc, int64_t(k))),
+                count);
+          Value chunk = arith::CeilDivUIOp::create(b, loc, total, count);
+          Value begin = arith::MinUIOp::create(
+              b, loc, arith::MulIOp::create(b, loc, block, chunk), total);
+          Value end = arith::MinUIOp::create(
+              b, loc, arith::AddIOp::create(b, loc, begin, chunk), total);
+          emitIterations(b, loc, loop, spaces[k].tripCounts, begin, end);
+        }
         omp::TerminatorOp::create(b, loc);
       }
       {
         // One thread: the iterations in order, no call into the runtime.
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(branch.elseBlock());
-        emitIterations(b, loc, loop, tripCounts, zero, total);
+        for (auto [k, loop] : llvm::enumerate(run))
+          emitIterations(b, loc, loop, spaces[k].tripCounts, zero,
+                         spaces[k].total);
       }
-      LLVM_DEBUG(llvm::dbgs() << "parallel loop at " << loc << "\n");
-      loop.erase();
+      LLVM_DEBUG(llvm::dbgs() << "parallel region of " << run.size()
+                              << " loop(s) at " << loc << "\n");
+      for (scf::ParallelOp loop : run)
+        loop.erase();
     }
   }
 };

@@ -211,6 +211,8 @@ void FusionPlan::build(RewriterBase &rewriter, linalg::GenericOp root,
       rewriter, root.getLoc(), root->getResultTypes(), inputs,
       root.getDpsInits(), rewriter.getAffineMapArrayAttr(maps),
       root.getIteratorTypes(), /*doc=*/nullptr, /*library_call=*/nullptr);
+  // What the root is (an optimizer's update) it stays.
+  fused->setDiscardableAttrs(root->getDiscardableAttrDictionary());
   Block *block = rewriter.createBlock(&fused.getRegion());
   IRMapping mapping;
   for (BlockArgument arg : inputArgs)

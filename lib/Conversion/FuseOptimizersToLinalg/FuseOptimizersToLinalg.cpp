@@ -1,9 +1,10 @@
 //===- FuseOptimizersToLinalg.cpp - Optimizer ops to fused updates --------===//
 //
 // Each optimizer's update rule is written once, against `Arith`, and emitted
-// either fused (scalar arithmetic in the body of one linalg.generic per group
-// of same-shaped parameters, which reads every input array once and writes
-// every output once, in place through its `outs`) or unfused (one fuse op
+// either fused (scalar arithmetic in the body of one linalg.generic per
+// parameter, or per group of same-shaped parameters, which reads every input
+// array once and writes every output once, in place through its `outs`,
+// marked fuse.optimizer_update for the strategy) or unfused (one fuse op
 // per arithmetic operation, the way eager frameworks run an optimizer). Both
 // perform the same operations in the same order, so they agree bitwise.
 //
@@ -404,6 +405,9 @@ SmallVector<Value> emitFused(OpBuilder &b, Location loc, const Operands &ops,
           }
           return yields;
         });
+    // The strategy splits it into cache-sized chunks for the threads.
+    results.front().getDefiningOp()->setAttr(kOptimizerUpdateAttrName,
+                                             b.getUnitAttr());
     for (auto [j, i] : llvm::enumerate(group))
       perParam[i] = llvm::to_vector(ArrayRef(results).slice(j * width, width));
   }

@@ -60,3 +60,92 @@ func.func @two_dims(%out: memref<4x8xf32>, %v: f32) {
   }
   return
 }
+
+// -----
+
+// Adjacent loops that write disjoint buffers (two parameters' updates) share
+// one region: each thread takes its block of each loop, the second loop's
+// blocks starting at the next thread, with no barrier between them. With
+// one thread, both loops run in order.
+// CHECK-LABEL: func.func @independent
+// CHECK:         scf.if
+// CHECK:           omp.parallel {
+// CHECK:             scf.for
+// CHECK:               memref.subview %arg0
+// CHECK:             arith.remui
+// CHECK:             scf.for
+// CHECK:               memref.store %{{.*}}, %arg1
+// CHECK:             omp.terminator
+// CHECK-NOT:         omp.terminator
+// CHECK:         } else {
+// CHECK:           scf.for
+// CHECK:             memref.subview %arg0
+// CHECK:           scf.for
+// CHECK:             memref.store %{{.*}}, %arg1
+// CHECK-NOT:     omp.parallel
+// CHECK:         return
+func.func @independent(%a: memref<64xf32>, %b: memref<32xf32>, %v: f32) {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c64 = arith.constant 64 : index
+  scf.parallel (%i) = (%c0) to (%c64) step (%c8) {
+    %s = memref.subview %a[%i] [8] [1] : memref<64xf32> to memref<8xf32, strided<[1], offset: ?>>
+    memref.store %v, %s[%c0] : memref<8xf32, strided<[1], offset: ?>>
+    scf.reduce
+  }
+  %c32 = arith.constant 32 : index
+  scf.parallel (%i) = (%c0) to (%c32) step (%c8) {
+    memref.store %v, %b[%i] : memref<32xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// The second loop reads what the first writes: two regions, the barrier of
+// the first between them.
+// CHECK-LABEL: func.func @dependent
+// CHECK:         omp.parallel
+// CHECK:         omp.terminator
+// CHECK:         omp.parallel
+// CHECK:         omp.terminator
+func.func @dependent(%a: memref<64xf32>, %b: memref<64xf32>, %v: f32) {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c64 = arith.constant 64 : index
+  scf.parallel (%i) = (%c0) to (%c64) step (%c8) {
+    memref.store %v, %a[%i] : memref<64xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%c64) step (%c8) {
+    %x = memref.load %a[%i] : memref<64xf32>
+    memref.store %x, %b[%i] : memref<64xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// A call between two loops (it may touch any buffer) ends the run.
+// CHECK-LABEL: func.func @call_between
+// CHECK:         omp.parallel
+// CHECK:         call @touch
+// CHECK:         omp.parallel
+func.func private @touch()
+func.func @call_between(%a: memref<64xf32>, %b: memref<64xf32>, %v: f32) {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c64 = arith.constant 64 : index
+  scf.parallel (%i) = (%c0) to (%c64) step (%c8) {
+    memref.store %v, %a[%i] : memref<64xf32>
+    scf.reduce
+  }
+  func.call @touch() : () -> ()
+  scf.parallel (%i) = (%c0) to (%c64) step (%c8) {
+    memref.store %v, %b[%i] : memref<64xf32>
+    scf.reduce
+  }
+  return
+}

@@ -367,23 +367,23 @@ func.func @batch_matmul_whole_tiles(%arg0: tensor<2x11x5xf32>, %arg1: tensor<2x5
 
 // -----
 
-// fuse.add on tensor<1000xf32>: tiles of four registers (64 lanes); the last
-// tile (1000 = 15 * 64 + 40) is partial, so every tile is read and written
-// through a mask of the tile's size, folded into the transfers. The output
-// tile, written and never read, is written through its slice.
+// fuse.add on tensor<1000xf32>: tiles of four registers (64 lanes); 1000 =
+// 15 * 64 + 40, so the op is split at 960: 15 whole tiles, unmasked, then
+// one static tile of 40 (no mask at every step). The output tile, written
+// and never read, is written through its slice.
 #map = affine_map<(d0) -> (d0)>
-// CHECK-DAG: #[[$MIN:.*]] = affine_map<(d0) -> (-d0 + 1000, 64)>
 // CHECK-LABEL: func @elementwise_partial_tile
 // CHECK-SAME: (%[[X:[^:]*]]: tensor<1000xf32>, %[[Y:[^:]*]]: tensor<1000xf32>)
 // CHECK-DAG: %[[C64:.*]] = arith.constant 64 : index
-// CHECK-DAG: %[[C1000:.*]] = arith.constant 1000 : index
-// CHECK: scf.for %[[I:[^ ]+]] = %{{.*}} to %[[C1000]] step %[[C64]]
-// CHECK: %[[N:.*]] = affine.min #[[$MIN]](%[[I]])
-// CHECK: %[[MASK:.*]] = vector.create_mask %[[N]] : vector<64xi1>
-// CHECK: %[[A:.*]] = vector.transfer_read %[[X]][%[[I]]], %{{.*}}, %[[MASK]] {{.*}} : tensor<1000xf32>, vector<64xf32>
-// CHECK: %[[B:.*]] = vector.transfer_read %[[Y]][%[[I]]], %{{.*}}, %[[MASK]] {{.*}} : tensor<1000xf32>, vector<64xf32>
+// CHECK-DAG: %[[C960:.*]] = arith.constant 960 : index
+// CHECK: scf.for %[[I:[^ ]+]] = %{{.*}} to %[[C960]] step %[[C64]]
+// CHECK: %[[A:.*]] = vector.transfer_read %[[X]][%[[I]]], %{{.*}} {in_bounds = [true]} : tensor<1000xf32>, vector<64xf32>
+// CHECK: %[[B:.*]] = vector.transfer_read %[[Y]][%[[I]]], %{{.*}} {in_bounds = [true]} : tensor<1000xf32>, vector<64xf32>
 // CHECK: %[[S:.*]] = arith.addf %[[A]], %[[B]] : vector<64xf32>
-// CHECK: vector.transfer_write %[[S]], %{{.*}}, %[[MASK]] {{.*}} : vector<64xf32>, tensor<?xf32>
+// CHECK: vector.transfer_write %[[S]], %{{.*}} {in_bounds = [true]} : vector<64xf32>, tensor<960xf32>
+// CHECK: vector.transfer_read %[[X]][%[[C960]]], %{{.*}} {in_bounds = [true]} : tensor<1000xf32>, vector<40xf32>
+// CHECK: arith.addf %{{.*}}, %{{.*}} : vector<40xf32>
+// CHECK-NOT: vector.create_mask
 // CHECK-NOT: linalg.generic
 // CHECK: return
 func.func @elementwise_partial_tile(%arg0: tensor<1000xf32>, %arg1: tensor<1000xf32>) -> tensor<1000xf32> {
@@ -522,12 +522,12 @@ func.func @max_pool(%arg0: tensor<1x8x8x16xf32>) -> tensor<1x4x4x16xf32> {
 // CHECK-NOT: vector.
 // CHECK: scf.for
 // CHECK: %[[M:.*]] = linalg.generic
-// CHECK-SAME: outs(%{{.*}} : tensor<?xi1>)
+// CHECK-SAME: outs(%{{.*}} : tensor<256xi1>)
 // CHECK: arith.cmpf ogt, %{{.*}}, %{{.*}} : f32
 // CHECK: tensor.insert_slice %[[M]]
 // CHECK: scf.for
 // CHECK: linalg.generic
-// CHECK-SAME: ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<?xi1>, tensor<?xf32>, tensor<?xf32>)
+// CHECK-SAME: ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<64xi1>, tensor<64xf32>, tensor<64xf32>)
 // CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
 // CHECK-NOT: vector.
 // CHECK: return

@@ -1,4 +1,5 @@
-// RUN: fuse-opt %s --convert-fuse-optimizers-to-linalg --split-input-file | FileCheck %s
+// RUN: fuse-opt %s --convert-fuse-optimizers-to-linalg=max-group-size=4 --split-input-file | FileCheck %s
+// RUN: fuse-opt %s --convert-fuse-optimizers-to-linalg --split-input-file | FileCheck %s --check-prefix=DEFAULT
 // RUN: fuse-opt %s --convert-fuse-optimizers-to-linalg=max-group-size=2 --split-input-file | FileCheck %s --check-prefix=GROUP2
 // RUN: fuse-opt %s --convert-fuse-optimizers-to-linalg=fuse=false --split-input-file | FileCheck %s --check-prefix=UNFUSED
 
@@ -76,6 +77,19 @@ func.func @adam(%lr: tensor<f32>, %step: tensor<i64>, %w: tensor<4x3xf32>, %b: t
 // CHECK: linalg.yield
 // CHECK-NOT: linalg.generic
 // CHECK: return %[[R]]#0, %[[R]]#2, %[[R]]#4, %[[R]]#1, %[[R]]#3, %[[R]]#5 :
+
+// By default, one generic per parameter, each marked for the strategy,
+// which splits it into chunks (a group's many streams spill registers).
+// DEFAULT-LABEL: func @sgd_momentum
+// DEFAULT-SAME: (%{{[^:]*}}: tensor<f32>, %{{[^:]*}}: tensor<i64>, %[[P0:[^:]*]]: tensor<8xf32>, %[[P1:[^:]*]]: tensor<8xf32>, %[[P2:[^:]*]]: tensor<8xf32>, %[[G0:[^:]*]]: tensor<8xf32>, %[[G1:[^:]*]]: tensor<8xf32>, %[[G2:[^:]*]]: tensor<8xf32>, %[[B0:[^:]*]]: tensor<8xf32>, %[[B1:[^:]*]]: tensor<8xf32>, %[[B2:[^:]*]]: tensor<8xf32>)
+// DEFAULT: %[[R0:.*]]:2 = linalg.generic
+// DEFAULT-SAME: ins(%[[G0]] : tensor<8xf32>) outs(%[[P0]], %[[B0]] : tensor<8xf32>, tensor<8xf32>) attrs =  {fuse.optimizer_update}
+// DEFAULT: %[[R1:.*]]:2 = linalg.generic
+// DEFAULT-SAME: ins(%[[G1]] : tensor<8xf32>) outs(%[[P1]], %[[B1]] : tensor<8xf32>, tensor<8xf32>) attrs =  {fuse.optimizer_update}
+// DEFAULT: %[[R2:.*]]:2 = linalg.generic
+// DEFAULT-SAME: ins(%[[G2]] : tensor<8xf32>) outs(%[[P2]], %[[B2]] : tensor<8xf32>, tensor<8xf32>) attrs =  {fuse.optimizer_update}
+// DEFAULT-NOT: linalg.generic
+// DEFAULT: return %[[R0]]#0, %[[R1]]#0, %[[R2]]#0, %[[R0]]#1, %[[R1]]#1, %[[R2]]#1 :
 
 // GROUP2-LABEL: func @sgd_momentum
 // GROUP2-SAME: (%{{[^:]*}}: tensor<f32>, %{{[^:]*}}: tensor<i64>, %[[P0:[^:]*]]: tensor<8xf32>, %[[P1:[^:]*]]: tensor<8xf32>, %[[P2:[^:]*]]: tensor<8xf32>, %[[G0:[^:]*]]: tensor<8xf32>, %[[G1:[^:]*]]: tensor<8xf32>, %[[G2:[^:]*]]: tensor<8xf32>, %[[B0:[^:]*]]: tensor<8xf32>, %[[B1:[^:]*]]: tensor<8xf32>, %[[B2:[^:]*]]: tensor<8xf32>)
