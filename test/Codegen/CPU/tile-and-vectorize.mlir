@@ -824,13 +824,17 @@ func.func @shared_fill(%a: tensor<48x128xf32>, %b: tensor<128x32xf32>, %c: tenso
 // -----
 
 // tensor.pad (the padded output gradient of a convolution's input gradient)
-// becomes a vectorized fill of the padded tensor and a vectorized copy into
-// its interior slice, which bufferizes in place; a pad left to bufferization
-// becomes an element-by-element strided copy.
+// becomes vectorized fills of the padded tensor's border and a vectorized
+// copy into its interior slice, which bufferizes in place; a pad left to
+// bufferization becomes an element-by-element strided copy.
 // CHECK-LABEL: func @pad
 // CHECK-NOT: tensor.pad
-// CHECK: %[[FILLED:.*]] = scf.for
-// CHECK: vector.transfer_write %{{.*}} : vector<32xf32>, tensor<2x6x6x32xf32>
+// CHECK: scf.for
+// CHECK: vector.transfer_write %{{.*}} : vector<32xf32>, tensor<2x1x6x32xf32>
+// CHECK: vector.transfer_write %{{.*}} : vector<32xf32>, tensor<2x1x6x32xf32>
+// CHECK: vector.transfer_write %{{.*}} : vector<32xf32>, tensor<2x4x1x32xf32>
+// CHECK: vector.transfer_write %{{.*}} : vector<32xf32>, tensor<2x4x1x32xf32>
+// CHECK: %[[FILLED:.*]] = tensor.insert_slice %{{.*}}[0, 1, 5, 0] [2, 4, 1, 32]
 // CHECK: %[[INTERIOR:.*]] = tensor.extract_slice %[[FILLED]][0, 1, 1, 0] [2, 4, 4, 32] [1, 1, 1, 1]
 // CHECK: %[[COPIED:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[INTERIOR]])
 // CHECK: vector.transfer_read %{{.*}} : tensor<2x4x4x32xf32>, vector<32xf32>
@@ -847,13 +851,14 @@ func.func @pad(%x: tensor<2x4x4x32xf32>) -> tensor<2x6x6x32xf32> {
 // -----
 
 // A pad of a value that an element-wise op computes: the op writes
-// straight into the interior of the filled tensor, and its other user (a
-// linalg op that reads it) reads it there. No copy.
+// straight into the interior of the tensor whose border is filled, and its
+// other user (a linalg op that reads it) reads it there. No copy.
 #map = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 // CHECK-LABEL: func @pad_producer
 // CHECK-NOT: tensor.pad
-// CHECK: %[[FILLED:.*]] = scf.for
-// CHECK: vector.transfer_write %{{.*}} : vector<32xf32>, tensor<2x6x6x32xf32>
+// CHECK: vector.transfer_write %{{.*}} : vector<32xf32>, tensor<2x1x6x32xf32>
+// CHECK: vector.transfer_write %{{.*}} : vector<32xf32>, tensor<2x4x1x32xf32>
+// CHECK: %[[FILLED:.*]] = tensor.insert_slice %{{.*}}[0, 1, 5, 0] [2, 4, 1, 32]
 // CHECK: %[[INTERIOR:.*]] = tensor.extract_slice %[[FILLED]][0, 1, 1, 0] [2, 4, 4, 32] [1, 1, 1, 1]
 // CHECK: %[[RELU:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[INTERIOR]])
 // CHECK: arith.maximumf
