@@ -38,9 +38,10 @@ struct Training {
 /// `batch` examples (`inputShape` per example, labels below `classes`).
 Training train(const std::string &model, unsigned threads, int64_t steps,
                int64_t k, int64_t batch, std::vector<int64_t> inputShape,
-               int64_t classes) {
+               int64_t classes, bool winograd = false) {
   EngineOptions options;
   options.threads = threads;
+  options.winograd = winograd;
   auto engine = makeEngine(model, options);
   EXPECT_EQ(engine->threads(), threads);
   std::unique_ptr<Trainer> trainer = unwrap(Trainer::create(*engine, "train"));
@@ -117,6 +118,17 @@ TEST(Threads, CnnSameBitsForAnyThreadCount) {
   for (unsigned threads : {2u, 3u, 4u})
     expectSameRuns(one, train(model, threads, 4, 2, 16, {28, 28, 1}, 10),
                    std::to_string(threads) + " threads");
+}
+
+// Winograd's convolutions run as image loops (the forward one with the
+// ReLU, pool and dropout fused in) shared by the threads in blocks of
+// images.
+TEST(Threads, CnnWinogradSameBitsForAnyThreadCount) {
+  std::string model = readExample("cnn.mlir");
+  Training one = train(model, 1, 4, 2, 16, {28, 28, 1}, 10, true);
+  for (unsigned threads : {2u, 3u, 4u})
+    expectSameRuns(one, train(model, threads, 4, 2, 16, {28, 28, 1}, 10, true),
+                   std::to_string(threads) + " threads, Winograd");
 }
 
 /// A linear classifier large enough to be split (256 x 512 weights) with

@@ -285,7 +285,8 @@ def FuseImageLoopFusion
     batch. An element-wise op that reads at most half the bytes it writes
     and that only image loops read, each at its own image (the max-pool
     gradient), is computed anew in each of those loops on its image, and
-    its batch is never stored. Removes the marks.
+    its batch is never stored. Keeps the marks for
+    fuse-distribute-image-loops.
   }];
   let dependentDialects = [
     "::fuse::FuseDialect", "::mlir::affine::AffineDialect",
@@ -508,6 +509,31 @@ def FuseApproximateMath : Pass<"fuse-approximate-math"> {
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
     "::mlir::vector::VectorDialect"
+  ];
+}
+
+def FuseDistributeImageLoops
+    : Pass<"fuse-distribute-image-loops", "::mlir::func::FuncOp"> {
+  let summary = "Share the image loops' images among the threads";
+  let description = [{
+    Rewrites each loop marked `fuse.image_loop` (after
+    fuse-image-loop-fusion: a Winograd convolution with the ReLU, pool and
+    dropout fused into it, say) into an `scf.forall` over blocks of images,
+    each block a loop over its images with the loop's body as it was. Every
+    tensor the loop carries must be a batch-sized result whose image n
+    iteration n inserts (the threads share it, each inserting its block), a
+    scratch buffer created empty (or filled) before the loop whose result
+    is unused (each block gets its own), or a tensor every iteration yields
+    unchanged; a loop that carries anything else across images (a sum over
+    them) stays as it is. The block is the strategy's
+    (`chooseImageLoopBlock`, from the work of an iteration's linalg ops):
+    the fewest images with enough work to pay for a fork. Images do not
+    depend on each other, so results are bitwise the same for any thread
+    count. Removes the marks.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
   ];
 }
 

@@ -519,7 +519,6 @@ void fuse::fuseImageLoops(RewriterBase &rewriter, func::FuncOp func) {
   });
   for (linalg::LinalgOp producer : producers)
     (void)fuseProducer(rewriter, producer);
-  func.walk([](scf::ForOp loop) { loop->removeAttr(kImageLoopAttrName); });
 }
 
 namespace {

@@ -39,7 +39,8 @@ void markImageLoop(mlir::scf::ForOp loop);
 /// stored for the whole batch: its image is computed into a buffer of one
 /// image. Then computes each element-wise op that reads at most half the
 /// bytes it writes, and that only image loops read, each at its own image,
-/// in each of those loops on its image. Removes the image loops' marks.
+/// in each of those loops on its image. The loops keep their marks (for
+/// fuse-distribute-image-loops).
 void fuseImageLoops(mlir::RewriterBase &rewriter, mlir::func::FuncOp func);
 
 } // namespace fuse

@@ -431,6 +431,14 @@ int64_t chooseImageGroups(ArrayRef<int64_t> ranges, int64_t elementBytes) {
 
 } // namespace
 
+int64_t fuse::chooseImageLoopBlock(int64_t images, int64_t workPerImage) {
+  for (int64_t block = 1; block <= images / 2; ++block)
+    if (images % block == 0 &&
+        block * workPerImage >= kMinDistributedMultiplyAdds)
+      return block;
+  return 0;
+}
+
 unsigned fuse::resolveVectorBits(func::FuncOp func, unsigned option) {
   return option ? option : targetVectorBits(func);
 }

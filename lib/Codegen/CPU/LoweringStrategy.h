@@ -27,6 +27,13 @@ namespace fuse {
 /// host's (a bare fuse-opt run).
 unsigned resolveVectorBits(mlir::func::FuncOp func, unsigned option);
 
+/// Images per thread block of an image loop (fuse-distribute-image-loops)
+/// of `images` iterations, each of about `workPerImage` multiply-adds or
+/// element operations: the fewest that divide the batch into at least two
+/// blocks of as much work as a distributed block of a product; 0 (one
+/// thread) if none.
+int64_t chooseImageLoopBlock(int64_t images, int64_t workPerImage);
+
 /// Choices that are not the target's.
 struct LoweringOptions {
   /// Winograd's F(4x4, 3x3) / F(2x2, 3x3) for the 3x3 convolutions and

@@ -26,6 +26,7 @@ void fuse::buildTileAndVectorizePipeline(
   pm.addPass(createFuseBlockAndPackMatmuls({options.vectorBits}));
   pm.addPass(createFuseTileConvolutions({options.vectorBits}));
   pm.addPass(createFuseImageLoopFusion());
+  pm.addPass(createFuseDistributeImageLoops());
   pm.addPass(createFuseSliceStridedInputs());
   // Products first, with their fills and consumers; then the rest.
   pm.addPass(createFuseTileMatmuls({options.vectorBits}));

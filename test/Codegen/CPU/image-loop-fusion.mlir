@@ -1,8 +1,8 @@
 // RUN: fuse-opt %s --fuse-image-loop-fusion --split-input-file | FileCheck %s
 
 // A linalg op that computes each image from the same image of an image
-// loop's result runs in the loop, on the image just computed; the loop's
-// mark is removed.
+// loop's result runs in the loop, on the image just computed; the loop
+// keeps its mark (for fuse-distribute-image-loops).
 // CHECK-LABEL: func @consumer
 // CHECK: %[[OUT:.*]] = bufferization.alloc_tensor() : tensor<2x4x16xf32>
 // CHECK: %[[LOOP:.*]]:2 = scf.for %[[N:.*]] = {{.*}} iter_args(%{{.*}} = %{{.*}}, %[[ACC:.*]] = %[[OUT]])
@@ -10,7 +10,7 @@
 // CHECK: %[[READ:.*]] = tensor.extract_slice %[[IMAGE]][0, 0, 0] [1, 4, 16]
 // CHECK: %[[RELU:.*]] = linalg.generic {{.*}} ins(%[[READ]] : tensor<1x4x16xf32>)
 // CHECK: tensor.insert_slice %[[RELU]] into %[[ACC]][%[[N]], 0, 0] [1, 4, 16]
-// CHECK-NOT: fuse.image_loop
+// CHECK: } {fuse.image_loop}
 // CHECK: return %[[LOOP]]#1
 #id3 = affine_map<(n, h, c) -> (n, h, c)>
 func.func @consumer(%x: tensor<2x4x16xf32>) -> tensor<2x4x16xf32> {
@@ -52,7 +52,7 @@ func.func @consumer(%x: tensor<2x4x16xf32>) -> tensor<2x4x16xf32> {
 // CHECK: %[[BUF:.*]] = bufferization.alloc_tensor() : tensor<1x8x8x32xf32>
 // CHECK-NEXT: %[[IMAGE:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<32xf32>) outs(%[[BUF]] : tensor<1x8x8x32xf32>)
 // CHECK-NOT: tensor<4x8x8x32xf32>
-// CHECK-NOT: fuse.image_loop
+// CHECK: } {fuse.image_loop}
 #map = affine_map<(d0, d1, d2, d3) -> (d3)>
 #map1 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 #map2 = affine_map<(d0, d1) -> (d0 + d1)>
