@@ -304,18 +304,26 @@ constexpr int64_t kUpdateChunkElements = 4096;
 
 /// The distribution level of an optimizer's update (fuse.optimizer_update,
 /// all loops parallel): chunks of at most kUpdateChunkElements, the largest
-/// that divide the update (IPEX's scheme). Loops whose iterations each hold
-/// more than a chunk are split into tiles of 1, the next loop into the
-/// chunks. The updates of all parameters are independent, so their chunks
-/// share one parallel region (fuse-parallel-loops-to-openmp): even a small
-/// update is split, and its chunks join the large ones'. Not split (all
-/// zeros) when that would leave one chunk, or chunks of less than a quarter
-/// of kUpdateChunkElements (a size with no divisor near it).
+/// that divide the update and start on a cache line (a chunk at an odd
+/// offset reads every vector across two lines: 1.5x slower in cache), IPEX's
+/// scheme. Loops whose iterations each hold more than a chunk are split into
+/// tiles of 1, the next loop into the chunks. The updates of all parameters
+/// are independent, so their chunks share one parallel region
+/// (fuse-parallel-loops-to-openmp): even a small update is split, and its
+/// chunks join the large ones'. Not split (all zeros) when that would leave
+/// one chunk, or chunks of less than a quarter of kUpdateChunkElements (a
+/// size with no such divisor near it).
 SmallVector<int64_t> chooseUpdateChunks(linalg::LinalgOp op) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   SmallVector<int64_t> sizes(ranges.size(), 0);
-  if (op.getNumParallelLoops() != op.getNumLoops())
+  Type element = op.getNumDpsInits() == 0
+                     ? Type()
+                     : getElementTypeOrSelf(op.getDpsInits()[0].getType());
+  if (op.getNumParallelLoops() != op.getNumLoops() || !element ||
+      !element.isIntOrFloat())
     return sizes;
+  int64_t lineElements = std::max<int64_t>(
+      1, 64 / std::max<int64_t>(1, element.getIntOrFloatBitWidth() / 8));
   SmallVector<int64_t> inner(ranges.size() + 1, 1);
   for (size_t d = ranges.size(); d-- > 0;)
     inner[d] = inner[d + 1] * ranges[d];
@@ -324,13 +332,16 @@ SmallVector<int64_t> chooseUpdateChunks(linalg::LinalgOp op) {
       sizes[d] = 1;
       continue;
     }
-    int64_t tile = largestDivisorAtMost(
-        ranges[d], std::max<int64_t>(1, kUpdateChunkElements / inner[d + 1]));
-    if (tile * inner[d + 1] < kUpdateChunkElements / 4 ||
-        tile * inner[d + 1] == inner[0])
-      break;
-    sizes[d] = tile;
-    return sizes;
+    for (int64_t tile = kUpdateChunkElements / inner[d + 1];
+         tile * inner[d + 1] >= kUpdateChunkElements / 4; --tile) {
+      if (ranges[d] % tile != 0 || (tile * inner[d + 1]) % lineElements != 0)
+        continue;
+      if (tile * inner[d + 1] == inner[0])
+        break;
+      sizes[d] = tile;
+      return sizes;
+    }
+    break;
   }
   return SmallVector<int64_t>(ranges.size(), 0);
 }

@@ -221,12 +221,16 @@ func.func @one_image(%x: tensor<1x26x26x32xf32>, %k: tensor<3x3x32x32xf32>, %c: 
 // -----
 
 // An optimizer's update (fuse.optimizer_update) is distributed in chunks of
-// at most 4096 elements, the largest that divide it: 25 chunks of 4000
-// elements, 28 chunks of 28 rows x 128; a size with no divisor near 4096
-// (4099, a prime) stays whole, as does an update of one chunk.
+// at most 4096 elements, the largest that divide it and start on a cache
+// line (16 f32): 25 chunks of 4000 elements, 5 of 2000 (not 4 of 2500,
+// which would start mid-line), 28 chunks of 28 rows x 128; a size with no
+// such divisor near 4096 (4099, a prime) stays whole, as does an update of
+// one chunk.
 // CHECK-LABEL: func @update_chunks
 // CHECK: linalg.generic
 // CHECK-SAME: fuse.lowering_config = #fuse.lowering_config<strategy = elementwise, distribution = [4000],
+// CHECK: linalg.generic
+// CHECK-SAME: fuse.lowering_config = #fuse.lowering_config<strategy = elementwise, distribution = [2000],
 // CHECK: linalg.generic
 // CHECK-SAME: fuse.lowering_config = #fuse.lowering_config<strategy = elementwise, distribution = [28, 0],
 // CHECK: linalg.generic
@@ -235,12 +239,17 @@ func.func @one_image(%x: tensor<1x26x26x32xf32>, %k: tensor<3x3x32x32xf32>, %c: 
 // CHECK-SAME: fuse.lowering_config = #fuse.lowering_config<strategy = elementwise, distribution = [0, 0],
 #id1 = affine_map<(i) -> (i)>
 #id2 = affine_map<(i, j) -> (i, j)>
-func.func @update_chunks(%g0: tensor<100000xf32>, %p0: tensor<100000xf32>, %g1: tensor<784x128xf32>, %p1: tensor<784x128xf32>, %g2: tensor<4099xf32>, %p2: tensor<4099xf32>, %g3: tensor<10x3xf32>, %p3: tensor<10x3xf32>) -> (tensor<100000xf32>, tensor<784x128xf32>, tensor<4099xf32>, tensor<10x3xf32>) {
+func.func @update_chunks(%g0: tensor<100000xf32>, %p0: tensor<100000xf32>, %g4: tensor<10000xf32>, %p4: tensor<10000xf32>, %g1: tensor<784x128xf32>, %p1: tensor<784x128xf32>, %g2: tensor<4099xf32>, %p2: tensor<4099xf32>, %g3: tensor<10x3xf32>, %p3: tensor<10x3xf32>) -> (tensor<100000xf32>, tensor<10000xf32>, tensor<784x128xf32>, tensor<4099xf32>, tensor<10x3xf32>) {
   %r0 = linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]} ins(%g0 : tensor<100000xf32>) outs(%p0 : tensor<100000xf32>) attrs = {fuse.optimizer_update} {
   ^bb0(%g: f32, %p: f32):
     %n = arith.subf %p, %g : f32
     linalg.yield %n : f32
   } -> tensor<100000xf32>
+  %r4 = linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]} ins(%g4 : tensor<10000xf32>) outs(%p4 : tensor<10000xf32>) attrs = {fuse.optimizer_update} {
+  ^bb0(%g: f32, %p: f32):
+    %n = arith.subf %p, %g : f32
+    linalg.yield %n : f32
+  } -> tensor<10000xf32>
   %r1 = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%g1 : tensor<784x128xf32>) outs(%p1 : tensor<784x128xf32>) attrs = {fuse.optimizer_update} {
   ^bb0(%g: f32, %p: f32):
     %n = arith.subf %p, %g : f32
@@ -256,5 +265,5 @@ func.func @update_chunks(%g0: tensor<100000xf32>, %p0: tensor<100000xf32>, %g1: 
     %n = arith.subf %p, %g : f32
     linalg.yield %n : f32
   } -> tensor<10x3xf32>
-  return %r0, %r1, %r2, %r3 : tensor<100000xf32>, tensor<784x128xf32>, tensor<4099xf32>, tensor<10x3xf32>
+  return %r0, %r4, %r1, %r2, %r3 : tensor<100000xf32>, tensor<10000xf32>, tensor<784x128xf32>, tensor<4099xf32>, tensor<10x3xf32>
 }
