@@ -32,6 +32,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace llvm::orc {
 class JITTargetMachineBuilder;
@@ -72,8 +73,16 @@ struct CompileOptions {
   /// (fusec's timing and IR-printing flags).
   std::function<mlir::LogicalResult(mlir::PassManager &)> configure;
   /// Called with the LLVM IR after O3, before code generation (which may
-  /// still change the IR).
+  /// still change the IR); with parallelCodegen, once per part, in order
+  /// (the parts then compile one after the other).
   std::function<void(llvm::Module &)> onOptimizedIR;
+  /// Cut the entry's function into parts whose O3 and code generation run
+  /// on several threads (fuse/ParallelCodegen.h); the result then has an
+  /// object or assembly listing per part. The cut depends on the IR alone.
+  bool parallelCodegen = false;
+  /// The threads parallelCodegen uses at most; 0: the CPUs this process may
+  /// run on.
+  unsigned codegenThreads = 0;
   /// Verify the IR after every MLIR pass (a pass that breaks it is named)
   /// rather than once after the last (the default in release builds: it
   /// cost a third of the MLIR time).
@@ -95,8 +104,12 @@ struct CompileResult {
   /// Object, after code generation); after lowerSpecialized alone, before
   /// O3.
   std::unique_ptr<llvm::Module> llvmModule;
-  /// Stage::Assembly and Object: the emitted file.
-  std::unique_ptr<llvm::MemoryBuffer> code;
+  /// Stage::Assembly and Object: the emitted file of each part (one unless
+  /// CompileOptions::parallelCodegen cut the function); the first holds the
+  /// entry and the packed wrapper.
+  std::vector<std::unique_ptr<llvm::MemoryBuffer>> code;
+  /// The entry's symbol (lowerSpecialized's `entry`).
+  std::string entry;
 };
 
 /// The error the driver returns when a pass fails; the pass's diagnostics

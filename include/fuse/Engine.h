@@ -56,6 +56,11 @@ struct EngineOptions {
   /// the CPUs this process may run on). Results are bitwise the same for any
   /// count: how work is split is fixed by the shapes, never by the threads.
   unsigned threads = 0;
+  /// Generate a large function's code on several cores: cut between its
+  /// loop nests into parts whose LLVM O3 and code generation run on threads
+  /// (fuse/ParallelCodegen.h). The same loops, so the same results; false
+  /// compiles each function as one.
+  bool parallelCodegen = true;
   /// Time every operation of compiled code; fuse::profile() (fuse/Profile.h)
   /// reads the totals. Adds two timer calls per operation per call.
   bool profile = false;

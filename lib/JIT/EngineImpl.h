@@ -140,7 +140,8 @@ struct Function::Impl {
                                  const std::function<void()> &onLowered);
   bool fitsCall(const CachedObject &entry,
                 llvm::ArrayRef<ResultSpec> results) const;
-  Expected<Specialization::Entry> link(std::unique_ptr<llvm::MemoryBuffer>);
+  Expected<Specialization::Entry>
+  link(std::vector<std::unique_ptr<llvm::MemoryBuffer>> objects);
   /// Whether result `j` fits in memory (per step when stacked).
   Error checkResultSize(size_t j, const ResultSpec &result) const;
   /// The total of the workspace `buffers`, or an error when it exceeds

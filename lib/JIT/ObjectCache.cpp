@@ -21,7 +21,9 @@ using namespace llvm;
 
 namespace {
 /// The format version: entries of another format never decode.
-constexpr char kMagic[8] = {'F', 'U', 'S', 'E', 'O', 'B', 'J', '5'};
+constexpr char kMagic[8] = {'F', 'U', 'S', 'E', 'O', 'B', 'J', '6'};
+/// At most this many objects per entry (kMaxCodegenParts, with room).
+constexpr uint32_t kMaxObjects = 64;
 constexpr size_t kDigestBytes = 32;
 
 template <typename T> void put(std::string &out, T value) {
@@ -98,9 +100,12 @@ std::string ObjectCache::encode(StringRef keyText, const CachedObject &entry) {
   put(bytes, static_cast<uint32_t>(entry.dynamicSizes.size()));
   for (int64_t value : entry.dynamicSizes)
     put(bytes, value);
-  StringRef object = entry.object->getBuffer();
-  put(bytes, static_cast<uint64_t>(object.size()));
-  bytes.append(object.data(), object.size());
+  put(bytes, static_cast<uint32_t>(entry.objects.size()));
+  for (const std::unique_ptr<MemoryBuffer> &buffer : entry.objects) {
+    StringRef object = buffer->getBuffer();
+    put(bytes, static_cast<uint64_t>(object.size()));
+    bytes.append(object.data(), object.size());
+  }
   std::array<uint8_t, 32> digest = SHA256::hash(arrayRefFromStringRef(bytes));
   bytes.append(reinterpret_cast<const char *>(digest.data()), digest.size());
   return bytes;
@@ -138,11 +143,19 @@ ObjectCache::decode(StringRef bytes) {
   for (int64_t &value : entry.dynamicSizes)
     if (!in.get(value))
       return std::nullopt;
-  uint64_t objectSize;
-  StringRef object;
-  if (!in.get(objectSize) || !in.bytes(objectSize, object) || !in.atEnd())
+  uint32_t numObjects;
+  if (!in.get(numObjects) || numObjects == 0 || numObjects > kMaxObjects)
     return std::nullopt;
-  entry.object = MemoryBuffer::getMemBufferCopy(object, "fuse-cached-object");
+  for (uint32_t i = 0; i < numObjects; ++i) {
+    uint64_t objectSize;
+    StringRef object;
+    if (!in.get(objectSize) || !in.bytes(objectSize, object))
+      return std::nullopt;
+    entry.objects.push_back(
+        MemoryBuffer::getMemBufferCopy(object, "fuse-cached-object"));
+  }
+  if (!in.atEnd())
+    return std::nullopt;
   return std::make_pair(key.str(), std::move(entry));
 }
 

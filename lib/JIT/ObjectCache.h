@@ -16,18 +16,19 @@ namespace fuse {
 
 struct EngineOptions;
 
-/// A compiled specialization as stored: its object file and what only
-/// compilation can tell. Everything derivable from the call (result dtypes,
-/// shapes, in-place ties) is recomputed by the engine, never stored.
+/// A compiled specialization as stored: its object files (one per part of a
+/// function cut for parallel code generation, the entry's first) and what
+/// only compilation can tell. Everything derivable from the call (result
+/// dtypes, shapes, in-place ties) is recomputed by the engine, never stored.
 struct CachedObject {
-  std::unique_ptr<llvm::MemoryBuffer> object;
+  std::vector<std::unique_ptr<llvm::MemoryBuffer>> objects;
   std::vector<uint64_t> buffers;     ///< intermediate buffer sizes
   std::vector<int64_t> dynamicSizes; ///< (operand, dim) per size argument
 };
 
 /// Objects on disk, one file per key. An entry holds the format version, its
 /// full key text (compared with the lookup's, so an entry copied under
-/// another name is a miss), the metadata and the object, followed by a
+/// another name is a miss), the metadata and the objects, followed by a
 /// SHA-256 of all of it; every length is bounded by the file. Anything that
 /// does not decode exactly is a miss. Writes are atomic (temporary file, then
 /// rename), so a crash never leaves a partial entry.

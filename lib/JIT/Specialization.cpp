@@ -170,15 +170,13 @@ Function::Impl::compile(Specialized &specialized, llvm::ArrayRef<Tensor> args,
   options.machine = &engine->machineBuilder;
   options.stats = engine->options.compileStats;
   options.statsUnit = name + " " + Signature::of(args, stacked).str();
+  // A large function's O3 and code generation run on the cores, in parts.
+  options.parallelCodegen = engine->options.parallelCodegen;
+  // Each part's IR, in order, as `fusec --emit=llvm-ir --engine-entry`.
+  std::string optimizedIR;
   if (engine->options.onCompiledIR)
     options.onOptimizedIR = [&](llvm::Module &ir) {
-      std::string text;
-      llvm::raw_string_ostream(text) << ir;
-      // Compiles overlap, the caller's callback does not.
-      static std::mutex callback;
-      std::lock_guard<std::mutex> lock(callback);
-      engine->options.onCompiledIR(name, Signature::of(args, stacked).str(),
-                                   text);
+      llvm::raw_string_ostream(optimizedIR) << ir;
     };
   Expected<CompileResult> artifacts =
       lowerSpecialized(clone, kFunctionSymbol, options);
@@ -211,10 +209,17 @@ Function::Impl::compile(Specialized &specialized, llvm::ArrayRef<Tensor> args,
   if (onLowered)
     onLowered();
   Error generated = generateCode(*artifacts, options);
+  if (!generated && engine->options.onCompiledIR) {
+    // Compiles overlap, the caller's callback does not.
+    static std::mutex callback;
+    std::lock_guard<std::mutex> lock(callback);
+    engine->options.onCompiledIR(name, Signature::of(args, stacked).str(),
+                                 optimizedIR);
+  }
   contextLock.lock();
   if (generated)
     return std::move(generated);
-  entry.object = std::move(artifacts->code);
+  entry.objects = std::move(artifacts->code);
   return entry;
 }
 
@@ -279,9 +284,10 @@ Function::Impl::checkWorkspace(llvm::ArrayRef<uint64_t> buffers,
   return *workspace;
 }
 
-/// Adds `object` to a new JITDylib and returns its entry point.
+/// Adds `objects` (a function's parts) to a new JITDylib and returns its
+/// entry point.
 Expected<Specialization::Entry>
-Function::Impl::link(std::unique_ptr<llvm::MemoryBuffer> object) {
+Function::Impl::link(std::vector<std::unique_ptr<llvm::MemoryBuffer>> objects) {
   llvm::orc::LLJIT &jit = *engine->jit;
   Expected<llvm::orc::JITDylib &> dylib = jit.createJITDylib(
       "fuse." + name + "." + std::to_string(engine->dylibCounter++));
@@ -295,8 +301,9 @@ Function::Impl::link(std::unique_ptr<llvm::MemoryBuffer> object) {
   dylib->addGenerator(std::move(*process));
   if (Error e = defineRuntimeSymbols(jit, *dylib))
     return std::move(e);
-  if (Error e = jit.addObjectFile(*dylib, std::move(object)))
-    return std::move(e);
+  for (std::unique_ptr<llvm::MemoryBuffer> &object : objects)
+    if (Error e = jit.addObjectFile(*dylib, std::move(object)))
+      return std::move(e);
   Expected<llvm::orc::ExecutorAddr> address = jit.lookup(*dylib, kEntrySymbol);
   if (!address)
     return address.takeError();
@@ -313,11 +320,12 @@ Function::Impl::build(llvm::ArrayRef<Tensor> args,
   // of the compilation (compiler build, target, source, function, call
   // signature, code-changing options) is in it.
   std::string keyText =
-      "fuse object cache 5\n" + engine->buildIdentity + "\ncpu " + engine->cpu +
+      "fuse object cache 6\n" + engine->buildIdentity + "\ncpu " + engine->cpu +
       "\nmodule " + module->sourceHash + "\nfunction " + name + "\nsignature " +
       signature.str() + "\nfusion " + (engine->options.fusion ? "on" : "off") +
       "\nwinograd " + (engine->options.winograd ? "on" : "off") + "\nprofile " +
-      (engine->options.profile ? "on" : "off");
+      (engine->options.profile ? "on" : "off") + "\nparallel codegen " +
+      (engine->options.parallelCodegen ? "on" : "off");
 
   // Specializing is cheap next to code generation and gives the result
   // specs, which a cache entry therefore never carries.
@@ -345,7 +353,7 @@ Function::Impl::build(llvm::ArrayRef<Tensor> args,
       workspaceBytes = *bytes;
       timer.stop();
       PhaseTimer linkTimer(stats, unit, "jit: link");
-      Expected<Specialization::Entry> linked = link(std::move(cached->object));
+      Expected<Specialization::Entry> linked = link(std::move(cached->objects));
       if (linked) {
         entryPoint = *linked;
         entry = std::move(*cached);
@@ -376,7 +384,7 @@ Function::Impl::build(llvm::ArrayRef<Tensor> args,
       return bytes.takeError();
     workspaceBytes = *bytes;
     PhaseTimer linkTimer(stats, unit, "jit: link");
-    Expected<Specialization::Entry> linked = link(std::move(entry.object));
+    Expected<Specialization::Entry> linked = link(std::move(entry.objects));
     if (!linked)
       return linked.takeError();
     entryPoint = *linked;

@@ -3,11 +3,17 @@
 #include "fuse/Compiler.h"
 #include "fuse/ABI.h"
 #include "fuse/Codegen.h"
+#include "fuse/ParallelCodegen.h"
 
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/Target/TargetMachine.h"
+
+#include <algorithm>
+#include <atomic>
+#include <thread>
 
 using namespace mlir;
 using llvm::Error;
@@ -91,6 +97,7 @@ fuse::lowerSpecialized(ModuleOp module, StringRef entry,
       return llvm::make_error<PassFailure>();
   }
   CompileResult result;
+  result.entry = entry.str();
   if (options.stage <= Stage::LLVMDialect)
     return result;
 
@@ -109,6 +116,18 @@ fuse::lowerSpecialized(ModuleOp module, StringRef entry,
   return result;
 }
 
+namespace {
+/// One part of a module cut for parallel code generation: its module (part
+/// 0: the translated module itself), its output and its phase times.
+struct CodegenPart {
+  std::unique_ptr<llvm::LLVMContext> context;
+  std::unique_ptr<llvm::Module> module;
+  std::unique_ptr<llvm::MemoryBuffer> code;
+  fuse::CompileStats stats;
+  std::string failure;
+};
+} // namespace
+
 Error fuse::generateCode(CompileResult &result, const CompileOptions &options) {
   if (options.stage <= Stage::LLVMDialect || !result.llvmModule)
     return Error::success();
@@ -124,36 +143,108 @@ Error fuse::generateCode(CompileResult &result, const CompileOptions &options) {
       return builder.takeError();
     host.emplace(std::move(*builder));
   }
-  Expected<std::unique_ptr<llvm::TargetMachine>> machine =
-      (options.machine ? *options.machine : *host).createTargetMachine();
-  if (!machine)
-    return machine.takeError();
+  const llvm::orc::JITTargetMachineBuilder &builder =
+      options.machine ? *options.machine : *host;
   machineTimer.stop();
-  std::optional<LLVMPassTimes> passTimes;
-  if (options.stats)
-    passTimes.emplace(*options.stats, options.statsUnit);
-  PhaseTimer optimize(options.stats, options.statsUnit, "llvm: O3");
-  if (Error e = optimizeModule(*result.llvmModule, **machine,
-                               passTimes ? &passTimes->callbacks() : nullptr))
-    return e;
-  optimize.stop();
-  if (passTimes)
-    passTimes->flush();
-  if (options.onOptimizedIR)
-    options.onOptimizedIR(*result.llvmModule);
-  if (options.stage == Stage::LLVMIR)
-    return Error::success();
 
-  PhaseTimer codegen(options.stats, options.statsUnit,
-                     options.stage == Stage::Assembly ? "llvm: assembly"
-                                                      : "llvm: machine code");
-  Expected<std::unique_ptr<llvm::MemoryBuffer>> code = emitMachineCode(
-      *result.llvmModule, **machine,
-      options.stage == Stage::Assembly ? EmitKind::Assembly : EmitKind::Object);
-  if (!code)
-    return code.takeError();
-  codegen.stop();
-  result.code = std::move(*code);
+  // The parts after the first, as bitcode for their own contexts.
+  llvm::SmallVector<std::unique_ptr<llvm::MemoryBuffer>> bitcode;
+  if (options.parallelCodegen) {
+    PhaseTimer split(options.stats, options.statsUnit, "llvm: split");
+    if (llvm::Function *function =
+            result.llvmModule->getFunction(result.entry)) {
+      llvm::SmallVector<llvm::Function *> outlined =
+          outlineSegments(*function, codegenPartsFor(*function));
+      if (!outlined.empty()) {
+        Expected<llvm::SmallVector<std::unique_ptr<llvm::MemoryBuffer>>> parts =
+            splitOutFunctions(*result.llvmModule, outlined);
+        if (!parts)
+          return parts.takeError();
+        bitcode = std::move(*parts);
+      }
+    }
+  }
+
+  std::vector<CodegenPart> parts(1 + bitcode.size());
+  auto generate = [&](unsigned i) -> Error {
+    CodegenPart &part = parts[i];
+    llvm::Module *module = result.llvmModule.get();
+    if (i > 0) {
+      part.context = std::make_unique<llvm::LLVMContext>();
+      Expected<std::unique_ptr<llvm::Module>> read =
+          readPart(*bitcode[i - 1], *part.context);
+      if (!read)
+        return read.takeError();
+      part.module = std::move(*read);
+      module = part.module.get();
+    }
+    // A copy per part: creating a machine is not const.
+    llvm::orc::JITTargetMachineBuilder partBuilder = builder;
+    Expected<std::unique_ptr<llvm::TargetMachine>> machine =
+        partBuilder.createTargetMachine();
+    if (!machine)
+      return machine.takeError();
+    CompileStats *stats = options.stats ? &part.stats : nullptr;
+    std::optional<LLVMPassTimes> passTimes;
+    if (stats)
+      passTimes.emplace(*stats, options.statsUnit);
+    PhaseTimer optimize(stats, options.statsUnit, "llvm: O3");
+    if (Error e = optimizeModule(*module, **machine,
+                                 passTimes ? &passTimes->callbacks() : nullptr))
+      return e;
+    optimize.stop();
+    if (passTimes)
+      passTimes->flush();
+    if (options.onOptimizedIR)
+      options.onOptimizedIR(*module);
+    if (options.stage == Stage::LLVMIR)
+      return Error::success();
+
+    PhaseTimer codegen(stats, options.statsUnit,
+                       options.stage == Stage::Assembly ? "llvm: assembly"
+                                                        : "llvm: machine code");
+    Expected<std::unique_ptr<llvm::MemoryBuffer>> code =
+        emitMachineCode(*module, **machine,
+                        options.stage == Stage::Assembly ? EmitKind::Assembly
+                                                         : EmitKind::Object);
+    if (!code)
+      return code.takeError();
+    codegen.stop();
+    part.code = std::move(*code);
+    return Error::success();
+  };
+
+  // Parts are taken in order by this thread and its helpers; with
+  // onOptimizedIR, by this thread alone, so the callback sees them in order.
+  unsigned threads = options.codegenThreads
+                         ? options.codegenThreads
+                         : llvm::hardware_concurrency().compute_thread_count();
+  if (options.onOptimizedIR)
+    threads = 1;
+  threads = std::clamp<unsigned>(threads, 1, parts.size());
+  std::atomic<unsigned> next{0};
+  auto work = [&] {
+    for (unsigned i; (i = next++) < parts.size();)
+      if (Error e = generate(i))
+        parts[i].failure = llvm::toString(std::move(e));
+  };
+  std::vector<std::thread> helpers;
+  for (unsigned t = 1; t < threads; ++t)
+    helpers.emplace_back(work);
+  work();
+  for (std::thread &helper : helpers)
+    helper.join();
+
+  for (CodegenPart &part : parts) {
+    if (!part.failure.empty())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     part.failure);
+    if (options.stats)
+      for (const CompileStats::Phase &phase : part.stats.phases)
+        options.stats->add(phase.unit, phase.name, phase.seconds, phase.depth);
+    if (part.code)
+      result.code.push_back(std::move(part.code));
+  }
   return Error::success();
 }
 

@@ -167,15 +167,18 @@ void writeSeeds(llvm::StringRef dir) {
 
   // Cache entries through ObjectCache::encode.
   CachedObject entry;
-  entry.object = llvm::MemoryBuffer::getMemBufferCopy("\x7f"
-                                                      "ELF object bytes",
-                                                      "object");
+  entry.objects.push_back(
+      llvm::MemoryBuffer::getMemBufferCopy("\x7f"
+                                           "ELF object bytes",
+                                           "object"));
+  entry.objects.push_back(
+      llvm::MemoryBuffer::getMemBufferCopy("part two", "object"));
   entry.buffers = {64, 4096};
   entry.dynamicSizes = {0, 0, 3, 0};
   writeSeed(dir, "cache-entry", CacheEntry,
             ObjectCache::encode("fuse key text", entry));
   CachedObject empty;
-  empty.object = llvm::MemoryBuffer::getMemBufferCopy("", "object");
+  empty.objects.push_back(llvm::MemoryBuffer::getMemBufferCopy("", "object"));
   writeSeed(dir, "cache-entry-empty", CacheEntry,
             ObjectCache::encode("", empty));
   llvm::sys::fs::remove(tmp);
@@ -221,7 +224,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     // The decoder takes bytes; what it accepts must be exactly what the
     // encoder writes for the decoded key and contents.
     if (auto decoded = ObjectCache::decode(bytes)) {
-      if (!decoded->second.object)
+      if (decoded->second.objects.empty())
         fail("a decoded cache entry has no object");
       if (ObjectCache::encode(decoded->first, decoded->second) != bytes)
         fail("a decoded cache entry does not encode back to its bytes");

@@ -115,7 +115,8 @@ std::string resealed(std::string bytes) {
 
 CachedObject sampleEntry() {
   CachedObject entry;
-  entry.object = llvm::MemoryBuffer::getMemBufferCopy("not really an object");
+  entry.objects.push_back(
+      llvm::MemoryBuffer::getMemBufferCopy("not really an object"));
   entry.buffers = {64, 128};
   entry.dynamicSizes = {0, 0};
   return entry;
@@ -128,7 +129,24 @@ TEST(ObjectCacheFormat, RoundTrips) {
   EXPECT_EQ(decoded->first, "the key");
   EXPECT_EQ(decoded->second.buffers, (std::vector<uint64_t>{64, 128}));
   EXPECT_EQ(decoded->second.dynamicSizes, (std::vector<int64_t>{0, 0}));
-  EXPECT_EQ(decoded->second.object->getBuffer(), "not really an object");
+  ASSERT_EQ(decoded->second.objects.size(), 1u);
+  EXPECT_EQ(decoded->second.objects[0]->getBuffer(), "not really an object");
+}
+
+TEST(ObjectCacheFormat, SeveralObjectsRoundTripInOrder) {
+  // A function cut for parallel code generation: an object per part.
+  CachedObject entry = sampleEntry();
+  entry.objects.push_back(llvm::MemoryBuffer::getMemBufferCopy("part two"));
+  entry.objects.push_back(llvm::MemoryBuffer::getMemBufferCopy(""));
+  auto decoded = ObjectCache::decode(ObjectCache::encode("the key", entry));
+  ASSERT_TRUE(decoded);
+  ASSERT_EQ(decoded->second.objects.size(), 3u);
+  EXPECT_EQ(decoded->second.objects[0]->getBuffer(), "not really an object");
+  EXPECT_EQ(decoded->second.objects[1]->getBuffer(), "part two");
+  EXPECT_EQ(decoded->second.objects[2]->getBuffer(), "");
+  // An entry without code is no entry.
+  entry.objects.clear();
+  EXPECT_FALSE(ObjectCache::decode(ObjectCache::encode("the key", entry)));
 }
 
 TEST(ObjectCacheFormat, EveryByteAndLengthIsChecked) {
@@ -149,8 +167,9 @@ TEST(ObjectCacheFormat, LengthsAreBoundedByTheFile) {
   // and allocates nothing they claim.
   std::string bytes = ObjectCache::encode("the key", sampleEntry());
   size_t keySize = 8, buffersCount = 16 + 7, sizesCount = buffersCount + 20,
-         objectSize = sizesCount + 20;
-  for (size_t field : {keySize, buffersCount, sizesCount, objectSize})
+         objectsCount = sizesCount + 20, objectSize = objectsCount + 4;
+  for (size_t field :
+       {keySize, buffersCount, sizesCount, objectsCount, objectSize})
     for (uint64_t lie : {uint64_t(1) << 31, ~uint64_t(0), uint64_t(1000)}) {
       std::string forged = bytes;
       size_t width = field == keySize || field == objectSize ? 8 : 4;
@@ -169,7 +188,8 @@ TEST(DiskCache, EveryHeaderByteFlippedIsAMiss) {
   ObjectCache cache(dir.path.str().str());
   ASSERT_TRUE(cache.load(key));
   auto decoded = ObjectCache::decode(good);
-  size_t objectSize = decoded->second.object->getBufferSize();
+  ASSERT_EQ(decoded->second.objects.size(), 1u);
+  size_t objectSize = decoded->second.objects[0]->getBufferSize();
   size_t header = good.size() - 32 - objectSize;
 
   // Every byte before the object (format, key, metadata, lengths), and the
@@ -223,8 +243,9 @@ TEST(DiskCache, ForgedFieldsThatDoNotFitTheCallAreAMiss) {
   std::string key = decoded->first;
   auto forge = [&](auto change) {
     CachedObject entry;
-    entry.object = llvm::MemoryBuffer::getMemBufferCopy(
-        decoded->second.object->getBuffer());
+    for (const auto &object : decoded->second.objects)
+      entry.objects.push_back(
+          llvm::MemoryBuffer::getMemBufferCopy(object->getBuffer()));
     entry.buffers = decoded->second.buffers;
     entry.dynamicSizes = decoded->second.dynamicSizes;
     change(entry);
@@ -241,8 +262,8 @@ TEST(DiskCache, ForgedFieldsThatDoNotFitTheCallAreAMiss) {
   EXPECT_EQ(callAndCheck(dir, "add"), 0u);
   // An object that does not link.
   forge([](CachedObject &e) {
-    e.object = llvm::MemoryBuffer::getMemBufferCopy("\x7f"
-                                                    "ELF garbage");
+    e.objects[0] = llvm::MemoryBuffer::getMemBufferCopy("\x7f"
+                                                        "ELF garbage");
   });
   EXPECT_EQ(callAndCheck(dir, "add"), 0u);
   EXPECT_EQ(callAndCheck(dir, "add"), 1u);
@@ -299,8 +320,9 @@ TEST(DiskCache, StepFunctionSizeArgumentsAreChecked) {
   unstacked[0] = notStacked;
   for (const std::vector<int64_t> &sizes : {dim1, twice, unstacked}) {
     CachedObject entry;
-    entry.object = llvm::MemoryBuffer::getMemBufferCopy(
-        decoded->second.object->getBuffer());
+    for (const auto &object : decoded->second.objects)
+      entry.objects.push_back(
+          llvm::MemoryBuffer::getMemBufferCopy(object->getBuffer()));
     entry.buffers = decoded->second.buffers;
     entry.dynamicSizes = sizes;
     writeFile(file, ObjectCache::encode(decoded->first, entry));

@@ -70,7 +70,9 @@ cl::list<std::string>
 cl::opt<bool> engineEntry(
     "engine-entry",
     cl::desc("Compile the entry as the engine does: named __fuse_function, "
-             "called through __fuse_entry(void **args)"),
+             "called through __fuse_entry(void **args), a large one cut "
+             "into parts compiled in parallel (llvm-ir, asm: each part's "
+             "output in turn)"),
     cl::init(false), cl::cat(fusec::category()),
     cl::sub(cl::SubCommand::getTopLevel()));
 cl::opt<bool> verifyEach(
@@ -282,6 +284,8 @@ static LogicalResult compile(MLIRContext &context, llvm::SourceMgr &sourceMgr,
     if (engineEntry) {
       symbol = fuse::abi::kFunctionSymbol.str();
       options.packedEntry = fuse::abi::kEntrySymbol.str();
+      // Cut as the engine cuts it; an object file is one part.
+      options.parallelCodegen = emit != Emit::Object;
     }
     fuse::PhaseTimer specialize(stats, name, "specialize");
     if (failed(fuse::specializeEntry(*module, name, *types, symbol)))
@@ -290,6 +294,12 @@ static LogicalResult compile(MLIRContext &context, llvm::SourceMgr &sourceMgr,
     options.statsUnit = unit;
   }
 
+  // Each part's, in order (one unless --engine-entry cut the function).
+  std::string optimizedIR;
+  if (emit == Emit::LLVMIR)
+    options.onOptimizedIR = [&](llvm::Module &part) {
+      llvm::raw_string_ostream(optimizedIR) << part;
+    };
   llvm::Expected<fuse::CompileResult> result =
       fuse::compileSpecialized(*module, symbol, options);
   if (!result) {
@@ -305,9 +315,10 @@ static LogicalResult compile(MLIRContext &context, llvm::SourceMgr &sourceMgr,
   if (emit <= Emit::LLVMDialect)
     module->print(os);
   else if (emit == Emit::LLVMIR)
-    result->llvmModule->print(os, nullptr);
+    os << optimizedIR;
   else
-    os << result->code->getBuffer();
+    for (const std::unique_ptr<llvm::MemoryBuffer> &code : result->code)
+      os << code->getBuffer();
   return success();
 }
 
