@@ -33,10 +33,10 @@ class Module;
 
 namespace fuse {
 
-/// Instructions (before O3) per part: a function is cut into
-/// size / kCodegenPartInstructions segments, at most kMaxCodegenParts.
-/// Smaller parts cost more in call overhead and per-part setup than the
-/// cores give back.
+/// Instructions (before O3, the OpenMP regions a function forks included)
+/// per part: a function is cut into size / kCodegenPartInstructions
+/// segments, at most kMaxCodegenParts. Smaller parts cost more in call
+/// overhead and per-part setup than the cores give back.
 constexpr unsigned kCodegenPartInstructions = 2000;
 constexpr unsigned kMaxCodegenParts = 4;
 
@@ -50,8 +50,9 @@ constexpr unsigned kMaxCodegenParts = 4;
 llvm::SmallVector<llvm::Function *> outlineSegments(llvm::Function &function,
                                                     unsigned parts);
 
-/// The number of parts `function` is cut into: its size over
-/// kCodegenPartInstructions, between 1 and kMaxCodegenParts.
+/// The number of parts `function` is cut into: its size (with the internal
+/// functions it calls) over kCodegenPartInstructions, between 1 and
+/// kMaxCodegenParts.
 unsigned codegenPartsFor(const llvm::Function &function);
 
 /// Moves each function of `roots`, and the internal functions only it

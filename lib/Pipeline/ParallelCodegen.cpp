@@ -198,11 +198,28 @@ void collectCallees(Function &root, SetVector<Function *> &out) {
   }
 }
 
+/// The code generation work of `block`: its instructions and those of the
+/// internal functions it references (the OpenMP regions it forks, which
+/// OpenMPIRBuilder outlined at translation and which go with it).
+uint64_t weightOf(const BasicBlock &block) {
+  uint64_t weight = block.size();
+  for (const Instruction &inst : block)
+    if (isa<CallBase>(inst))
+      for (const Value *operand : inst.operands())
+        if (auto *callee = dyn_cast<Function>(operand);
+            callee && callee->hasLocalLinkage() && !callee->isDeclaration())
+          weight += callee->getInstructionCount();
+  return weight;
+}
+
 } // namespace
 
 unsigned fuse::codegenPartsFor(const Function &function) {
-  return std::clamp(function.getInstructionCount() / kCodegenPartInstructions,
-                    1u, kMaxCodegenParts);
+  uint64_t weight = 0;
+  for (const BasicBlock &block : function)
+    weight += weightOf(block);
+  return std::clamp<uint64_t>(weight / kCodegenPartInstructions, 1,
+                              kMaxCodegenParts);
 }
 
 SmallVector<Function *> fuse::outlineSegments(Function &function,
@@ -228,13 +245,15 @@ SmallVector<Function *> fuse::outlineSegments(Function &function,
   // most of it, that loop (a K-step function is one loop over the step).
   // `end` ends the body: the return block or the loop's latch; it stays in
   // the caller, as does the body's head up to the first cut.
-  auto weightOf = [](Loop &loop) {
+  auto loopWeight = [](Loop &loop) {
     uint64_t weight = 0;
     for (BasicBlock *block : loop.blocks())
-      weight += block->size();
+      weight += weightOf(*block);
     return weight;
   };
-  uint64_t size = function.getInstructionCount();
+  uint64_t size = 0;
+  for (BasicBlock &block : function)
+    size += weightOf(block);
   Loop *scope = nullptr;
   BasicBlock *end = exit;
   BasicBlock *head = &function.getEntryBlock();
@@ -242,7 +261,7 @@ SmallVector<Function *> fuse::outlineSegments(Function &function,
     Loop *heaviest = nullptr;
     uint64_t heaviestWeight = 0;
     for (Loop *loop : scope ? scope->getSubLoops() : loops.getTopLevelLoops())
-      if (uint64_t weight = weightOf(*loop); weight > heaviestWeight) {
+      if (uint64_t weight = loopWeight(*loop); weight > heaviestWeight) {
         heaviest = loop;
         heaviestWeight = weight;
       }
@@ -285,7 +304,7 @@ SmallVector<Function *> fuse::outlineSegments(Function &function,
       segment = segmentOf[node->getIDom()->getBlock()];
     segmentOf[block] = segment;
     if (block != end && inScope(block))
-      weights[segment] += block->size();
+      weights[segment] += weightOf(*block);
   }
   uint64_t total = 0;
   for (uint64_t w : weights)
