@@ -5,12 +5,14 @@
 // pointer parameters, and splits the module into parts compiled on threads.
 // On hand-written IR: where it cuts, what it refuses to outline, and that
 // every part is a valid module. Through the engine: training the seed CNN
-// gives bitwise the same losses and states with parts as without.
+// gives bitwise the same losses and states with parts as without, and
+// from a disk cache entry holding every part.
 //
 //===----------------------------------------------------------------------===//
 
 #include "TestUtils.h"
 
+#include "ObjectCache.h"
 #include "fuse/CompileStats.h"
 #include "fuse/ParallelCodegen.h"
 #include "fuse/Trainer.h"
@@ -20,6 +22,7 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 
 #include "gtest/gtest.h"
@@ -244,11 +247,23 @@ struct Training {
   std::vector<std::vector<char>> states;
 };
 
-Training trainCnn(bool parallelCodegen, CompileStats *stats) {
+/// Trains the seed CNN for 2 calls of 2 steps; `cacheDir`, when given, is
+/// the engine's disk cache (otherwise none). `diskHits`, when given,
+/// receives the K-step function's.
+Training trainCnn(bool parallelCodegen, CompileStats *stats,
+                  const std::string &cacheDir = {},
+                  uint64_t *diskHits = nullptr) {
   EngineOptions options;
   options.parallelCodegen = parallelCodegen;
   options.compileStats = stats;
-  auto engine = makeEngine(readExample("cnn.mlir"), options);
+  std::unique_ptr<Engine> engine;
+  if (cacheDir.empty()) {
+    engine = makeEngine(readExample("cnn.mlir"), options);
+  } else {
+    options.cacheDir = cacheDir;
+    engine = unwrap(Engine::create(options));
+    EXPECT_EQ(errorOf(engine->loadString(readExample("cnn.mlir"))), "");
+  }
   std::unique_ptr<Trainer> trainer = unwrap(Trainer::create(*engine, "train"));
   EXPECT_EQ(errorOf(trainer->initialize(1)), "");
   EXPECT_EQ(
@@ -265,6 +280,8 @@ Training trainCnn(bool parallelCodegen, CompileStats *stats) {
       y.data<int32_t>()[i] = int32_t((call * 128 + i) * 7 % 10);
     EXPECT_EQ(errorOf(trainer->trainSteps({x, y})), "");
   }
+  if (diskHits)
+    *diskHits = unwrap(engine->lookup("train_steps")).stats().diskHits;
   for (const std::string &name : trainer->stateNames()) {
     Tensor state = unwrap(trainer->state(name));
     const char *bytes = static_cast<const char *>(state.data());
@@ -288,6 +305,28 @@ TEST(ParallelCodegen, SameBitsAsOneFunction) {
   ASSERT_EQ(parts.losses.size(), 4u);
   EXPECT_EQ(parts.losses, whole.losses);
   EXPECT_EQ(parts.states, whole.states);
+}
+
+TEST(ParallelCodegen, PartsRoundTripThroughTheDiskCache) {
+  // One entry holds every part's object; a second process (engine) links
+  // them all from disk and trains to the same bits.
+  TempDir dir;
+  uint64_t hits = 0;
+  Training compiled = trainCnn(true, nullptr, dir.path.str().str(), &hits);
+  EXPECT_EQ(hits, 0u);
+  size_t most = 0;
+  for (const std::string &file : dir.files()) {
+    auto bytes = llvm::MemoryBuffer::getFile(file);
+    ASSERT_TRUE(bytes);
+    auto decoded = ObjectCache::decode((*bytes)->getBuffer());
+    ASSERT_TRUE(decoded) << file;
+    most = std::max(most, decoded->second.objects.size());
+  }
+  EXPECT_GE(most, 2u);
+  Training loaded = trainCnn(true, nullptr, dir.path.str().str(), &hits);
+  EXPECT_EQ(hits, 1u);
+  EXPECT_EQ(loaded.losses, compiled.losses);
+  EXPECT_EQ(loaded.states, compiled.states);
 }
 
 } // namespace
