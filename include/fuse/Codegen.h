@@ -64,7 +64,9 @@ llvm::Expected<TargetDescription> resolveTarget(llvm::StringRef triple,
 llvm::Expected<llvm::orc::JITTargetMachineBuilder>
 targetMachineBuilder(const TargetDescription &target);
 
-/// Translates a module in the LLVM dialect to LLVM IR.
+/// Translates a module in the LLVM dialect to LLVM IR. An OpenMP region
+/// with an `if` runs its outlined body directly, without a serialized
+/// region, when the condition is false.
 llvm::Expected<std::unique_ptr<llvm::Module>>
 translateToLLVMIR(mlir::ModuleOp module, llvm::LLVMContext &context);
 

@@ -19,6 +19,7 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
+#include "llvm/Transforms/Utils/BasicBlockUtils.h"
 
 #include <mutex>
 
@@ -131,6 +132,77 @@ fuse::targetMachineBuilder(const TargetDescription &target) {
   return builder;
 }
 
+/// Rewrites each `__kmpc_fork_call_if(loc, argc, body, cond, args)` (an
+/// omp.parallel with an `if`) into `cond ? __kmpc_fork_call(loc, argc,
+/// body[, args]) : body(&0, &0[, args])`. libomp's own else branch runs the
+/// body in a serialized region, which allocates on every call; the regions
+/// fuse-parallel-loops-to-openmp builds take all iterations on one thread
+/// without asking the runtime, so they need no region at all.
+static Error lowerConditionalForks(Module &module) {
+  llvm::Function *forkIf = module.getFunction("__kmpc_fork_call_if");
+  if (!forkIf)
+    return Error::success();
+  LLVMContext &context = module.getContext();
+  auto *ptrType = PointerType::getUnqual(context);
+  auto *i32 = Type::getInt32Ty(context);
+  FunctionCallee fork = module.getOrInsertFunction(
+      "__kmpc_fork_call",
+      FunctionType::get(Type::getVoidTy(context), {ptrType, i32, ptrType},
+                        /*isVarArg=*/true));
+  SmallVector<CallInst *> calls;
+  for (User *user : forkIf->users())
+    if (auto *call = dyn_cast<CallInst>(user);
+        call && call->getCalledFunction() == forkIf)
+      calls.push_back(call);
+    else
+      return createStringError(inconvertibleErrorCode(),
+                               "__kmpc_fork_call_if used other than called");
+  for (CallInst *call : calls) {
+    Value *ident = call->getArgOperand(0);
+    auto *argc = dyn_cast<ConstantInt>(call->getArgOperand(1));
+    auto *body = dyn_cast<llvm::Function>(call->getArgOperand(2));
+    Value *cond = call->getArgOperand(3), *args = call->getArgOperand(4);
+    if (!argc || argc->getZExtValue() > 1 || !body ||
+        body->arg_size() != 2 + argc->getZExtValue())
+      return createStringError(inconvertibleErrorCode(),
+                               "unexpected __kmpc_fork_call_if");
+    bool hasArgs = argc->getZExtValue() == 1;
+    llvm::Function *caller = call->getFunction();
+    // The thread ids the body is called with (it does not read them).
+    IRBuilder<> entry(&*caller->getEntryBlock().getFirstInsertionPt());
+    Value *zero = entry.CreateAlloca(i32, nullptr, "omp.zero");
+    entry.CreateStore(entry.getInt32(0), zero);
+    Instruction *thenTerm = nullptr, *elseTerm = nullptr;
+    IRBuilder<> b(call);
+    SplitBlockAndInsertIfThenElse(b.CreateICmpNE(cond, b.getInt32(0)), call,
+                                  &thenTerm, &elseTerm);
+    b.SetInsertPoint(thenTerm);
+    SmallVector<Value *> forkArgs = {ident, argc, body};
+    if (hasArgs)
+      forkArgs.push_back(args);
+    b.CreateCall(fork, forkArgs);
+    b.SetInsertPoint(elseTerm);
+    SmallVector<Value *> bodyArgs = {zero, zero};
+    if (hasArgs)
+      bodyArgs.push_back(args);
+    b.CreateCall(body, bodyArgs);
+    call->eraseFromParent();
+  }
+  forkIf->eraseFromParent();
+  // The thread ids the translation asked for the serialized regions: a
+  // one-thread call then does not enter the runtime at all.
+  if (llvm::Function *threadNum =
+          module.getFunction("__kmpc_global_thread_num")) {
+    SmallVector<CallInst *> unused;
+    for (User *user : threadNum->users())
+      if (auto *call = dyn_cast<CallInst>(user); call && call->use_empty())
+        unused.push_back(call);
+    for (CallInst *call : unused)
+      call->eraseFromParent();
+  }
+  return Error::success();
+}
+
 Expected<std::unique_ptr<Module>>
 fuse::translateToLLVMIR(mlir::ModuleOp module, LLVMContext &context) {
   std::unique_ptr<Module> llvmModule =
@@ -138,6 +210,8 @@ fuse::translateToLLVMIR(mlir::ModuleOp module, LLVMContext &context) {
   if (!llvmModule)
     return createStringError(inconvertibleErrorCode(),
                              "failed to translate the module to LLVM IR");
+  if (Error error = lowerConditionalForks(*llvmModule))
+    return std::move(error);
   return llvmModule;
 }
 

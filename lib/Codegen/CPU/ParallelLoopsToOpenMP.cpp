@@ -1,8 +1,10 @@
 //===- ParallelLoopsToOpenMP.cpp - fuse-parallel-loops-to-openmp ----------===//
 //
 // The threads' loops (scf.parallel, from fuse-distribute's scf.forall) as
-// OpenMP parallel regions that split the iterations themselves, and as plain
-// loops when the call runs on one thread. Neither allocates: upstream's
+// OpenMP parallel regions that split the iterations themselves, forked only
+// when the call may use several threads (`if`); on one thread the compile
+// driver calls the region's outlined body directly (fuse::translateToLLVMIR),
+// which then takes every iteration. Neither allocates: upstream's
 // convert-scf-to-openmp goes through omp.wsloop, whose
 // __kmpc_for_static_init, like a serialized region's fork, mallocs on every
 // region, and a training step must not allocate. Adjacent loops that touch
@@ -267,24 +269,39 @@ struct ParallelLoopsToOpenMPPass
       SmallVector<Linearized> spaces;
       for (scf::ParallelOp loop : run)
         spaces.push_back(linearize(b, loc, loop));
-      Value zero = arith::ConstantIndexOp::create(b, loc, 0);
       Value one = arith::ConstantIndexOp::create(b, loc, 1);
       Value threads = callQuery(b, loc, maxThreads);
       Value several = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
                                             threads, one);
-      auto branch = scf::IfOp::create(b, loc, several, /*withElse=*/true);
+      // One region, forked only with several threads: with one, the
+      // compile driver calls its outlined body directly (no serialized
+      // region, which allocates), so the loops' code exists once.
+      auto region = omp::ParallelOp::create(b, loc);
+      region.getIfExprMutable().assign(several);
       {
         // Each thread takes one contiguous block of each loop's iterations.
         // Loop k's blocks start at thread k (mod the count), so that the
         // shorter last blocks, and the single iterations of small loops,
-        // are not all one thread's.
+        // are not all one thread's. One thread takes them all, in order,
+        // without asking the runtime.
         OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(branch.thenBlock());
-        auto region = omp::ParallelOp::create(b, loc);
         Block *body = b.createBlock(&region.getRegion());
         b.setInsertionPointToStart(body);
-        Value id = callQuery(b, loc, threadNum);
-        Value count = callQuery(b, loc, numThreads);
+        auto team = scf::IfOp::create(
+            b, loc, TypeRange{b.getIndexType(), b.getIndexType()}, several,
+            /*withElse=*/true);
+        b.setInsertionPointToStart(team.thenBlock());
+        scf::YieldOp::create(b, loc,
+                             ValueRange{callQuery(b, loc, threadNum),
+                                        callQuery(b, loc, numThreads)});
+        b.setInsertionPointToStart(team.elseBlock());
+        scf::YieldOp::create(
+            b, loc,
+            ValueRange{arith::ConstantIndexOp::create(b, loc, 0),
+                       arith::ConstantIndexOp::create(b, loc, 1)});
+        b.setInsertionPointAfter(team);
+        Value id = team.getResult(0);
+        Value count = team.getResult(1);
         for (auto [k, loop] : llvm::enumerate(run)) {
           Value total = spaces[k].total;
           Value block = id;
@@ -303,14 +320,6 @@ struct ParallelLoopsToOpenMPPass
           emitIterations(b, loc, loop, spaces[k].tripCounts, begin, end);
         }
         omp::TerminatorOp::create(b, loc);
-      }
-      {
-        // One thread: the iterations in order, no call into the runtime.
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(branch.elseBlock());
-        for (auto [k, loop] : llvm::enumerate(run))
-          emitIterations(b, loc, loop, spaces[k].tripCounts, zero,
-                         spaces[k].total);
       }
       LLVM_DEBUG(llvm::dbgs() << "parallel region of " << run.size()
                               << " loop(s) at " << loc << "\n");

@@ -1,28 +1,29 @@
 // RUN: fuse-opt %s --fuse-parallel-loops-to-openmp --split-input-file | FileCheck %s
 
-// A parallel loop becomes a branch on the thread count: with several, an
-// omp.parallel region in which each thread runs one contiguous block of the
-// iterations (no worksharing loop, whose runtime calls allocate); with one,
-// all of them in order. A stack buffer of an iteration is taken once per
-// thread, before its loop.
-
+// A parallel loop becomes one omp.parallel region, forked only with several
+// threads (`if`), in which each thread runs one contiguous block of the
+// iterations (no worksharing loop, whose runtime calls allocate); with one
+// thread the region's body runs once, directly (fuse::translateToLLVMIR),
+// and takes all of them in order without asking the runtime. A stack buffer
+// of an iteration is taken once per thread, before its loop.
 // CHECK-LABEL: func.func @blocks
 // CHECK:         %[[MAX:.*]] = call @omp_get_max_threads() : () -> i32
 // CHECK:         %[[N:.*]] = arith.index_cast %[[MAX]]
 // CHECK:         %[[SEVERAL:.*]] = arith.cmpi ugt, %[[N]], %{{.*}}
-// CHECK:         scf.if %[[SEVERAL]] {
-// CHECK:           omp.parallel {
+// CHECK:         omp.parallel if(%[[SEVERAL]]) {
+// CHECK:           %[[TEAM:.*]]:2 = scf.if %[[SEVERAL]] -> (index, index) {
 // CHECK:             call @omp_get_thread_num()
 // CHECK:             call @omp_get_num_threads()
-// CHECK:             arith.ceildivui
-// CHECK:             %[[BUF:.*]] = memref.alloca() {alignment = 64 : i64} : memref<16xf32>
-// CHECK:             scf.for
-// CHECK:               memref.store %{{.*}}, %[[BUF]]
-// CHECK:             omp.terminator
-// CHECK:         } else {
-// CHECK:           %[[BUF1:.*]] = memref.alloca() {alignment = 64 : i64} : memref<16xf32>
-// CHECK:           scf.for %{{.*}} = %{{.*}} to %{{.*}} step
-// CHECK:             memref.store %{{.*}}, %[[BUF1]]
+// CHECK:           } else {
+// CHECK:             %[[ZERO:.*]] = arith.constant 0 : index
+// CHECK:             %[[ONE:.*]] = arith.constant 1 : index
+// CHECK:             scf.yield %[[ZERO]], %[[ONE]]
+// CHECK:           arith.ceildivui %{{.*}}, %[[TEAM]]#1
+// CHECK:           %[[BUF:.*]] = memref.alloca() {alignment = 64 : i64} : memref<16xf32>
+// CHECK:           scf.for
+// CHECK:             memref.store %{{.*}}, %[[BUF]]
+// CHECK:           omp.terminator
+// CHECK-NOT:     scf.for
 // CHECK-NOT:     scf.parallel
 // CHECK:         func.func private @omp_get_max_threads() -> i32
 func.func @blocks(%out: memref<64x16xf32>, %v: f32) {
@@ -68,20 +69,14 @@ func.func @two_dims(%out: memref<4x8xf32>, %v: f32) {
 // blocks starting at the next thread, with no barrier between them. With
 // one thread, both loops run in order.
 // CHECK-LABEL: func.func @independent
-// CHECK:         scf.if
-// CHECK:           omp.parallel {
-// CHECK:             scf.for
-// CHECK:               memref.subview %arg0
-// CHECK:             arith.remui
-// CHECK:             scf.for
-// CHECK:               memref.store %{{.*}}, %arg1
-// CHECK:             omp.terminator
-// CHECK-NOT:         omp.terminator
-// CHECK:         } else {
+// CHECK:         omp.parallel if(
 // CHECK:           scf.for
 // CHECK:             memref.subview %arg0
+// CHECK:           arith.remui
 // CHECK:           scf.for
 // CHECK:             memref.store %{{.*}}, %arg1
+// CHECK:           omp.terminator
+// CHECK-NOT:     omp.terminator
 // CHECK-NOT:     omp.parallel
 // CHECK:         return
 func.func @independent(%a: memref<64xf32>, %b: memref<32xf32>, %v: f32) {
