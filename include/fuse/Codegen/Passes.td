@@ -560,11 +560,13 @@ def FuseParallelLoopsToOpenMP
                 "allocating";
   let description = [{
     Rewrites each outermost `scf.parallel` (after bufferization, from
-    `fuse-distribute`'s `scf.forall`; no reductions) as a branch on
-    `omp_get_max_threads()`: with several threads, an `omp.parallel` region
+    `fuse-distribute`'s `scf.forall`; no reductions) as an `omp.parallel`
+    region forked only when `omp_get_max_threads()` is above one (its `if`),
     in which each thread runs one contiguous block of the linearized
     iterations (from `omp_get_thread_num()` and `omp_get_num_threads()`);
-    with one, a plain loop over all of them, with no call into the runtime.
+    with one thread, the compile driver calls the region's outlined body
+    directly (`fuse::translateToLLVMIR`) and the body takes all of the
+    iterations without calling the runtime. The loops' code exists once.
     The iterations are independent, so the bits do not depend on which
     thread runs which. Stack buffers at the top of the body (fuse-workspace
     puts each iteration's there) are taken once per thread, before its
