@@ -404,29 +404,12 @@ LogicalResult fuse::tileConvolution(RewriterBase &rewriter,
   if (block == 0) {
     result = nests(rewriter, Value(), out);
   } else {
-    // Each thread's block: the nests over its images of the shared output,
-    // then that block inserted back.
-    auto forall = scf::ForallOp::create(
-        rewriter, loc, ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0)},
-        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(shape[0])},
-        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(block)}, ValueRange{out},
-        std::nullopt);
-    OpBuilder::InsertionGuard guard(rewriter);
-    rewriter.setInsertionPointToStart(forall.getBody());
-    Value first = forall.getInductionVars().front();
-    Value shared = forall.getRegionIterArgs().front();
-    Value blockResult = nests(rewriter, first, shared);
-    SmallVector<OpFoldResult> offsets(4, rewriter.getIndexAttr(0));
-    offsets[0] = first;
-    SmallVector<OpFoldResult> sizes =
-        getAsIndexOpFoldResult(rewriter.getContext(), shape);
-    sizes[0] = rewriter.getIndexAttr(block);
-    SmallVector<OpFoldResult> unit(4, rewriter.getIndexAttr(1));
-    Value slice = tensor::ExtractSliceOp::create(rewriter, loc, blockResult,
-                                                 offsets, sizes, unit);
-    rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
-    tensor::ParallelInsertSliceOp::create(rewriter, loc, slice, shared, offsets,
-                                          sizes, unit);
+    // Each thread's block: the nests over its images of the shared output.
+    scf::ForallOp forall = buildBlockLoop(
+        rewriter, loc, shape[0], block, /*dim=*/0, ValueRange{out},
+        [&](OpBuilder &b, Value first, ValueRange shared) {
+          return SmallVector<Value>{nests(b, first, shared[0])};
+        });
     result = forall.getResult(0);
     built = {forall};
   }

@@ -12,6 +12,7 @@
 
 #include "ImageLoopFusion.h"
 #include "LoweringStrategy.h"
+#include "TileLoops.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -81,9 +82,9 @@ bool createsScratch(Value init) {
          isa<tensor::EmptyOp, bufferization::AllocTensorOp>(op);
 }
 
-/// A new buffer in place of `init` (createsScratch), at the rewriter's
+/// A new buffer in place of `init` (createsScratch), at the builder's
 /// insertion point.
-Value cloneScratch(RewriterBase &rewriter, Value init) {
+Value cloneScratch(OpBuilder &rewriter, Value init) {
   auto fill = init.getDefiningOp<linalg::FillOp>();
   Operation *buffer = (fill ? fill.getDpsInits()[0] : init).getDefiningOp();
   Value created = rewriter.clone(*buffer)->getResult(0);
@@ -154,73 +155,50 @@ void distribute(RewriterBase &rewriter, scf::ForOp loop, int64_t block,
     if (kind == Carried::Images)
       shared.push_back(init);
   rewriter.setInsertionPoint(loop);
-  auto forall = scf::ForallOp::create(
-      rewriter, loc, ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0)},
-      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(images)},
-      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(block)}, shared,
-      std::nullopt);
-  OpBuilder::InsertionGuard guard(rewriter);
-  rewriter.setInsertionPointToStart(forall.getBody());
-  Value first = forall.getInductionVars().front();
-  // The block's loop carries the shared tensors and scratch of its own.
-  SmallVector<Value> inits;
-  unsigned next = 0;
-  for (auto [init, kind] : llvm::zip(loop.getInitArgs(), kinds)) {
-    if (kind == Carried::Images)
-      inits.push_back(forall.getRegionIterArgs()[next++]);
-    else if (kind == Carried::Scratch)
-      inits.push_back(cloneScratch(rewriter, init));
-    else
-      inits.push_back(init);
-  }
-  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-  Value count = arith::ConstantIndexOp::create(rewriter, loc, block);
-  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-  auto inner = scf::ForOp::create(rewriter, loc, zero, count, one, inits);
-  {
-    OpBuilder::InsertionGuard guard(rewriter);
-    rewriter.setInsertionPointToStart(inner.getBody());
-    IRMapping map;
-    map.map(loop.getInductionVar(),
-            arith::AddIOp::create(rewriter, loc, first, inner.getInductionVar())
-                .getResult());
-    map.map(loop.getRegionIterArgs(), inner.getRegionIterArgs());
-    for (Operation &op : loop.getBody()->without_terminator())
-      rewriter.clone(op, map);
-    auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
-    SmallVector<Value> yielded;
-    for (Value value : yield.getOperands())
-      yielded.push_back(map.lookupOrDefault(value));
-    scf::YieldOp::create(rewriter, loc, yielded);
-  }
-  // Each block inserts its images of the shared tensors.
-  SmallVector<Value> slices;
-  SmallVector<SmallVector<OpFoldResult>> offsetsOf, sizesOf;
-  next = 0;
-  for (auto [result, kind] : llvm::zip(inner.getResults(), kinds)) {
-    if (kind != Carried::Images)
-      continue;
-    auto type = cast<RankedTensorType>(result.getType());
-    SmallVector<OpFoldResult> offsets(type.getRank(), rewriter.getIndexAttr(0));
-    offsets[0] = first;
-    SmallVector<OpFoldResult> sizes =
-        getAsIndexOpFoldResult(rewriter.getContext(), type.getShape());
-    sizes[0] = rewriter.getIndexAttr(block);
-    SmallVector<OpFoldResult> unit(type.getRank(), rewriter.getIndexAttr(1));
-    slices.push_back(tensor::ExtractSliceOp::create(rewriter, loc, result,
-                                                    offsets, sizes, unit));
-    offsetsOf.push_back(offsets);
-    sizesOf.push_back(sizes);
-  }
-  rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
-  for (auto [slice, sharedArg, offsets, sizes] :
-       llvm::zip(slices, forall.getRegionIterArgs(), offsetsOf, sizesOf))
-    tensor::ParallelInsertSliceOp::create(
-        rewriter, loc, slice, sharedArg, offsets, sizes,
-        SmallVector<OpFoldResult>(offsets.size(), rewriter.getIndexAttr(1)));
+  scf::ForallOp forall = fuse::buildBlockLoop(
+      rewriter, loc, images, block, /*dim=*/0, shared,
+      [&](OpBuilder &b, Value first,
+          ValueRange sharedArgs) -> SmallVector<Value> {
+        // The block's loop carries the shared tensors and scratch of its
+        // own.
+        SmallVector<Value> inits;
+        unsigned next = 0;
+        for (auto [init, kind] : llvm::zip(loop.getInitArgs(), kinds)) {
+          if (kind == Carried::Images)
+            inits.push_back(sharedArgs[next++]);
+          else if (kind == Carried::Scratch)
+            inits.push_back(cloneScratch(b, init));
+          else
+            inits.push_back(init);
+        }
+        Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+        Value count = arith::ConstantIndexOp::create(b, loc, block);
+        Value one = arith::ConstantIndexOp::create(b, loc, 1);
+        auto inner = scf::ForOp::create(b, loc, zero, count, one, inits);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(inner.getBody());
+        IRMapping map;
+        map.map(loop.getInductionVar(),
+                arith::AddIOp::create(b, loc, first, inner.getInductionVar())
+                    .getResult());
+        map.map(loop.getRegionIterArgs(), inner.getRegionIterArgs());
+        for (Operation &op : loop.getBody()->without_terminator())
+          b.clone(op, map);
+        auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+        SmallVector<Value> yielded;
+        for (Value value : yield.getOperands())
+          yielded.push_back(map.lookupOrDefault(value));
+        scf::YieldOp::create(b, loc, yielded);
+        // Each block inserts its images of the shared tensors.
+        SmallVector<Value> results;
+        for (auto [result, kind] : llvm::zip(inner.getResults(), kinds))
+          if (kind == Carried::Images)
+            results.push_back(result);
+        return results;
+      });
   // The loop's results: the shared tensors' from the forall, the unchanged
   // ones' inits; scratch ones are unused.
-  next = 0;
+  unsigned next = 0;
   for (auto [result, init, kind] :
        llvm::zip(loop.getResults(), loop.getInitArgs(), kinds)) {
     if (kind == Carried::Images)

@@ -358,27 +358,12 @@ fuse::blockAndPackMatmul(RewriterBase &rewriter, linalg::MatmulOp op,
   if (block == 0) {
     result = nest(rewriter, Value(), form->n, acc);
   } else {
-    // Each thread's block: the nest over its columns of the shared C, then
-    // that block inserted back.
-    auto forall = scf::ForallOp::create(
-        rewriter, loc, ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0)},
-        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(form->n)},
-        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(block)}, ValueRange{acc},
-        std::nullopt);
-    OpBuilder::InsertionGuard guard(rewriter);
-    rewriter.setInsertionPointToStart(forall.getBody());
-    Value first = forall.getInductionVars().front();
-    Value shared = forall.getRegionIterArgs().front();
-    Value blockResult = nest(rewriter, first, block, shared);
-    SmallVector<OpFoldResult> offsets = {rewriter.getIndexAttr(0), first};
-    SmallVector<OpFoldResult> sizes = {rewriter.getIndexAttr(form->m),
-                                       rewriter.getIndexAttr(block)};
-    SmallVector<OpFoldResult> unit(2, rewriter.getIndexAttr(1));
-    Value slice = tensor::ExtractSliceOp::create(rewriter, loc, blockResult,
-                                                 offsets, sizes, unit);
-    rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
-    tensor::ParallelInsertSliceOp::create(rewriter, loc, slice, shared, offsets,
-                                          sizes, unit);
+    // Each thread's block: the nest over its columns of the shared C.
+    scf::ForallOp forall = buildBlockLoop(
+        rewriter, loc, form->n, block, /*dim=*/1, ValueRange{acc},
+        [&](OpBuilder &b, Value first, ValueRange shared) {
+          return SmallVector<Value>{nest(b, first, block, shared[0])};
+        });
     result = forall.getResult(0);
   }
   rewriter.replaceOp(op, result);

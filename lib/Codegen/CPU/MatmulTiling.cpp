@@ -206,30 +206,12 @@ LogicalResult fuse::tileMatmulWithConsumer(RewriterBase &rewriter,
     results = buildNests(rewriter, Value(), ranges[1], consumer.getDpsInits());
   } else {
     // Each thread's block: the nests over its columns of the shared
-    // outputs, then that block of each inserted back.
-    auto forall = scf::ForallOp::create(
-        rewriter, loc, ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0)},
-        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(ranges[1])},
-        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(block)},
-        consumer.getDpsInits(), std::nullopt);
-    OpBuilder::InsertionGuard guard(rewriter);
-    Block *body = forall.getBody();
-    rewriter.setInsertionPointToStart(body);
-    Value first = forall.getInductionVars().front();
-    SmallVector<Value> blockResults =
-        buildNests(rewriter, first, block, forall.getRegionIterArgs());
-    SmallVector<OpFoldResult> offsets = {rewriter.getIndexAttr(0), first};
-    SmallVector<OpFoldResult> sizes = {rewriter.getIndexAttr(ranges[0]),
-                                       rewriter.getIndexAttr(block)};
-    SmallVector<OpFoldResult> unit(2, rewriter.getIndexAttr(1));
-    SmallVector<Value> slices;
-    for (Value result : blockResults)
-      slices.push_back(tensor::ExtractSliceOp::create(rewriter, loc, result,
-                                                      offsets, sizes, unit));
-    rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
-    for (auto [slice, shared] : llvm::zip(slices, forall.getRegionIterArgs()))
-      tensor::ParallelInsertSliceOp::create(rewriter, loc, slice, shared,
-                                            offsets, sizes, unit);
+    // outputs.
+    scf::ForallOp forall = buildBlockLoop(
+        rewriter, loc, ranges[1], block, /*dim=*/1, consumer.getDpsInits(),
+        [&](OpBuilder &b, Value first, ValueRange shared) {
+          return buildNests(b, first, block, shared);
+        });
     results.assign(forall->result_begin(), forall->result_end());
     if (failedTile) {
       rewriter.eraseOp(forall);

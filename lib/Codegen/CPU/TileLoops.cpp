@@ -149,6 +149,43 @@ FailureOr<SmallVector<Value>> fuse::buildFusedTile(
   return next;
 }
 
+scf::ForallOp fuse::buildBlockLoop(RewriterBase &rewriter, Location loc,
+                                   int64_t size, int64_t block, unsigned dim,
+                                   ValueRange outs, BlockLoopBody body) {
+  auto forall = scf::ForallOp::create(
+      rewriter, loc, ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0)},
+      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(size)},
+      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(block)}, outs, std::nullopt);
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointToStart(forall.getBody());
+  Value first = forall.getInductionVars().front();
+  SmallVector<Value> results =
+      body(rewriter, first, forall.getRegionIterArgs());
+  // The block of each result, inserted where it belongs.
+  SmallVector<Value> slices;
+  SmallVector<SmallVector<OpFoldResult>> offsetsOf, sizesOf;
+  for (Value result : results) {
+    auto type = cast<RankedTensorType>(result.getType());
+    SmallVector<OpFoldResult> offsets(type.getRank(), rewriter.getIndexAttr(0));
+    offsets[dim] = first;
+    SmallVector<OpFoldResult> sizes =
+        getAsIndexOpFoldResult(rewriter.getContext(), type.getShape());
+    sizes[dim] = rewriter.getIndexAttr(block);
+    SmallVector<OpFoldResult> unit(type.getRank(), rewriter.getIndexAttr(1));
+    slices.push_back(tensor::ExtractSliceOp::create(rewriter, loc, result,
+                                                    offsets, sizes, unit));
+    offsetsOf.push_back(std::move(offsets));
+    sizesOf.push_back(std::move(sizes));
+  }
+  rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+  for (auto [slice, shared, offsets, sizes] :
+       llvm::zip(slices, forall.getRegionIterArgs(), offsetsOf, sizesOf))
+    tensor::ParallelInsertSliceOp::create(
+        rewriter, loc, slice, shared, offsets, sizes,
+        SmallVector<OpFoldResult>(offsets.size(), rewriter.getIndexAttr(1)));
+  return forall;
+}
+
 SmallVector<linalg::LinalgOp>
 fuse::splitWithFills(RewriterBase &rewriter, linalg::LinalgOp op,
                      ArrayRef<SplitPoint> points) {

@@ -12,6 +12,7 @@
 #define FUSE_LIB_TRANSFORMS_TILELOOPS_H
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Dominance.h"
@@ -88,6 +89,22 @@ buildFusedTile(mlir::OpBuilder &b, mlir::Location loc,
                mlir::linalg::GenericOp consumer, unsigned consumerInput,
                llvm::ArrayRef<mlir::OpFoldResult> offsets,
                llvm::ArrayRef<mlir::OpFoldResult> sizes, mlir::ValueRange outs);
+
+/// The body of the threads' loop over blocks: from the block's first index
+/// and the shared tensors, the tensors with the block written.
+using BlockLoopBody = llvm::function_ref<llvm::SmallVector<mlir::Value>(
+    mlir::OpBuilder &, mlir::Value, mlir::ValueRange)>;
+
+/// The threads' loop over blocks of `block` indices of dim `dim` of `outs`
+/// (each `size` long there): an scf.forall from 0 to `size` step `block`
+/// sharing `outs`, whose iteration runs `body` and inserts the block of
+/// each tensor `body` returns (the block's slice along `dim`, whole along
+/// the other dims) into its shared tensor. `body` may write only its block.
+/// Returns the forall.
+mlir::scf::ForallOp buildBlockLoop(mlir::RewriterBase &rewriter,
+                                   mlir::Location loc, int64_t size,
+                                   int64_t block, unsigned dim,
+                                   mlir::ValueRange outs, BlockLoopBody body);
 
 /// A split of an op's iteration space: a loop and the position it is split
 /// at.
