@@ -47,27 +47,6 @@ enum class Carried {
   Unchanged,
 };
 
-/// Whether iteration iv of `loop` yields, as its result `i`, the carried
-/// tensor with image iv inserted (one image at [iv, 0, ...]).
-bool insertsImage(scf::ForOp loop, unsigned i) {
-  auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
-  auto insert = yield.getOperand(i).getDefiningOp<tensor::InsertSliceOp>();
-  if (!insert || insert.getDest() != loop.getRegionIterArgs()[i] ||
-      !insert.hasUnitStride() ||
-      insert.getSourceType().getRank() != insert.getType().getRank())
-    return false;
-  SmallVector<OpFoldResult> offsets = insert.getMixedOffsets();
-  SmallVector<OpFoldResult> sizes = insert.getMixedSizes();
-  if (dyn_cast<Value>(offsets[0]) != loop.getInductionVar() ||
-      getConstantIntValue(sizes[0]) != 1)
-    return false;
-  for (int64_t d = 1; d < insert.getType().getRank(); ++d)
-    if (!isZeroInteger(offsets[d]) ||
-        getConstantIntValue(sizes[d]) != insert.getType().getDimSize(d))
-      return false;
-  return true;
-}
-
 /// Whether `init` is a new buffer: empty, or filled with a value (a padded
 /// image's zero border, which the iterations keep), so that each block can
 /// create its own.
@@ -99,7 +78,7 @@ Value cloneScratch(OpBuilder &rewriter, Value init) {
 std::optional<SmallVector<Carried>> classify(scf::ForOp loop) {
   SmallVector<Carried> kinds;
   for (unsigned i = 0; i < loop.getNumRegionIterArgs(); ++i) {
-    if (insertsImage(loop, i)) {
+    if (fuse::storedImage(loop, i)) {
       kinds.push_back(Carried::Images);
       continue;
     }

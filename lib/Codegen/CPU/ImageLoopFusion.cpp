@@ -30,16 +30,7 @@ void fuse::markImageLoop(scf::ForOp loop) {
   loop->setAttr(kImageLoopAttrName, UnitAttr::get(loop.getContext()));
 }
 
-namespace {
-
-bool isImage(OpFoldResult offset, Value iv) {
-  return dyn_cast<Value>(offset) == iv;
-}
-
-/// The image that an iteration of `loop` stores as its result `i`: the
-/// source of the insert_slice it yields, at [iv, 0, ...] and one image in
-/// size, or null.
-Value storedImage(scf::ForOp loop, unsigned i) {
+Value fuse::storedImage(scf::ForOp loop, unsigned i) {
   auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
   auto insert = yield.getOperand(i).getDefiningOp<tensor::InsertSliceOp>();
   if (!insert || insert.getDest() != loop.getRegionIterArgs()[i] ||
@@ -48,7 +39,7 @@ Value storedImage(scf::ForOp loop, unsigned i) {
     return {};
   SmallVector<OpFoldResult> offsets = insert.getMixedOffsets();
   SmallVector<OpFoldResult> sizes = insert.getMixedSizes();
-  if (!isImage(offsets[0], loop.getInductionVar()) ||
+  if (dyn_cast<Value>(offsets[0]) != loop.getInductionVar() ||
       getConstantIntValue(sizes[0]) != 1)
     return {};
   for (int64_t d = 1; d < insert.getType().getRank(); ++d)
@@ -56,6 +47,12 @@ Value storedImage(scf::ForOp loop, unsigned i) {
         getConstantIntValue(sizes[d]) != insert.getType().getDimSize(d))
       return {};
   return insert.getSource();
+}
+
+namespace {
+
+bool isImage(OpFoldResult offset, Value iv) {
+  return dyn_cast<Value>(offset) == iv;
 }
 
 /// Whether `slice` reads one image of its source: the one at `iv`.
@@ -80,7 +77,7 @@ bool readsStoredImages(scf::ForOp producer, Operation *consumer,
       Operation *user = use.getOwner();
       if (user == consumer || consumer->isProperAncestor(user)) {
         if (!readsImage(use) ||
-            !storedImage(producer, result.getResultNumber()))
+            !fuse::storedImage(producer, result.getResultNumber()))
           return false;
         consumes = true;
         continue;
@@ -208,7 +205,7 @@ FailureOr<scf::ForOp> fuseInto(RewriterBase &rewriter, scf::ForOp producer,
         for (Value v : producer.getBody()->getTerminator()->getOperands())
           yields.push_back(map.lookupOrDefault(v));
         for (unsigned i = 0; i < count; ++i)
-          if (Value image = storedImage(producer, i))
+          if (Value image = fuse::storedImage(producer, i))
             images[i] = map.lookupOrDefault(image);
         FailureOr<SmallVector<Value>> consumed =
             body(b, loc, iv, carried.drop_front(count));

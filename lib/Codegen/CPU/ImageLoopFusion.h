@@ -30,6 +30,11 @@ namespace fuse {
 /// its last step.
 void markImageLoop(mlir::scf::ForOp loop);
 
+/// The image that an iteration of `loop` stores as its result `i`: the
+/// source of the insert_slice it yields, at [iv, 0, ...] and one image in
+/// size, or null.
+mlir::Value storedImage(mlir::scf::ForOp loop, unsigned i);
+
 /// Fuses each image loop of `func` that reads another's result only image by
 /// image (`extract_slice`s at its own image) into that producer loop's
 /// iteration, and computes each image of a linalg op that reads a loop's
