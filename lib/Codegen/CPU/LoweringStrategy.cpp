@@ -13,6 +13,7 @@
 #include "llvm/Support/Debug.h"
 #include "llvm/TargetParser/Host.h"
 
+#include <limits>
 #include <numeric>
 
 #define DEBUG_TYPE "fuse-select-lowering-strategy"
@@ -250,14 +251,13 @@ constexpr int64_t kMinDistributedElements = 16384;
 
 /// The distribution level of an element-wise op or reduction (a
 /// linalg.generic) or a pool with register tiles `registers`: its outermost
-/// parallel
-/// loop that can be split into at least two tiles of kMinDistributedElements
-/// or more, each a whole number of register tiles and all of one size (so
-/// that every tile is static), is split into the most such tiles; the loops
-/// outside it into tiles of 1. Reduction loops are never split, so each
-/// output element is reduced whole by one thread, and the tiles depend on
-/// the shapes only: the bits do not depend on the thread count. All zeros
-/// (not distributed) when no loop allows it.
+/// parallel loop that can be split into at least two tiles of
+/// kMinDistributedElements or more, each a whole number of register tiles
+/// and all of one size (so that every tile is static), is split into the
+/// most such tiles; the loops outside it into tiles of 1. Reduction loops
+/// are never split, so each output element is reduced whole by one thread,
+/// and the tiles depend on the shapes only: the bits do not depend on the
+/// thread count. All zeros (not distributed) when no loop allows it.
 SmallVector<int64_t> chooseDistribution(linalg::LinalgOp op,
                                         ArrayRef<int64_t> registers) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
@@ -350,20 +350,28 @@ SmallVector<int64_t> chooseUpdateChunks(linalg::LinalgOp op) {
 /// about 1 us on one core, three times a fork/join.
 constexpr int64_t kMinDistributedMultiplyAdds = 1 << 18;
 
+/// The smallest multiple of `unit` that divides `n` into at least two and
+/// at most `maxBlocks` blocks, each of at least kMinDistributedMultiplyAdds
+/// (`workPerIndex` per index of the block); 0 (not distributed) if none.
+int64_t smallestBlock(int64_t n, int64_t unit, int64_t workPerIndex,
+                      int64_t maxBlocks = std::numeric_limits<int64_t>::max()) {
+  for (int64_t block = unit; block <= n / 2; block += unit)
+    if (n % block == 0 && n / block <= maxBlocks &&
+        block * workPerIndex >= kMinDistributedMultiplyAdds)
+      return block;
+  return 0;
+}
+
 /// The columns of each thread's block of an m x n x k matmul whose register
 /// tiles are `bands`: the smallest multiple of every band's columns that
 /// divides n into at least two blocks of kMinDistributedMultiplyAdds or
 /// more; 0 (not distributed) if none. Each block holds whole register
 /// tiles, so every output is computed as on one thread.
 int64_t chooseColumnBlocks(ArrayRef<int64_t> ranges, ArrayRef<RowBand> bands) {
-  int64_t m = ranges[0], n = ranges[1], k = ranges[2];
   int64_t unit = 1;
   for (const RowBand &band : bands)
     unit = std::lcm(unit, band.columns);
-  for (int64_t block = unit; block <= n / 2; block += unit)
-    if (n % block == 0 && m * block * k >= kMinDistributedMultiplyAdds)
-      return block;
-  return 0;
+  return smallestBlock(ranges[1], unit, ranges[0] * ranges[2]);
 }
 
 /// Images per thread block of a direct convolution (loops n, oh, ow, f, kh,
@@ -372,13 +380,10 @@ int64_t chooseColumnBlocks(ArrayRef<int64_t> ranges, ArrayRef<RowBand> bands) {
 /// kMinDistributedMultiplyAdds or more; 0 (not distributed) if none. The
 /// images of a convolution are independent, so the blocks change no sums.
 int64_t chooseImageBlocks(ArrayRef<int64_t> ranges, int64_t unit) {
-  int64_t images = ranges[0], perImage = 1;
+  int64_t perImage = 1;
   for (int64_t range : llvm::drop_begin(ranges))
     perImage *= range;
-  for (int64_t block = unit; block <= images / 2; block += unit)
-    if (images % block == 0 && block * perImage >= kMinDistributedMultiplyAdds)
-      return block;
-  return 0;
+  return smallestBlock(ranges[0], unit, perImage);
 }
 
 /// Columns per thread block of a packed m x n x k matmul (BLIS's loop nest,
@@ -391,16 +396,11 @@ int64_t chooseImageBlocks(ArrayRef<int64_t> ranges, int64_t unit) {
 /// computed whole by one thread, in the same order.
 int64_t choosePackedColumnBlocks(ArrayRef<int64_t> ranges, int64_t nr,
                                  int64_t nc) {
-  int64_t m = ranges[0], k = ranges[2];
   int64_t columns = ranges[1] / nr * nr;
   if (nc <= 0 || columns == 0)
     return 0;
-  int64_t maxBlocks = std::max<int64_t>(4, columns / nc);
-  for (int64_t block = nr; block <= columns / 2; block += nr)
-    if (columns % block == 0 && columns / block <= maxBlocks &&
-        m * block * k >= kMinDistributedMultiplyAdds)
-      return block;
-  return 0;
+  return smallestBlock(columns, nr, ranges[0] * ranges[2],
+                       std::max<int64_t>(4, columns / nc));
 }
 
 /// The most groups a filter gradient's images are split into. Each group
@@ -443,11 +443,7 @@ int64_t chooseImageGroups(ArrayRef<int64_t> ranges, int64_t elementBytes) {
 } // namespace
 
 int64_t fuse::chooseImageLoopBlock(int64_t images, int64_t workPerImage) {
-  for (int64_t block = 1; block <= images / 2; ++block)
-    if (images % block == 0 &&
-        block * workPerImage >= kMinDistributedMultiplyAdds)
-      return block;
-  return 0;
+  return smallestBlock(images, 1, workPerImage);
 }
 
 unsigned fuse::resolveVectorBits(func::FuncOp func, unsigned option) {
