@@ -2,6 +2,8 @@
 
 #include "fuse/Codegen/Passes.h"
 
+#include "PassDetail.h"
+
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Transforms/Hoisting.h"
@@ -44,15 +46,6 @@ void unrollRegisterTileLoops(func::FuncOp func) {
     (void)loopUnrollByFactor(loop, kReductionUnroll);
 }
 
-/// The IR is structured here (scf, no CFG): simplifying regions after
-/// every round of the rewrites walks the unrolled code for nothing (a sixth
-/// of the pass on the CNN's step).
-GreedyRewriteConfig lowerConfig() {
-  GreedyRewriteConfig config;
-  config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
-  return config;
-}
-
 struct FuseLowerVectorsPass
     : fuse::impl::FuseLowerVectorsBase<FuseLowerVectorsPass> {
   void runOnOperation() override {
@@ -66,7 +59,8 @@ struct FuseLowerVectorsPass
       memref::populateFoldMemRefAliasOpPatterns(patterns);
       // An optimization: where the folds do not reach a fixed point (some
       // broadcasting transfers through expand_shape), the views stay.
-      (void)applyPatternsGreedily(func, std::move(patterns), lowerConfig());
+      (void)applyPatternsGreedily(func, std::move(patterns),
+                                  fuse::structuredRewriteConfig());
     }
     linalg::hoistRedundantVectorTransfers(func);
     // A register tile's fused fill writes zeros that the hoisted read of
@@ -102,8 +96,8 @@ struct FuseLowerVectorsPass
                                                    /*maxTransferRank=*/1);
     populateVectorToSCFConversionPatterns(
         patterns, VectorTransferToSCFOptions().enableFullUnroll());
-    if (failed(
-            applyPatternsGreedily(func, std::move(patterns), lowerConfig()))) {
+    if (failed(applyPatternsGreedily(func, std::move(patterns),
+                                     fuse::structuredRewriteConfig()))) {
       func.emitError("vector lowering did not converge");
       signalPassFailure();
     }

@@ -21,4 +21,20 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace fuse {
+
+/// The greedy driver's config for the passes' rewrites on structured IR
+/// (scf loops, one block per region): simplifying regions after every round
+/// would only walk the whole function for nothing.
+inline mlir::GreedyRewriteConfig structuredRewriteConfig() {
+  mlir::GreedyRewriteConfig config;
+  config.setRegionSimplificationLevel(
+      mlir::GreedySimplifyRegionLevel::Disabled);
+  return config;
+}
+
+} // namespace fuse
+
 #endif // FUSE_LIB_CODEGEN_CPU_PASSDETAIL_H

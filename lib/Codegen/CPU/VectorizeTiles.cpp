@@ -121,14 +121,6 @@ struct FoldInsertSliceOfTransferWrite
   }
 };
 
-/// The IR is structured here (scf, no CFG): simplifying regions after
-/// every round of the rewrites only walks the whole function for nothing.
-GreedyRewriteConfig structuredConfig() {
-  GreedyRewriteConfig config;
-  config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
-  return config;
-}
-
 struct VectorizeTilesPass
     : fuse::impl::FuseVectorizeTilesBase<VectorizeTilesPass> {
   void runOnOperation() override {
@@ -144,7 +136,7 @@ struct VectorizeTilesPass
       affine::AffineMinOp::getCanonicalizationPatterns(patterns, context);
       tensor::ExtractSliceOp::getCanonicalizationPatterns(patterns, context);
       if (failed(applyPatternsGreedily(func, std::move(patterns),
-                                       structuredConfig())))
+                                       fuse::structuredRewriteConfig())))
         return signalPassFailure();
     }
 
@@ -198,7 +190,7 @@ struct VectorizeTilesPass
     vector::TransferWriteOp::getCanonicalizationPatterns(patterns, context);
     scf::ForOp::getCanonicalizationPatterns(patterns, context);
     if (failed(applyPatternsGreedily(func, std::move(patterns),
-                                     structuredConfig())))
+                                     fuse::structuredRewriteConfig())))
       signalPassFailure();
   }
 };

@@ -82,7 +82,7 @@ struct FuseWorkspacePass : fuse::impl::FuseWorkspaceBase<FuseWorkspacePass> {
       // An iteration of a parallel loop runs beside the others: one buffer
       // for all of them would be shared by the threads. Each iteration
       // takes its own on the stack instead (once per thread, after
-      // convert-scf-to-openmp's scopes hoist it to the parallel region).
+      // fuse-parallel-loops-to-openmp takes it before each thread's loop).
       Operation *parallel = alloc->getParentOfType<scf::ParallelOp>();
       if (!parallel)
         parallel = alloc->getParentOfType<scf::ForallOp>();
