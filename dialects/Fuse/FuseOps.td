@@ -64,6 +64,85 @@ def Fuse_TanhOp : Fuse_UnaryOp<"tanh", Fuse_FloatTensor, "tanh(x)">;
 def Fuse_SigmoidOp : Fuse_UnaryOp<"sigmoid", Fuse_FloatTensor,
                                   "1 / (1 + exp(-x))">;
 
+def Fuse_ErfOp : Fuse_UnaryOp<"erf", Fuse_FloatTensor, "erf(x)"> {
+  let description = [{
+    The error function of every element. It is computed in f32 with a
+    vectorizable polynomial (f16 and bf16 widen to f32 and back); an f64
+    operand is an error at lowering (cast it to f32).
+  }];
+}
+
+def Fuse_GeluOp : Fuse_Op<"gelu", [Pure, SameOperandsAndResultType,
+    InferTypeOpInterface, DeclareOpInterfaceMethods<Fuse_VJPOpInterface>]> {
+  let summary = "Gaussian error linear unit, exact or tanh form";
+  let description = [{
+    `x * Phi(x)`, `Phi` the standard normal CDF, as PyTorch's
+    `torch.nn.functional.gelu`: `approximate = "none"` (the default) is
+    `0.5 * x * (1 + erf(x / sqrt(2)))`; `approximate = "tanh"` is
+    `0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))`, as GPT-2
+    uses. The exact form computes `erf` as `fuse.erf` does: not on f64.
+
+    ```mlir
+    %h = fuse.gelu %x {approximate = "tanh"} : tensor<?x512xf32>
+    ```
+  }];
+  let arguments = (ins Fuse_FloatTensor:$input,
+                       DefaultValuedStrAttr<StrAttr, "none">:$approximate);
+  let results = (outs Fuse_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+  let extraClassDeclaration = [{
+    /// Whether this is the tanh form.
+    bool isTanh() { return getApproximate() == "tanh"; }
+  }];
+}
+
+def Fuse_LeakyReluOp : Fuse_Op<"leaky_relu", [Pure, SameOperandsAndResultType,
+    InferTypeOpInterface, DeclareOpInterfaceMethods<Fuse_VJPOpInterface>]> {
+  let summary = "Leaky rectified linear unit";
+  let description = [{
+    `x` where `x > 0`, else `alpha * x` (default `alpha` 0.01, PyTorch's
+    `negative_slope`). The gradient at 0 is `alpha`, as PyTorch's.
+
+    ```mlir
+    %h = fuse.leaky_relu %x {alpha = 0.2 : f64} : tensor<?x128xf32>
+    ```
+  }];
+  let arguments = (ins Fuse_FloatTensor:$input,
+                       DefaultValuedAttr<F64Attr, "0.01">:$alpha);
+  let results = (outs Fuse_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Fuse_CastOp : Fuse_Op<"cast", [Pure, SameOperandsAndResultShape,
+    DeclareOpInterfaceMethods<Fuse_VJPOpInterface>]> {
+  let summary = "Element type conversion";
+  let description = [{
+    Converts every element to the result's element type:
+
+    - float to float (`f32`, `bf16`, `f16`, `f64`): rounded to nearest,
+      ties to even;
+    - integer to float: rounded to nearest (`i1` is unsigned: true is 1);
+    - float to integer: rounded towards zero and saturated to the integer's
+      range, NaN to 0 (as Rust's `as` and XLA on CPU; never undefined);
+    - integer to integer: sign-extended or truncated (`i1` zero-extended).
+
+    Gradients flow between float types only (the incoming gradient cast
+    back); an integer side gets none.
+
+    ```mlir
+    %h = fuse.cast %x : (tensor<?x128xf32>) -> tensor<?x128xbf16>
+    ```
+  }];
+  let arguments = (ins Fuse_Tensor:$input);
+  let results = (outs Fuse_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Element-wise binary ops (NumPy broadcasting)
 //===----------------------------------------------------------------------===//
@@ -219,6 +298,167 @@ def Fuse_BroadcastToOp : Fuse_Op<"broadcast_to", [Pure, DeclareOpInterfaceMethod
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
   let hasFolder = 1;
+}
+
+def Fuse_SliceOp : Fuse_Op<"slice", [Pure,
+    DeclareOpInterfaceMethods<Fuse_VJPOpInterface>]> {
+  let summary = "A static strided slice";
+  let description = [{
+    Takes, along each dimension `d`, the result's size `n_d` of elements
+    starting at `offsets[d]`, `strides[d]` apart (default 1):
+    `result[i] = input[offsets + i * strides]`. Every index stays within the
+    input. A dynamic dimension of the result is the input's whole dynamic
+    dimension (offset 0, stride 1).
+
+    ```mlir
+    %q = fuse.slice %qkv {offsets = array<i64: 0, 0, 128>}
+        : (tensor<?x64x384xf32>) -> tensor<?x64x128xf32>
+    ```
+  }];
+  let arguments = (ins Fuse_Tensor:$input, DenseI64ArrayAttr:$offsets,
+      DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$strides);
+  let results = (outs Fuse_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+  let extraClassDeclaration = [{
+    /// The stride of dimension `d` (1 when `strides` is empty).
+    int64_t getStride(unsigned d) {
+      return getStrides().empty() ? 1 : getStrides()[d];
+    }
+  }];
+}
+
+def Fuse_PadOp : Fuse_Op<"pad", [Pure, InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<Fuse_VJPOpInterface>]> {
+  let summary = "Pad with a constant, before, after and between elements";
+  let description = [{
+    XLA's pad: along each dimension `d`, `low[d]` elements of `value`
+    before the input, `interior[d]` between each two input elements
+    (default none) and `high[d]` after; all at least 0. A dimension of size
+    `n` becomes `low + n + max(n - 1, 0) * interior + high`.
+
+    ```mlir
+    %p = fuse.pad %x {low = array<i64: 0, 1>, high = array<i64: 0, 0>}
+        : (tensor<?x8xf32>) -> tensor<?x9xf32>
+    ```
+  }];
+  let arguments = (ins Fuse_Tensor:$input, DenseI64ArrayAttr:$low,
+      DenseI64ArrayAttr:$high,
+      DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$interior,
+      DefaultValuedAttr<F64Attr, "0.0">:$value);
+  let results = (outs Fuse_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
+  let extraClassDeclaration = [{
+    /// The interior padding of dimension `d` (0 when `interior` is empty).
+    int64_t getInteriorOf(unsigned d) {
+      return getInterior().empty() ? 0 : getInterior()[d];
+    }
+  }];
+}
+
+def Fuse_ConcatOp : Fuse_Op<"concat", [Pure, InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<Fuse_VJPOpInterface>]> {
+  let summary = "Join tensors along one axis";
+  let description = [{
+    The inputs, one after another along `axis` (negative counts from the
+    end). They have one element type and rank, the same size in every other
+    dimension, and a static size along `axis`.
+
+    ```mlir
+    %c = fuse.concat %a, %b {axis = 1 : i64}
+        : (tensor<?x64xf32>, tensor<?x32xf32>) -> tensor<?x96xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Fuse_Tensor>:$inputs, I64Attr:$axis);
+  let results = (outs Fuse_Tensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
+  let extraClassDeclaration = [{
+    /// The axis in [0, rank).
+    int64_t getNormalizedAxis() {
+      int64_t axis = getAxis();
+      int64_t rank =
+          ::llvm::cast<::mlir::RankedTensorType>(getType()).getRank();
+      return axis < 0 ? axis + rank : axis;
+    }
+  }];
+}
+
+def Fuse_IotaOp : Fuse_Op<"iota", [Pure]> {
+  let summary = "Indices along one axis";
+  let description = [{
+    A static tensor whose element at `[i_0, ..., i_n]` is `i_axis`, in its
+    element type (an integer or a float). With `fuse.compare` and
+    `fuse.select` it builds masks: a causal mask is `iota(axis 0) >= iota
+    (axis 1)` over `T x T`.
+
+    ```mlir
+    %rows = fuse.iota {axis = 0 : i64} : tensor<128x128xi32>
+    ```
+  }];
+  let arguments = (ins I64Attr:$axis);
+  let results = (outs Fuse_Tensor:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Embeddings
+//===----------------------------------------------------------------------===//
+
+def Fuse_GatherOp : Fuse_Op<"gather", [Pure, InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<Fuse_VJPOpInterface>]> {
+  let summary = "Rows of a table by integer indices (embedding lookup)";
+  let description = [{
+    `result[i..., j...] = table[indices[i...], j...]`: for an `N x D...`
+    table and indices of any shape `S`, a tensor of shape `S x D...`, as
+    `jnp.take(table, indices, axis=0)` and `torch.nn.Embedding`.
+
+    An index outside `[0, N)` has no row: its elements are NaN (0 for an
+    integer table), as JAX's default fill mode gives, never a read outside
+    the table. Before each call the JIT engine rejects such an index with
+    an error naming the argument where the indices are an argument
+    (`fuse-mark-class-labels`). Its gradient is `fuse.scatter_add`, which
+    never builds a one-hot matrix.
+
+    ```mlir
+    %e = fuse.gather %wte, %tokens
+        : (tensor<256x128xf32>, tensor<?x64xi32>) -> tensor<?x64x128xf32>
+    ```
+  }];
+  let arguments = (ins Fuse_Tensor:$table, Fuse_IntTensor:$indices);
+  let results = (outs Fuse_Tensor:$result);
+  let assemblyFormat = [{
+    $table `,` $indices attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Fuse_ScatterAddOp : Fuse_Op<"scatter_add", [Pure,
+    AllTypesMatch<["table", "result"]>,
+    DeclareOpInterfaceMethods<Fuse_VJPOpInterface>]> {
+  let summary = "Sum rows into a zero table by integer indices";
+  let description = [{
+    The gradient of `fuse.gather` with respect to its table: a tensor of
+    `table`'s type (only its type is used), zero except that each
+    `updates[i..., j...]` is added to row `indices[i...]`, in row-major order
+    of `i` (the same bits on any thread count). An index outside `[0, N)`
+    adds nothing.
+
+    ```mlir
+    %g = fuse.scatter_add %dE, %tokens, %wte
+        : (tensor<?x64x128xf32>, tensor<?x64xi32>, tensor<256x128xf32>)
+        -> tensor<256x128xf32>
+    ```
+  }];
+  let arguments = (ins Fuse_FloatTensor:$updates, Fuse_IntTensor:$indices,
+                       Fuse_FloatTensor:$table);
+  let results = (outs Fuse_FloatTensor:$result);
+  let assemblyFormat = [{
+    operands attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -480,6 +720,39 @@ def Fuse_MseLossOp : Fuse_Op<"mse_loss", [Pure, InferTypeOpAdaptor, DeclareOpInt
   }];
 }
 
+def Fuse_LayerNormOp : Fuse_Op<"layer_norm", [Pure,
+    AllTypesMatch<["input", "result"]>,
+    DeclareOpInterfaceMethods<Fuse_VJPOpInterface>]> {
+  let summary = "Layer normalization with a learnable scale and bias";
+  let description = [{
+    Normalizes over the trailing dimensions that `scale` and `bias` have
+    (PyTorch's `normalized_shape`): with `mean` and `var` the mean and the
+    biased variance of each group of those dimensions,
+    `(x - mean) / sqrt(var + epsilon) * scale + bias`. The statistics are
+    computed once per group (two passes over a row that is in cache) and
+    kept for the backward pass, which reads them instead of recomputing
+    them.
+
+    ```mlir
+    %y = fuse.layer_norm %x, %g, %b {epsilon = 1.0e-5 : f64}
+        : (tensor<?x64x128xf32>, tensor<128xf32>, tensor<128xf32>)
+        -> tensor<?x64x128xf32>
+    ```
+  }];
+  let arguments = (ins Fuse_FloatTensor:$input, Fuse_FloatTensor:$scale,
+                       Fuse_FloatTensor:$bias,
+                       DefaultValuedAttr<F64Attr, "1.0e-5">:$epsilon);
+  let results = (outs Fuse_FloatTensor:$result);
+  let assemblyFormat = [{
+    operands attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The normalized (trailing) dimensions, as axes of the input.
+    ::llvm::SmallVector<int64_t> getNormalizedAxes();
+  }];
+}
+
 def Fuse_DropoutOp : Fuse_Op<"dropout",
     [Pure, AllTypesMatch<["input", "result"]>, DeclareOpInterfaceMethods<Fuse_VJPOpInterface>]> {
   let summary = "Inverted dropout with a counter-based random mask";
@@ -507,7 +780,8 @@ def Fuse_DropoutOp : Fuse_Op<"dropout",
 // Ops the backward pass is built from
 //===----------------------------------------------------------------------===//
 
-def Fuse_FullLikeOp : Fuse_Op<"full_like", [Pure, InferTypeOpAdaptor]> {
+def Fuse_FullLikeOp : Fuse_Op<"full_like", [Pure, InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<Fuse_VJPOpInterface>]> {
   let summary = "A tensor of one value, shaped like another";
   let description = [{
     A tensor with the type (and run-time shape) of `shape_of`, every element
@@ -541,7 +815,7 @@ def Fuse_ExpandDimsOp : Fuse_Op<"expand_dims",
 }
 
 def Fuse_SoftmaxCrossEntropyGradOp : Fuse_Op<"softmax_cross_entropy_grad",
-    [Pure, InferTypeOpAdaptor]> {
+    [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Fuse_VJPOpInterface>]> {
   let summary = "Gradient of softmax_cross_entropy with respect to logits";
   let description = [{
     `grad * (softmax(logits) - one_hot(labels)) / batch`, computed stably in
@@ -559,8 +833,9 @@ def Fuse_SoftmaxCrossEntropyGradOp : Fuse_Op<"softmax_cross_entropy_grad",
 }
 
 class Fuse_WindowGradOp<string mnemonic, string summaryText,
-                        string resultLike>
-    : Fuse_Op<mnemonic, [Pure, AllTypesMatch<[resultLike, "result"]>]> {
+                        string resultLike, list<Trait> traits = []>
+    : Fuse_Op<mnemonic, !listconcat(traits,
+                                    [Pure, AllTypesMatch<[resultLike, "result"]>])> {
   let summary = summaryText;
   let assemblyFormat = [{
     operands attr-dict `:` functional-type(operands, results)
@@ -568,7 +843,8 @@ class Fuse_WindowGradOp<string mnemonic, string summaryText,
 }
 
 def Fuse_Conv2DInputGradOp : Fuse_WindowGradOp<"conv2d_input_grad",
-    "Gradient of conv2d with respect to its input", "input"> {
+    "Gradient of conv2d with respect to its input", "input",
+    [DeclareOpInterfaceMethods<Fuse_VJPOpInterface>]> {
   let description = [{
     For `y = conv2d(input, filter)` with the given attributes and `grad` the
     gradient of `y`: the gradient of `input` (only its type is used).
@@ -583,7 +859,8 @@ def Fuse_Conv2DInputGradOp : Fuse_WindowGradOp<"conv2d_input_grad",
 }
 
 def Fuse_Conv2DFilterGradOp : Fuse_WindowGradOp<"conv2d_filter_grad",
-    "Gradient of conv2d with respect to its filter", "filter"> {
+    "Gradient of conv2d with respect to its filter", "filter",
+    [DeclareOpInterfaceMethods<Fuse_VJPOpInterface>]> {
   let description = [{
     For `y = conv2d(input, filter)` with the given attributes and `grad` the
     gradient of `y`: the gradient of `filter` (only its type is used).
@@ -616,7 +893,8 @@ def Fuse_MaxPool2DGradOp : Fuse_WindowGradOp<"max_pool2d_grad",
 }
 
 def Fuse_AvgPool2DGradOp : Fuse_WindowGradOp<"avg_pool2d_grad",
-    "Gradient of avg_pool2d with respect to its input", "input"> {
+    "Gradient of avg_pool2d with respect to its input", "input",
+    [DeclareOpInterfaceMethods<Fuse_VJPOpInterface>]> {
   let description = [{
     For `output = avg_pool2d(input)` and `grad` the gradient of `output`:
     each input element gets, from every window covering it, that window's

@@ -58,6 +58,8 @@ void fuse::buildSpecializeEntryPipeline(OpPassManager &pm, StringRef name,
 }
 
 void fuse::buildSimplifyPipeline(OpPassManager &pm) {
+  // Composite ops first, so that CSE shares what their gradients recompute.
+  pm.addNestedPass<func::FuncOp>(createFuseDecomposeLayerNorm());
   // CSE can expose new folds (two identical values become one operand twice,
   // so `x - x` folds), hence canonicalize on both sides.
   pm.addPass(createCanonicalizerPass());

@@ -94,10 +94,32 @@ struct FuseAutodiffPass : fuse::impl::FuseAutodiffBase<FuseAutodiffPass> {
     ModuleOp module = getOperation();
     SmallVector<ValueAndGradOp> ops;
     module.walk([&](ValueAndGradOp op) { ops.push_back(op); });
-    for (ValueAndGradOp op : ops) {
-      auto callee = module.lookupSymbol<func::FuncOp>(op.getCalleeAttr());
-      if (!callee || failed(differentiate(op, callee)))
+    // A callee that itself takes a gradient (a gradient of a gradient) is
+    // differentiated after its own value_and_grad ops are expanded: each
+    // round expands those whose callee has none left.
+    while (!ops.empty()) {
+      SmallVector<ValueAndGradOp> waiting;
+      for (ValueAndGradOp op : ops) {
+        auto callee = module.lookupSymbol<func::FuncOp>(op.getCalleeAttr());
+        if (!callee)
+          return signalPassFailure(); // verified: never
+        bool nested =
+            callee->walk([](ValueAndGradOp) { return WalkResult::interrupt(); })
+                .wasInterrupted();
+        if (nested) {
+          waiting.push_back(op);
+          continue;
+        }
+        if (failed(differentiate(op, callee)))
+          return signalPassFailure();
+      }
+      if (waiting.size() == ops.size()) {
+        waiting.front().emitOpError(
+            "takes the gradient of a function that takes its own gradient, "
+            "directly or through others (a cycle)");
         return signalPassFailure();
+      }
+      ops = std::move(waiting);
     }
   }
 };

@@ -3,7 +3,8 @@
 // Out-of-range class labels are not an error compiled code could report:
 // cross-entropy would read no logit and return the row's logsumexp. The
 // engine checks them before each call instead, for arguments this pass
-// marks with their class count.
+// marks with their class count. An embedding's indices (fuse.gather) are
+// checked the same way against the table's rows.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,6 +34,17 @@ int64_t classesOf(OpOperand &use) {
   if (auto op = dyn_cast<fuse::SoftmaxCrossEntropyGradOp>(user);
       op && &use == &op.getLabelsMutable())
     logits = op.getLogits();
+  // An embedding's indices: the table's rows are the classes.
+  if (auto op = dyn_cast<fuse::GatherOp>(user);
+      op && &use == &op.getIndicesMutable()) {
+    int64_t rows = op.getTable().getType().getDimSize(0);
+    return ShapedType::isDynamic(rows) ? 0 : rows;
+  }
+  if (auto op = dyn_cast<fuse::ScatterAddOp>(user);
+      op && &use == &op.getIndicesMutable()) {
+    int64_t rows = op.getTable().getType().getDimSize(0);
+    return ShapedType::isDynamic(rows) ? 0 : rows;
+  }
   if (!logits)
     return 0;
   int64_t classes = cast<RankedTensorType>(logits.getType()).getDimSize(1);

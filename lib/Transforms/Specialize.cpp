@@ -100,9 +100,21 @@ static LogicalResult refineResults(Operation *op) {
     if (failed(type))
       return failure();
     types.push_back(*type);
+  } else if (auto slice = dyn_cast<fuse::SliceOp>(op)) {
+    // A dynamic result dim is the input's whole dim (verified).
+    auto in = slice.getInput().getType();
+    SmallVector<int64_t> shape(slice.getType().getShape());
+    for (auto [d, size] : llvm::enumerate(shape))
+      if (ShapedType::isDynamic(size))
+        size = in.getDimSize(d);
+    types.push_back(
+        RankedTensorType::get(shape, slice.getType().getElementType()));
+  } else if (auto cast = dyn_cast<fuse::CastOp>(op)) {
+    types.push_back(
+        cast.getInput().getType().clone(cast.getType().getElementType()));
   } else if (auto dropout = dyn_cast<fuse::DropoutOp>(op)) {
     types.push_back(dropout.getInput().getType());
-  } else if (isa<fuse::ConstantOp>(op)) {
+  } else if (isa<fuse::ConstantOp, fuse::IotaOp>(op)) { // static (verified)
     return success();
   } else if (auto insert = dyn_cast<tensor::InsertSliceOp>(op)) {
     types.push_back(insert.getDest().getType());

@@ -156,3 +156,28 @@ func.func @shapes(%x: tensor<2x6xf32>) -> (tensor<f32>, tensor<2x6xf32>) {
       : (tensor<2x6xf32>) -> (tensor<f32>, tensor<2x6xf32>)
   return %l, %dx : tensor<f32>, tensor<2x6xf32>
 }
+
+// -----
+
+// A gradient of a gradient: @h's callee takes a gradient itself, which is
+// expanded first; its backward ops (full_like, mul, tanh) are then
+// differentiated in turn.
+func.func @f(%x: tensor<4xf32>) -> tensor<f32> {
+  %t = fuse.tanh %x : tensor<4xf32>
+  %s = fuse.reduce_sum %t {axes = array<i64: 0>} : (tensor<4xf32>) -> tensor<f32>
+  return %s : tensor<f32>
+}
+func.func @g(%x: tensor<4xf32>) -> tensor<f32> {
+  %l, %dx = fuse.value_and_grad @f(%x) {wrt = array<i64: 0>}
+      : (tensor<4xf32>) -> (tensor<f32>, tensor<4xf32>)
+  %s = fuse.reduce_sum %dx {axes = array<i64: 0>} : (tensor<4xf32>) -> tensor<f32>
+  return %s : tensor<f32>
+}
+// CHECK-LABEL: func @second_order
+// CHECK-NOT: fuse.value_and_grad
+// CHECK: return
+func.func @second_order(%x: tensor<4xf32>) -> (tensor<f32>, tensor<4xf32>) {
+  %l, %dx = fuse.value_and_grad @g(%x) {wrt = array<i64: 0>}
+      : (tensor<4xf32>) -> (tensor<f32>, tensor<4xf32>)
+  return %l, %dx : tensor<f32>, tensor<4xf32>
+}

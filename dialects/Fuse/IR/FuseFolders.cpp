@@ -14,6 +14,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/APInt.h"
+#include "llvm/ADT/APSInt.h"
 
 #include <cmath>
 
@@ -678,5 +679,113 @@ OpFoldResult FullLikeOp::fold(FoldAdaptor) {
 OpFoldResult DropoutOp::fold(FoldAdaptor) {
   if (getRate().isZero())
     return getInput();
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// Sequence-model ops
+//===----------------------------------------------------------------------===//
+
+OpFoldResult ErfOp::fold(FoldAdaptor adaptor) {
+  return foldUnaryMath(adaptor.getInput(), getType(),
+                       [](double x) { return std::erf(x); });
+}
+
+static double geluExact(double x) {
+  return 0.5 * x * (1.0 + std::erf(x * 0.7071067811865476));
+}
+static double geluTanh(double x) {
+  constexpr double kSqrt2OverPi = 0.7978845608028654;
+  return 0.5 * x * (1.0 + std::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x)));
+}
+
+OpFoldResult GeluOp::fold(FoldAdaptor adaptor) {
+  return foldUnaryMath(adaptor.getInput(), getType(),
+                       isTanh() ? geluTanh : geluExact);
+}
+
+OpFoldResult LeakyReluOp::fold(FoldAdaptor adaptor) {
+  auto floatType = cast<FloatType>(getType().getElementType());
+  double alpha = getAlpha().convertToDouble();
+  return foldUnary(
+      adaptor.getInput(), getType(),
+      [&](const APFloat &v) -> std::optional<APFloat> {
+        double x = v.convertToDouble();
+        return x > 0 || std::isnan(x) ? v : toFloat(alpha * x, floatType);
+      },
+      nullptr);
+}
+
+/// One element converted as fuse.cast converts it (the op's description).
+static Attribute castElement(Attribute element, Type to) {
+  if (auto f = dyn_cast<FloatAttr>(element)) {
+    APFloat v = f.getValue();
+    if (auto toFloatType = dyn_cast<FloatType>(to)) {
+      bool losesInfo;
+      v.convert(toFloatType.getFloatSemantics(), APFloat::rmNearestTiesToEven,
+                &losesInfo);
+      return FloatAttr::get(to, v);
+    }
+    unsigned width = to.getIntOrFloatBitWidth();
+    if (v.isNaN())
+      return IntegerAttr::get(to, APInt::getZero(width));
+    bool isSigned = width != 1;
+    APSInt result(width, /*isUnsigned=*/!isSigned);
+    bool exact;
+    // Out of range saturates (APFloat's convertToInteger sets the bound).
+    v.convertToInteger(result, APFloat::rmTowardZero, &exact);
+    return IntegerAttr::get(to, result);
+  }
+  auto i = cast<IntegerAttr>(element);
+  APInt v = i.getValue();
+  bool isSigned = v.getBitWidth() != 1;
+  if (auto toFloatType = dyn_cast<FloatType>(to)) {
+    APFloat result(toFloatType.getFloatSemantics());
+    result.convertFromAPInt(v, isSigned, APFloat::rmNearestTiesToEven);
+    return FloatAttr::get(to, result);
+  }
+  unsigned width = to.getIntOrFloatBitWidth();
+  return IntegerAttr::get(to, isSigned ? v.sextOrTrunc(width)
+                                       : v.zextOrTrunc(width));
+}
+
+OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  auto type = cast<ShapedType>(getType());
+  DenseElementsAttr elements = dense(adaptor.getInput());
+  if (!elements || (!elements.isSplat() && !mayMaterialize(type)))
+    return {};
+  Type to = type.getElementType();
+  if (elements.isSplat())
+    return DenseElementsAttr::get(
+        type, castElement(elements.getSplatValue<Attribute>(), to));
+  SmallVector<Attribute> values;
+  for (Attribute v : elements.getValues<Attribute>())
+    values.push_back(castElement(v, to));
+  return DenseElementsAttr::get(type, values);
+}
+
+OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getType() &&
+      llvm::all_of(getOffsets(), [](int64_t o) { return o == 0; }))
+    return getInput(); // whole dims: every stride reads one element
+  if (DenseElementsAttr elements = dense(adaptor.getInput()))
+    if (elements.isSplat() && getType().hasStaticShape())
+      return elements.resizeSplat(getType());
+  return {};
+}
+
+OpFoldResult PadOp::fold(FoldAdaptor) {
+  // Dynamic dims are never padded (verified); static ones keep their size
+  // only without padding.
+  if (getInput().getType() == getType())
+    return getInput();
+  return {};
+}
+
+OpFoldResult ConcatOp::fold(FoldAdaptor) {
+  if (getInputs().size() == 1 && getInputs().front().getType() == getType())
+    return getInputs().front();
   return {};
 }

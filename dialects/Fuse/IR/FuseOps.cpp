@@ -720,6 +720,261 @@ LogicalResult DropoutOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// GeluOp, LeakyReluOp, LayerNormOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult GeluOp::verify() {
+  if (getApproximate() != "none" && getApproximate() != "tanh")
+    return emitOpError("approximate must be \"none\" or \"tanh\", got \"")
+           << getApproximate() << "\"";
+  return success();
+}
+
+LogicalResult LeakyReluOp::verify() {
+  if (!std::isfinite(getAlpha().convertToDouble()))
+    return emitOpError("alpha must be finite");
+  return success();
+}
+
+LogicalResult LayerNormOp::verify() {
+  RankedTensorType input = getInput().getType();
+  RankedTensorType scale = getScale().getType();
+  if (scale != getBias().getType())
+    return emitOpError("scale type ")
+           << scale << " differs from the bias type " << getBias().getType();
+  if (scale.getElementType() != input.getElementType())
+    return emitOpError("scale element type ")
+           << scale.getElementType() << " differs from the input's "
+           << input.getElementType();
+  if (scale.getRank() < 1 || scale.getRank() > input.getRank())
+    return emitOpError("scale has rank ")
+           << scale.getRank() << "; expected 1 to the input's rank "
+           << input.getRank();
+  int64_t offset = input.getRank() - scale.getRank();
+  for (int64_t d = 0; d < scale.getRank(); ++d)
+    if (!dimsCompatible(scale.getDimSize(d), input.getDimSize(offset + d)))
+      return emitOpError("scale shape ")
+             << shapeString(scale.getShape())
+             << " is not the trailing shape of the input "
+             << shapeString(input.getShape());
+  double epsilon = getEpsilon().convertToDouble();
+  if (!(epsilon >= 0.0) || !std::isfinite(epsilon))
+    return emitOpError("epsilon must be finite and at least 0");
+  return success();
+}
+
+SmallVector<int64_t> LayerNormOp::getNormalizedAxes() {
+  int64_t rank = getInput().getType().getRank();
+  return llvm::to_vector(
+      llvm::seq<int64_t>(rank - getScale().getType().getRank(), rank));
+}
+
+//===----------------------------------------------------------------------===//
+// SliceOp, PadOp, ConcatOp, IotaOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult SliceOp::verify() {
+  RankedTensorType in = getInput().getType(), out = getType();
+  if (in.getElementType() != out.getElementType())
+    return emitOpError("result element type ")
+           << out.getElementType() << " differs from the input's "
+           << in.getElementType();
+  int64_t rank = in.getRank();
+  if (out.getRank() != rank)
+    return emitOpError("result rank ")
+           << out.getRank() << " differs from the input rank " << rank;
+  if (static_cast<int64_t>(getOffsets().size()) != rank)
+    return emitOpError("has ")
+           << getOffsets().size() << " offsets for an input of rank " << rank;
+  if (!getStrides().empty() &&
+      static_cast<int64_t>(getStrides().size()) != rank)
+    return emitOpError("has ")
+           << getStrides().size() << " strides for an input of rank " << rank;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t offset = getOffsets()[d], stride = getStride(d);
+    int64_t size = out.getDimSize(d), dim = in.getDimSize(d);
+    if (offset < 0 || stride < 1)
+      return emitOpError("dimension ")
+             << d << ": offset " << offset << " and stride " << stride
+             << " must be at least 0 and 1";
+    if (ShapedType::isDynamic(size)) {
+      if (!ShapedType::isDynamic(dim) || offset != 0 || stride != 1)
+        return emitOpError("dimension ")
+               << d
+               << ": a dynamic result dimension takes the whole dynamic "
+                  "input dimension (offset 0, stride 1)";
+      continue;
+    }
+    if (ShapedType::isDynamic(dim))
+      return emitOpError("dimension ")
+             << d
+             << ": a dynamic input dimension is taken whole (a dynamic "
+                "result dimension); its gradient needs the input's size";
+    // The last index read, offset + (size - 1) * stride, must be < dim.
+    std::optional<int64_t> last =
+        size == 0 ? std::optional<int64_t>(offset - 1)
+                  : llvm::checkedMulAdd<int64_t>(size - 1, stride, offset);
+    if (!last || *last >= dim || (size == 0 && offset > dim))
+      return emitOpError("dimension ")
+             << d << ": " << size << " elements from offset " << offset
+             << " with stride " << stride << " exceed the input's " << dim;
+  }
+  return success();
+}
+
+LogicalResult PadOp::inferReturnTypes(MLIRContext *,
+                                      std::optional<Location> loc,
+                                      Adaptor adaptor,
+                                      SmallVectorImpl<Type> &types) {
+  auto type = cast<RankedTensorType>(adaptor.getInput().getType());
+  int64_t rank = type.getRank();
+  ArrayRef<int64_t> low = adaptor.getLow(), high = adaptor.getHigh(),
+                    interior = adaptor.getInterior();
+  if (static_cast<int64_t>(low.size()) != rank ||
+      static_cast<int64_t>(high.size()) != rank ||
+      (!interior.empty() && static_cast<int64_t>(interior.size()) != rank))
+    return emitOptionalError(loc, "low, high and interior need ", rank,
+                             " entries each, one per input dimension");
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t in = interior.empty() ? 0 : interior[d];
+    if (low[d] < 0 || high[d] < 0 || in < 0)
+      return emitOptionalError(loc, "dimension ", d,
+                               ": padding must be at least 0");
+    int64_t n = type.getDimSize(d);
+    if (ShapedType::isDynamic(n)) {
+      if (low[d] != 0 || high[d] != 0 || in != 0)
+        return emitOptionalError(loc, "dimension ", d,
+                                 " is dynamic: only static dimensions are "
+                                 "padded");
+      shape.push_back(ShapedType::kDynamic);
+      continue;
+    }
+    std::optional<int64_t> size =
+        llvm::checkedMulAdd<int64_t>(std::max<int64_t>(n - 1, 0), in, n);
+    if (size)
+      size = llvm::checkedAdd(*size, low[d]);
+    if (size)
+      size = llvm::checkedAdd(*size, high[d]);
+    if (!size)
+      return emitOptionalError(loc, "dimension ", d,
+                               ": the padded size overflows 64 bits");
+    shape.push_back(*size);
+  }
+  types.push_back(RankedTensorType::get(shape, type.getElementType()));
+  return success();
+}
+
+LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  ValueRange inputs = adaptor.getInputs();
+  if (inputs.empty())
+    return emitOptionalError(loc, "needs at least one input");
+  auto first = cast<RankedTensorType>(inputs.front().getType());
+  int64_t rank = first.getRank();
+  int64_t axis = adaptor.getAxis();
+  if (rank == 0 || axis < -rank || axis >= rank)
+    return emitOptionalError(loc, "axis ", axis,
+                             " is out of range for inputs of rank ", rank);
+  if (axis < 0)
+    axis += rank;
+  SmallVector<int64_t> shape(first.getShape());
+  shape[axis] = 0;
+  for (auto [i, input] : llvm::enumerate(inputs)) {
+    auto type = cast<RankedTensorType>(input.getType());
+    if (type.getElementType() != first.getElementType() ||
+        type.getRank() != rank)
+      return emitOptionalError(loc, "input #", i, " has type ", type,
+                               "; expected rank ", rank, " and element type ",
+                               first.getElementType());
+    for (int64_t d = 0; d < rank; ++d) {
+      if (d == axis)
+        continue;
+      if (!dimsCompatible(shape[d], type.getDimSize(d)))
+        return emitOptionalError(
+            loc, "input #", i, " shape ", shapeString(type.getShape()),
+            " differs from the others outside axis ", axis);
+      shape[d] = joinDims(shape[d], type.getDimSize(d));
+    }
+    int64_t size = type.getDimSize(axis);
+    if (ShapedType::isDynamic(size))
+      return emitOptionalError(loc, "input #", i,
+                               " has a dynamic size along axis ", axis,
+                               "; concat needs static sizes there");
+    std::optional<int64_t> sum = llvm::checkedAdd(shape[axis], size);
+    if (!sum)
+      return emitOptionalError(loc, "the size along axis ", axis,
+                               " overflows 64 bits");
+    shape[axis] = *sum;
+  }
+  types.push_back(RankedTensorType::get(shape, first.getElementType()));
+  return success();
+}
+
+LogicalResult IotaOp::verify() {
+  auto type = cast<RankedTensorType>(getType());
+  if (!type.hasStaticShape())
+    return emitOpError("result must have a static shape, got ") << type;
+  // I64Attr reads as unsigned: a negative axis is a huge one.
+  auto axis = static_cast<int64_t>(getAxis());
+  if (axis < 0 || axis >= type.getRank())
+    return emitOpError("axis ")
+           << axis << " is out of range for rank " << type.getRank();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// GatherOp, ScatterAddOp
+//===----------------------------------------------------------------------===//
+
+/// `indices.shape x table.shape[1:]`.
+static FailureOr<SmallVector<int64_t>>
+gatheredShape(std::optional<Location> loc, RankedTensorType table,
+              RankedTensorType indices) {
+  if (table.getRank() < 1)
+    return emitOptionalError(loc, "table must have rank 1 or more");
+  SmallVector<int64_t> shape(indices.getShape());
+  llvm::append_range(shape, table.getShape().drop_front());
+  return shape;
+}
+
+LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  auto table = cast<RankedTensorType>(adaptor.getTable().getType());
+  auto indices = cast<RankedTensorType>(adaptor.getIndices().getType());
+  FailureOr<SmallVector<int64_t>> shape = gatheredShape(loc, table, indices);
+  if (failed(shape))
+    return failure();
+  types.push_back(RankedTensorType::get(*shape, table.getElementType()));
+  return success();
+}
+
+LogicalResult ScatterAddOp::verify() {
+  RankedTensorType table = getTable().getType();
+  RankedTensorType updates = getUpdates().getType();
+  FailureOr<SmallVector<int64_t>> shape =
+      gatheredShape(getLoc(), table, getIndices().getType());
+  if (failed(shape))
+    return failure();
+  if (updates.getElementType() != table.getElementType())
+    return emitOpError("updates element type ")
+           << updates.getElementType() << " differs from the table's "
+           << table.getElementType();
+  if (updates.getRank() != static_cast<int64_t>(shape->size()) ||
+      !llvm::all_of(llvm::zip(updates.getShape(), *shape), [](auto p) {
+        return dimsCompatible(std::get<0>(p), std::get<1>(p));
+      }))
+    return emitOpError("updates shape ")
+           << shapeString(updates.getShape()) << " is not the gathered shape "
+           << shapeString(*shape);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Optimizers
 //===----------------------------------------------------------------------===//
 

@@ -55,6 +55,23 @@ mlir::LogicalResult verifyTensorSizes(mlir::Operation *root);
 /// pool indices, cannot overflow.
 constexpr int64_t kMaxWindowAttribute = (int64_t(1) << 31) - 1;
 
+/// The statistics of layer normalization over `axes` (trailing, sorted) of
+/// `x`, kept with size 1 (keepdims): `mean`, `rstd = 1 / sqrt(var + eps)`
+/// (biased variance) and the normalized `xhat = (x - mean) * rstd`. Built
+/// from primitive ops, the same ones for the forward pass
+/// (`fuse-decompose-layer-norm`) and the gradient (LayerNormOp's VJP), so
+/// that CSE computes them once.
+struct LayerNormStatistics {
+  mlir::Value mean, rstd, xhat;
+};
+LayerNormStatistics buildLayerNormStatistics(mlir::OpBuilder &b,
+                                             mlir::Location loc, mlir::Value x,
+                                             llvm::ArrayRef<int64_t> axes,
+                                             double epsilon);
+
+/// `layer_norm` as primitive ops: `xhat * scale + bias`.
+mlir::Value decomposeLayerNorm(mlir::OpBuilder &b, LayerNormOp op);
+
 namespace detail {
 /// Shared type inference of the op families, called from the ODS-generated
 /// `inferReturnTypes`. Each emits a located error (when `loc` is set) and

@@ -505,3 +505,351 @@ LogicalResult AvgPool2DOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
                     : Value());
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// Sequence-model ops
+//===----------------------------------------------------------------------===//
+
+namespace {
+constexpr double kTwoOverSqrtPi = 1.1283791670955126; // 2 / sqrt(pi)
+constexpr double kInvSqrt2 = 0.7071067811865476;      // 1 / sqrt(2)
+constexpr double kInvSqrt2Pi = 0.3989422804014327;    // 1 / sqrt(2 pi)
+constexpr double kSqrt2OverPi = 0.7978845608028654;   // sqrt(2 / pi)
+constexpr double kGeluCubic = 0.044715;
+} // namespace
+
+// d erf(x) = 2 / sqrt(pi) * exp(-x^2)
+LogicalResult ErfOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                              SmallVectorImpl<Value> &grads) {
+  Value g = resultGrads[0];
+  if (!g) {
+    grads.push_back(Value());
+    return success();
+  }
+  Location loc = getLoc();
+  Value x = getInput();
+  Value e = ExpOp::create(b, loc, neg(b, loc, mul(b, loc, x, x)));
+  grads.push_back(
+      mul(b, loc, g, mul(b, loc, e, scalar(b, loc, x, kTwoOverSqrtPi))));
+  return success();
+}
+
+// Exact: d = Phi(x) + x phi(x). Tanh form, with u = k (x + c x^3) and
+// t = tanh(u): d = 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2). Both
+// from primitive ops, so a gradient of the gradient compiles.
+LogicalResult GeluOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                               SmallVectorImpl<Value> &grads) {
+  Value g = resultGrads[0];
+  if (!g) {
+    grads.push_back(Value());
+    return success();
+  }
+  Location loc = getLoc();
+  Value x = getInput();
+  Value half = scalar(b, loc, x, 0.5), one = scalar(b, loc, x, 1);
+  Value x2 = mul(b, loc, x, x);
+  Value d;
+  if (isTanh()) {
+    Value inner = mul(
+        b, loc, scalar(b, loc, x, kSqrt2OverPi),
+        add(b, loc, x,
+            mul(b, loc, scalar(b, loc, x, kGeluCubic), mul(b, loc, x2, x))));
+    Value t = TanhOp::create(b, loc, inner);
+    Value du = mul(
+        b, loc, scalar(b, loc, x, kSqrt2OverPi),
+        add(b, loc, one, mul(b, loc, scalar(b, loc, x, 3 * kGeluCubic), x2)));
+    Value left = mul(b, loc, half, add(b, loc, one, t));
+    Value right = mul(b, loc, mul(b, loc, half, x),
+                      mul(b, loc, sub(b, loc, one, mul(b, loc, t, t)), du));
+    d = add(b, loc, left, right);
+  } else {
+    Value cdf =
+        mul(b, loc, half,
+            add(b, loc, one,
+                ErfOp::create(b, loc,
+                              mul(b, loc, x, scalar(b, loc, x, kInvSqrt2)))));
+    Value pdf =
+        mul(b, loc, scalar(b, loc, x, kInvSqrt2Pi),
+            ExpOp::create(b, loc, mul(b, loc, x2, scalar(b, loc, x, -0.5))));
+    d = add(b, loc, cdf, mul(b, loc, x, pdf));
+  }
+  grads.push_back(mul(b, loc, g, d));
+  return success();
+}
+
+// g where x > 0, else alpha g (PyTorch's leaky_relu_backward).
+LogicalResult LeakyReluOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                                    SmallVectorImpl<Value> &grads) {
+  Value g = resultGrads[0];
+  if (!g) {
+    grads.push_back(Value());
+    return success();
+  }
+  Location loc = getLoc();
+  Value x = getInput();
+  Value positive =
+      compare(b, loc, ComparePredicate::gt, x, scalar(b, loc, x, 0));
+  grads.push_back(SelectOp::create(
+      b, loc, positive, g,
+      mul(b, loc, g, scalar(b, loc, g, getAlpha().convertToDouble()))));
+  return success();
+}
+
+LogicalResult CastOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                               SmallVectorImpl<Value> &grads) {
+  Value g = resultGrads[0];
+  grads.push_back(
+      g && isFloatTensor(g) && isFloatTensor(getInput())
+          ? CastOp::create(b, getLoc(), getInput().getType(), g).getResult()
+          : Value());
+  return success();
+}
+
+// The gradient of a slice is zero outside it: a pad of the gradient.
+LogicalResult SliceOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                                SmallVectorImpl<Value> &grads) {
+  Value g = resultGrads[0];
+  if (!g || !isFloatTensor(g)) {
+    grads.push_back(Value());
+    return success();
+  }
+  RankedTensorType in = getInput().getType(), out = getType();
+  SmallVector<int64_t> low, high, interior;
+  for (int64_t d = 0; d < in.getRank(); ++d) {
+    int64_t offset = getOffsets()[d], stride = getStride(d);
+    int64_t size = out.getDimSize(d), dim = in.getDimSize(d);
+    low.push_back(offset);
+    interior.push_back(size > 1 ? stride - 1 : 0);
+    if (ShapedType::isDynamic(size)) { // the whole dim (verified)
+      high.push_back(0);
+      continue;
+    }
+    // The verifier checked offset + (size - 1) * stride < dim.
+    int64_t end = size == 0 ? offset : offset + (size - 1) * stride + 1;
+    high.push_back(dim - end);
+  }
+  grads.push_back(PadOp::create(
+      b, getLoc(), g, b.getDenseI64ArrayAttr(low), b.getDenseI64ArrayAttr(high),
+      b.getDenseI64ArrayAttr(interior), b.getF64FloatAttr(0.0)));
+  return success();
+}
+
+// The gradient of a pad is the slice of the gradient where the input went.
+LogicalResult PadOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                              SmallVectorImpl<Value> &grads) {
+  Value g = resultGrads[0];
+  if (!g || !isFloatTensor(g)) {
+    grads.push_back(Value());
+    return success();
+  }
+  auto in = cast<RankedTensorType>(getInput().getType());
+  SmallVector<int64_t> strides;
+  for (int64_t d = 0; d < in.getRank(); ++d)
+    strides.push_back(getInteriorOf(d) + 1);
+  grads.push_back(SliceOp::create(b, getLoc(), in, g, getLowAttr(),
+                                  b.getDenseI64ArrayAttr(strides)));
+  return success();
+}
+
+// Each input's gradient is its slice of the gradient.
+LogicalResult ConcatOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                                 SmallVectorImpl<Value> &grads) {
+  Value g = resultGrads[0];
+  if (!g || !isFloatTensor(g)) {
+    grads.append(getInputs().size(), Value());
+    return success();
+  }
+  int64_t axis = getNormalizedAxis(), start = 0;
+  for (Value input : getInputs()) {
+    auto type = cast<RankedTensorType>(input.getType());
+    SmallVector<int64_t> offsets(type.getRank(), 0);
+    offsets[axis] = start;
+    start += type.getDimSize(axis); // static (verified), no overflow
+    grads.push_back(SliceOp::create(b, getLoc(), type, g,
+                                    b.getDenseI64ArrayAttr(offsets),
+                                    b.getDenseI64ArrayAttr({})));
+  }
+  return success();
+}
+
+// The table's gradient sums each looked-up row's gradient into its row.
+LogicalResult GatherOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                                 SmallVectorImpl<Value> &grads) {
+  Value g = resultGrads[0];
+  grads.push_back(
+      g && isFloatTensor(g)
+          ? ScatterAddOp::create(b, getLoc(), g, getIndices(), getTable())
+                .getResult()
+          : Value());
+  grads.push_back(Value()); // indices
+  return success();
+}
+
+// scatter_add is linear in its updates: their gradient is a gather.
+LogicalResult ScatterAddOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                                     SmallVectorImpl<Value> &grads) {
+  Value g = resultGrads[0];
+  grads.push_back(g ? GatherOp::create(b, getLoc(), g, getIndices()).getResult()
+                    : Value());
+  grads.append(2, Value()); // indices, and the table only gives the type
+  return success();
+}
+
+LayerNormStatistics fuse::buildLayerNormStatistics(OpBuilder &b, Location loc,
+                                                   Value x,
+                                                   ArrayRef<int64_t> axes,
+                                                   double epsilon) {
+  DenseI64ArrayAttr axesAttr = b.getDenseI64ArrayAttr(axes);
+  Value mean = ReduceMeanOp::create(b, loc, x, axesAttr, /*keepdims=*/true);
+  Value centered = sub(b, loc, x, mean);
+  Value var = ReduceMeanOp::create(b, loc, SquareOp::create(b, loc, centered),
+                                   axesAttr, /*keepdims=*/true);
+  Value rstd =
+      RsqrtOp::create(b, loc, add(b, loc, var, scalar(b, loc, var, epsilon)));
+  return {mean, rstd, mul(b, loc, centered, rstd)};
+}
+
+Value fuse::decomposeLayerNorm(OpBuilder &b, LayerNormOp op) {
+  Location loc = op.getLoc();
+  LayerNormStatistics stats =
+      buildLayerNormStatistics(b, loc, op.getInput(), op.getNormalizedAxes(),
+                               op.getEpsilon().convertToDouble());
+  return add(b, loc, mul(b, loc, stats.xhat, op.getScale()), op.getBias());
+}
+
+// With xhat the normalized input and gx = g * scale:
+//   dx = rstd * (gx - mean(gx) - xhat * mean(gx * xhat))
+//   dscale = sum over the leading dims of g * xhat, dbias of g.
+// The statistics are the forward pass's (the same ops, merged by CSE).
+LogicalResult LayerNormOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                                    SmallVectorImpl<Value> &grads) {
+  Value g = resultGrads[0];
+  if (!g) {
+    grads.append(3, Value());
+    return success();
+  }
+  Location loc = getLoc();
+  SmallVector<int64_t> axes = getNormalizedAxes();
+  LayerNormStatistics stats = buildLayerNormStatistics(
+      b, loc, getInput(), axes, getEpsilon().convertToDouble());
+  DenseI64ArrayAttr axesAttr = b.getDenseI64ArrayAttr(axes);
+  Value gx = mul(b, loc, g, getScale());
+  Value meanGx = ReduceMeanOp::create(b, loc, gx, axesAttr, true);
+  Value meanGxXhat =
+      ReduceMeanOp::create(b, loc, mul(b, loc, gx, stats.xhat), axesAttr, true);
+  Value dx = mul(b, loc, stats.rstd,
+                 sub(b, loc, sub(b, loc, gx, meanGx),
+                     mul(b, loc, stats.xhat, meanGxXhat)));
+  grads.push_back(dx);
+  grads.push_back(
+      unbroadcast(b, loc, mul(b, loc, g, stats.xhat), getScale().getType()));
+  grads.push_back(unbroadcast(b, loc, g, getBias().getType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Ops the backward pass is built from (for gradients of gradients)
+//===----------------------------------------------------------------------===//
+
+// full_like reads only its operand's shape.
+LogicalResult FullLikeOp::buildVJP(OpBuilder &, ValueRange,
+                                   SmallVectorImpl<Value> &grads) {
+  grads.push_back(Value());
+  return success();
+}
+
+// The gradient ops are linear in the incoming gradient (and the
+// convolution ones in the filter too): their rules are the forward ops
+// they are adjoints of.
+
+// dx = A_W^T dy: d/d dy <u, dx> = A_W u = conv2d(u, W); d/dW = the filter
+// gradient of conv2d(u, W) against dy.
+LogicalResult Conv2DInputGradOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                                          SmallVectorImpl<Value> &grads) {
+  Value u = resultGrads[0];
+  if (!u) {
+    grads.append(3, Value());
+    return success();
+  }
+  Location loc = getLoc();
+  grads.push_back(Conv2DOp::create(b, loc, getGrad().getType(), u, getFilter(),
+                                   getStridesAttr(), getPaddingAttr(),
+                                   getDilationsAttr()));
+  grads.push_back(Conv2DFilterGradOp::create(
+      b, loc, getFilter().getType(), u, getGrad(), getFilter(),
+      getStridesAttr(), getPaddingAttr(), getDilationsAttr()));
+  grads.push_back(Value()); // only its type is used
+  return success();
+}
+
+// dW with <V, dW> = <conv2d(x, V), dy>: d/dx = conv2d_input_grad(dy, V),
+// d/d dy = conv2d(x, V).
+LogicalResult Conv2DFilterGradOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                                           SmallVectorImpl<Value> &grads) {
+  Value v = resultGrads[0];
+  if (!v) {
+    grads.append(3, Value());
+    return success();
+  }
+  Location loc = getLoc();
+  grads.push_back(Conv2DInputGradOp::create(
+      b, loc, getInput().getType(), getGrad(), v, getInput(), getStridesAttr(),
+      getPaddingAttr(), getDilationsAttr()));
+  grads.push_back(Conv2DOp::create(b, loc, getGrad().getType(), getInput(), v,
+                                   getStridesAttr(), getPaddingAttr(),
+                                   getDilationsAttr()));
+  grads.push_back(Value()); // only its type is used
+  return success();
+}
+
+LogicalResult AvgPool2DGradOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                                        SmallVectorImpl<Value> &grads) {
+  Value u = resultGrads[0];
+  grads.push_back(u ? AvgPool2DOp::create(b, getLoc(), u, getWindowAttr(),
+                                          getStridesAttr(), getPaddingAttr())
+                          .getResult()
+                    : Value());
+  grads.push_back(Value()); // only its type is used
+  return success();
+}
+
+// r = c (softmax(z) - onehot(y)) / N. d/dc = sum(u (softmax - onehot)) / N;
+// d/dz = c / N * s (u - rowsum(u s)).
+LogicalResult
+SoftmaxCrossEntropyGradOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                                    SmallVectorImpl<Value> &grads) {
+  Value u = resultGrads[0];
+  if (!u) {
+    grads.append(3, Value());
+    return success();
+  }
+  Location loc = getLoc();
+  Value z = getLogits();
+  auto type = cast<RankedTensorType>(z.getType());
+  int64_t classes = type.getDimSize(1);
+  if (ShapedType::isDynamic(classes))
+    return emitOpError("needs a static class count for its own gradient");
+  Value s = SoftmaxOp::create(b, loc, z, b.getI64IntegerAttr(1));
+  auto labelType = cast<RankedTensorType>(getLabels().getType());
+  Value iota = IotaOp::create(
+      b, loc, RankedTensorType::get({1, classes}, labelType.getElementType()),
+      b.getI64IntegerAttr(1));
+  Value labels =
+      ExpandDimsOp::create(b, loc, getLabels(), b.getDenseI64ArrayAttr({1}));
+  Value isLabel = compare(b, loc, ComparePredicate::eq, labels, iota);
+  Value oneHot = SelectOp::create(b, loc, isLabel, scalar(b, loc, z, 1),
+                                  scalar(b, loc, z, 0));
+  Value rows = reducedCount(b, loc, z, {0}); // [1, C], every entry N
+  Value c = getGrad();
+  Value dc = ReduceSumOp::create(
+      b, loc, div(b, loc, mul(b, loc, u, sub(b, loc, s, oneHot)), rows),
+      b.getDenseI64ArrayAttr({0, 1}), false);
+  Value rowDot = ReduceSumOp::create(b, loc, mul(b, loc, u, s),
+                                     b.getDenseI64ArrayAttr({1}), true);
+  Value dz =
+      mul(b, loc, div(b, loc, c, rows), mul(b, loc, s, sub(b, loc, u, rowDot)));
+  grads.push_back(dz);
+  grads.push_back(Value()); // labels
+  grads.push_back(dc);
+  return success();
+}

@@ -16,7 +16,9 @@ def ConvertFuseToLinalg
   let description = [{
     Lowers every fuse op of a function with static shapes to tensor-level
     linalg (named contractions, convolutions and pools; `linalg.generic` for
-    element-wise work and reductions), `tensor`, `arith` and `math`.
+    element-wise work, reductions, slices, gathers and iota), `tensor`,
+    `arith`, `math` and, for `fuse.scatter_add`, an `scf.for` over its
+    indices in row-major order.
     Broadcasting is expressed in indexing maps, never as a copy; softmax,
     log-softmax and cross-entropy subtract the row maximum before `exp`.
     A fuse op with a dynamic dimension is an error: run `fuse-specialize`
@@ -24,7 +26,8 @@ def ConvertFuseToLinalg
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
-    "::mlir::math::MathDialect", "::mlir::tensor::TensorDialect"
+    "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
   ];
 }
 

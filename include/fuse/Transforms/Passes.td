@@ -76,6 +76,24 @@ def FuseAutodiff : Pass<"fuse-autodiff", "::mlir::ModuleOp"> {
     summed; ops off those paths get no backward ops, and a `wrt` argument
     the loss does not depend on gets a zero gradient. An op on such a path
     without a VJP is an error naming it and the argument.
+
+    A callee may itself take a gradient (a gradient of a gradient): its own
+    `fuse.value_and_grad` ops are expanded first, so the backward ops they
+    build are differentiated in turn; every op a VJP rule emits has a rule
+    of its own. A cycle of such callees is an error.
+  }];
+}
+
+def FuseDecomposeLayerNorm
+    : Pass<"fuse-decompose-layer-norm", "::mlir::func::FuncOp"> {
+  let summary = "Expand fuse.layer_norm into its statistics and primitives";
+  let description = [{
+    Replaces each `fuse.layer_norm` by the ops that compute it: the mean
+    and reciprocal standard deviation of each normalized group, the
+    normalized input, then scale and bias. Its gradient (built by autodiff)
+    computes the same statistics with the same ops, so CSE, which runs right
+    after in the simplify pipeline, keeps one copy: the forward pass's
+    statistics are what the backward pass reads.
   }];
 }
 

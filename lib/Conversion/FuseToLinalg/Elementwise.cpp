@@ -8,6 +8,8 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/DialectConversion.h"
 
+#include <cmath>
+
 using namespace mlir;
 
 namespace fuse::lowering {
@@ -59,6 +61,126 @@ Value scalar(SigmoidOp, OpBuilder &b, Location loc, ValueRange a) {
   Value one = scalarConstant(b, loc, type, 1.0);
   return arith::DivFOp::create(b, loc, one,
                                arith::AddFOp::create(b, loc, one, e));
+}
+/// erf in f32, whose polynomial approximation vectorizes (f16 and bf16
+/// widened to it; f64 is refused before the conversion).
+Value erf(OpBuilder &b, Location loc, Value x) {
+  Type type = x.getType();
+  if (type.isF32())
+    return math::ErfOp::create(b, loc, x);
+  Value wide = arith::ExtFOp::create(b, loc, b.getF32Type(), x);
+  return arith::TruncFOp::create(b, loc, type,
+                                 math::ErfOp::create(b, loc, wide));
+}
+Value scalar(ErfOp, OpBuilder &b, Location loc, ValueRange a) {
+  return erf(b, loc, a[0]);
+}
+Value scalar(GeluOp op, OpBuilder &b, Location loc, ValueRange a) {
+  Value x = a[0];
+  Type type = x.getType();
+  Value half = scalarConstant(b, loc, type, 0.5);
+  Value one = scalarConstant(b, loc, type, 1.0);
+  Value inner;
+  if (op.isTanh()) {
+    // sqrt(2 / pi) * (x + 0.044715 x^3)
+    Value x3 =
+        arith::MulFOp::create(b, loc, x, arith::MulFOp::create(b, loc, x, x));
+    Value poly = arith::AddFOp::create(
+        b, loc, x,
+        arith::MulFOp::create(b, loc, scalarConstant(b, loc, type, 0.044715),
+                              x3));
+    inner = math::TanhOp::create(
+        b, loc,
+        arith::MulFOp::create(
+            b, loc, scalarConstant(b, loc, type, 0.7978845608028654), poly));
+  } else {
+    inner =
+        erf(b, loc,
+            arith::MulFOp::create(
+                b, loc, x, scalarConstant(b, loc, type, 0.7071067811865476)));
+  }
+  Value halfX = arith::MulFOp::create(b, loc, half, x);
+  return arith::MulFOp::create(b, loc, halfX,
+                               arith::AddFOp::create(b, loc, one, inner));
+}
+Value scalar(LeakyReluOp op, OpBuilder &b, Location loc, ValueRange a) {
+  Value x = a[0];
+  Type type = x.getType();
+  Value positive = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x,
+                                         scalarConstant(b, loc, type, 0.0));
+  Value scaled = arith::MulFOp::create(
+      b, loc, x, scalarConstant(b, loc, type, op.getAlpha().convertToDouble()));
+  // NaN stays NaN (alpha * NaN).
+  return arith::SelectOp::create(b, loc, positive, x, scaled);
+}
+/// fuse.cast's conversions (the op's description): float to integer rounds
+/// towards zero, saturates and maps NaN to 0, with no poison on any lane.
+Value scalar(CastOp op, OpBuilder &b, Location loc, ValueRange a) {
+  Value x = a[0];
+  Type from = x.getType();
+  Type to = cast<RankedTensorType>(op.getType()).getElementType();
+  if (from == to)
+    return x;
+  auto fromFloat = dyn_cast<FloatType>(from);
+  auto toFloat = dyn_cast<FloatType>(to);
+  if (fromFloat && toFloat) {
+    if (fromFloat.getWidth() < toFloat.getWidth())
+      return arith::ExtFOp::create(b, loc, to, x);
+    return arith::TruncFOp::create(b, loc, to, x);
+  }
+  if (!fromFloat && toFloat) {
+    if (from.isInteger(1))
+      return arith::UIToFPOp::create(b, loc, to, x);
+    return arith::SIToFPOp::create(b, loc, to, x);
+  }
+  if (!fromFloat && !toFloat) {
+    unsigned fromWidth = from.getIntOrFloatBitWidth();
+    unsigned toWidth = to.getIntOrFloatBitWidth();
+    if (fromWidth > toWidth)
+      return arith::TruncIOp::create(b, loc, to, x);
+    if (from.isInteger(1))
+      return arith::ExtUIOp::create(b, loc, to, x);
+    return arith::ExtSIOp::create(b, loc, to, x);
+  }
+  // Float to integer: clamp in the float type to the integer's range (the
+  // bounds rounded towards zero, so they stay in range), NaN to 0, convert;
+  // then the integer's bounds where x is at or beyond 2^(bits - 1) (or
+  // 2^bits unsigned), which the clamp's rounding may not reach.
+  unsigned width = to.getIntOrFloatBitWidth();
+  bool isSigned = width != 1;
+  APInt minInt =
+      isSigned ? APInt::getSignedMinValue(width) : APInt::getMinValue(width);
+  APInt maxInt =
+      isSigned ? APInt::getSignedMaxValue(width) : APInt::getMaxValue(width);
+  const llvm::fltSemantics &sem = fromFloat.getFloatSemantics();
+  APFloat lo(sem), hi(sem);
+  lo.convertFromAPInt(minInt, isSigned, APFloat::rmTowardZero);
+  hi.convertFromAPInt(maxInt, isSigned, APFloat::rmTowardZero);
+  APFloat limit(std::ldexp(1.0, isSigned ? width - 1 : width));
+  bool losesInfo;
+  limit.convert(sem, APFloat::rmNearestTiesToEven, &losesInfo);
+  auto constant = [&](const APFloat &v) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getFloatAttr(from, v));
+  };
+  Value loC = constant(lo), hiC = constant(hi), limitC = constant(limit);
+  Value isNan = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, x, x);
+  Value clamped = arith::MinimumFOp::create(
+      b, loc, arith::MaximumFOp::create(b, loc, x, loC), hiC);
+  Value safe = arith::SelectOp::create(
+      b, loc, isNan, scalarConstant(b, loc, from, 0.0), clamped);
+  Value converted = isSigned
+                        ? arith::FPToSIOp::create(b, loc, to, safe).getResult()
+                        : arith::FPToUIOp::create(b, loc, to, safe).getResult();
+  Value above =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, x, limitC);
+  Value maxV = arith::ConstantOp::create(b, loc, b.getIntegerAttr(to, maxInt));
+  converted = arith::SelectOp::create(b, loc, above, maxV, converted);
+  if (!isSigned)
+    return converted;
+  Value below = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLE, x,
+                                      constant(-limit));
+  Value minV = arith::ConstantOp::create(b, loc, b.getIntegerAttr(to, minInt));
+  return arith::SelectOp::create(b, loc, below, minV, converted);
 }
 Value scalar(AddOp, OpBuilder &b, Location loc, ValueRange a) {
   if (isFloat(a[0]))
@@ -248,6 +370,19 @@ struct ExpandDimsLowering : OpConversionPattern<ExpandDimsOp> {
   }
 };
 
+/// Normally expanded before (fuse-decompose-layer-norm, in the simplify
+/// pipeline, so that CSE shares the statistics with the gradient); the
+/// conversion legalizes the primitive ops it builds.
+struct LayerNormLowering : OpConversionPattern<LayerNormOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(LayerNormOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, decomposeLayerNorm(rewriter, op));
+    return success();
+  }
+};
+
 } // namespace
 
 void populateElementwiseLoweringPatterns(RewritePatternSet &patterns) {
@@ -263,8 +398,10 @@ void populateElementwiseLoweringPatterns(RewritePatternSet &patterns) {
            ElementwiseLowering<MaxOp>, ElementwiseLowering<MinOp>,
            ElementwiseLowering<PowOp>, ElementwiseLowering<CompareOp>,
            ElementwiseLowering<SelectOp>, ElementwiseLowering<BroadcastToOp>,
-           ConstantLowering, ReshapeLowering, TransposeLowering,
-           FullLikeLowering, ExpandDimsLowering>(context);
+           ElementwiseLowering<ErfOp>, ElementwiseLowering<GeluOp>,
+           ElementwiseLowering<LeakyReluOp>, ElementwiseLowering<CastOp>,
+           LayerNormLowering, ConstantLowering, ReshapeLowering,
+           TransposeLowering, FullLikeLowering, ExpandDimsLowering>(context);
 }
 
 } // namespace fuse::lowering

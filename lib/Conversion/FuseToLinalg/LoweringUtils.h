@@ -82,6 +82,7 @@ void populateElementwiseLoweringPatterns(mlir::RewritePatternSet &patterns);
 void populateReductionLoweringPatterns(mlir::RewritePatternSet &patterns);
 void populateContractionLoweringPatterns(mlir::RewritePatternSet &patterns);
 void populateDropoutLoweringPatterns(mlir::RewritePatternSet &patterns);
+void populateIndexingLoweringPatterns(mlir::RewritePatternSet &patterns);
 
 } // namespace fuse::lowering
 

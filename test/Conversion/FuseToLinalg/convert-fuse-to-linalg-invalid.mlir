@@ -45,3 +45,11 @@ func.func @dynamic_non_fuse(%x: tensor<4xf32>) -> tensor<?xf32> {
   %1 = tensor.cast %0 : tensor<4xf32> to tensor<?xf32>
   return %1 : tensor<?xf32>
 }
+
+// -----
+
+func.func @erf_f64(%x: tensor<4xf64>) -> tensor<4xf64> {
+  // expected-error @below {{'fuse.gelu' op on f64 is not supported: erf is computed in f32; cast the operand to f32 (fuse.cast), or use gelu's tanh form}}
+  %0 = fuse.gelu %x : tensor<4xf64>
+  return %0 : tensor<4xf64>
+}

@@ -965,3 +965,125 @@ func.func @conv2d_filter_grad(%x: tensor<2x8x8x3xf32>, %g: tensor<2x4x4x4xf32>, 
   %0 = fuse.conv2d_filter_grad %x, %g, %k {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 0>} : (tensor<2x8x8x3xf32>, tensor<2x4x4x4xf32>, tensor<3x3x3x4xf32>) -> tensor<3x3x3x4xf32>
   return %0 : tensor<3x3x3x4xf32>
 }
+
+// -----
+
+// A gather reads rows inside a parallel loop over the result, clamping the
+// index and giving NaN where it is out of range.
+// CHECK-LABEL: func @gather
+// CHECK-SAME: (%[[T:[^:]*]]: tensor<16x8xf32>, %[[I:[^:]*]]: tensor<2x5xi32>)
+func.func @gather(%t: tensor<16x8xf32>, %i: tensor<2x5xi32>) -> tensor<2x5x8xf32> {
+  // CHECK: linalg.generic
+  // CHECK-SAME: iterator_types = ["parallel", "parallel", "parallel"]
+  // CHECK-SAME: ins(%[[I]] : tensor<2x5xi32>)
+  // CHECK: arith.index_cast
+  // CHECK: arith.cmpi sge
+  // CHECK: arith.cmpi slt
+  // CHECK: %[[J:.*]] = linalg.index 2 : index
+  // CHECK: tensor.extract %[[T]][%{{.*}}, %[[J]]] : tensor<16x8xf32>
+  // CHECK: arith.constant 0x7FC00000 : f32
+  // CHECK: arith.select
+  %0 = fuse.gather %t, %i : (tensor<16x8xf32>, tensor<2x5xi32>) -> tensor<2x5x8xf32>
+  return %0 : tensor<2x5x8xf32>
+}
+
+// -----
+
+// scatter_add: a zero table, then one row update per index in order.
+// CHECK-LABEL: func @scatter_add
+func.func @scatter_add(%g: tensor<2x5x8xf32>, %i: tensor<2x5xi32>, %t: tensor<16x8xf32>) -> tensor<16x8xf32> {
+  // CHECK: linalg.fill
+  // CHECK: %[[C10:.*]] = arith.constant 10 : index
+  // CHECK: scf.for %[[P:.*]] = %{{.*}} to %[[C10]] step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (tensor<16x8xf32>)
+  // CHECK: tensor.extract %{{.*}}[%[[P]]] : tensor<10xi32>
+  // CHECK: tensor.extract_slice %[[ACC]][%{{.*}}, 0] [1, 8] [1, 1]
+  // CHECK: tensor.extract_slice %{{.*}}[%[[P]], 0] [1, 8] [1, 1]
+  // CHECK: linalg.generic
+  // CHECK: arith.addf
+  // CHECK: tensor.insert_slice %{{.*}} into %[[ACC]][%{{.*}}, 0] [1, 8] [1, 1]
+  // CHECK: scf.yield
+  %0 = fuse.scatter_add %g, %i, %t : (tensor<2x5x8xf32>, tensor<2x5xi32>, tensor<16x8xf32>) -> tensor<16x8xf32>
+  return %0 : tensor<16x8xf32>
+}
+
+// -----
+
+// A slice is a copy through a strided map; a pad without interior padding
+// is tensor.pad; a concat copies each input into its slice.
+// CHECK-DAG: #[[$STRIDED:.*]] = affine_map<(d0, d1) -> (d0 + 1, d1 * 2 + 1)>
+// CHECK-LABEL: func @slice_pad_concat
+func.func @slice_pad_concat(%x: tensor<4x8xf32>, %y: tensor<4x2xf32>) -> (tensor<3x4xf32>, tensor<5x10xf32>, tensor<4x10xf32>) {
+  // CHECK: linalg.generic {indexing_maps = [#[[$STRIDED]], #{{.*}}]
+  %0 = fuse.slice %x {offsets = array<i64: 1, 1>, strides = array<i64: 1, 2>} : (tensor<4x8xf32>) -> tensor<3x4xf32>
+  // CHECK: tensor.pad %{{.*}} low[1, 0] high[0, 2]
+  // CHECK: tensor.yield %{{.*}} : f32
+  %1 = fuse.pad %x {low = array<i64: 1, 0>, high = array<i64: 0, 2>, value = 3.0 : f64} : (tensor<4x8xf32>) -> tensor<5x10xf32>
+  // CHECK: %[[E:.*]] = tensor.empty() : tensor<4x10xf32>
+  // CHECK: %[[S0:.*]] = tensor.extract_slice %[[E]][0, 0] [4, 8] [1, 1]
+  // CHECK: %[[C0:.*]] = linalg.generic {{.*}} outs(%[[S0]] : tensor<4x8xf32>)
+  // CHECK: %[[R0:.*]] = tensor.insert_slice %[[C0]] into %[[E]][0, 0] [4, 8] [1, 1]
+  // CHECK: %[[S1:.*]] = tensor.extract_slice %[[R0]][0, 8] [4, 2] [1, 1]
+  // CHECK: %[[C1:.*]] = linalg.generic {{.*}} outs(%[[S1]] : tensor<4x2xf32>)
+  // CHECK: tensor.insert_slice %[[C1]] into %[[R0]][0, 8] [4, 2] [1, 1]
+  %2 = fuse.concat %x, %y {axis = 1 : i64} : (tensor<4x8xf32>, tensor<4x2xf32>) -> tensor<4x10xf32>
+  return %0, %1, %2 : tensor<3x4xf32>, tensor<5x10xf32>, tensor<4x10xf32>
+}
+
+// -----
+
+// Interior padding reads the input where the index lands on an element.
+// CHECK-LABEL: func @pad_interior
+func.func @pad_interior(%x: tensor<3xf32>) -> tensor<7xf32> {
+  // CHECK: linalg.generic
+  // CHECK-NOT: ins(
+  // CHECK: linalg.index 0
+  // CHECK: arith.remsi
+  // CHECK: tensor.extract
+  // CHECK: arith.select
+  %0 = fuse.pad %x {low = array<i64: 1>, high = array<i64: 1>, interior = array<i64: 1>} : (tensor<3xf32>) -> tensor<7xf32>
+  return %0 : tensor<7xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @iota_and_cast
+func.func @iota_and_cast(%x: tensor<4xf32>) -> (tensor<2x3xf32>, tensor<4xi32>, tensor<4xbf16>) {
+  // CHECK: linalg.generic
+  // CHECK: linalg.index 1
+  // CHECK: arith.sitofp
+  %0 = fuse.iota {axis = 1 : i64} : tensor<2x3xf32>
+  // Float to integer: clamped, NaN to 0, saturated.
+  // CHECK: linalg.generic
+  // CHECK: arith.cmpf uno
+  // CHECK: arith.maximumf
+  // CHECK: arith.minimumf
+  // CHECK: arith.fptosi
+  // CHECK: arith.cmpf oge
+  // CHECK: arith.cmpf ole
+  %1 = fuse.cast %x : (tensor<4xf32>) -> tensor<4xi32>
+  // CHECK: linalg.generic
+  // CHECK: arith.truncf %{{.*}} : f32 to bf16
+  %2 = fuse.cast %x : (tensor<4xf32>) -> tensor<4xbf16>
+  return %0, %1, %2 : tensor<2x3xf32>, tensor<4xi32>, tensor<4xbf16>
+}
+
+// -----
+
+// CHECK-LABEL: func @gelu_erf_leaky_relu
+func.func @gelu_erf_leaky_relu(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  // CHECK: linalg.generic
+  // CHECK: math.erf
+  %0 = fuse.erf %x : tensor<4xf32>
+  // CHECK: linalg.generic
+  // CHECK: arith.constant 0.707106769 : f32
+  // CHECK: math.erf
+  %1 = fuse.gelu %x : tensor<4xf32>
+  // CHECK: linalg.generic
+  // CHECK: math.tanh
+  %2 = fuse.gelu %x {approximate = "tanh"} : tensor<4xf32>
+  // CHECK: linalg.generic
+  // CHECK: arith.cmpf ogt
+  // CHECK: arith.select
+  %3 = fuse.leaky_relu %x : tensor<4xf32>
+  return %0, %1, %2, %3 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}

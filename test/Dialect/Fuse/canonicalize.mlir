@@ -362,3 +362,59 @@ func.func @max_pool_of_relu(%x: tensor<1x4x4x2xf32>) -> (tensor<1x2x2x2xf32>, te
   // CHECK: return %[[R]], %[[P2]], %[[R2]]
   return %0, %1, %s : tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>, tensor<1x4x4x2xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func @fold_sequence_identities
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<?x4xf32>)
+func.func @fold_sequence_identities(%x: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>) {
+  %0 = fuse.cast %x : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  %1 = fuse.slice %x {offsets = array<i64: 0, 0>} : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  %2 = fuse.pad %x {low = array<i64: 0, 0>, high = array<i64: 0, 0>} : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  %3 = fuse.concat %x {axis = 1 : i64} : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  // CHECK-NOT: fuse.
+  // CHECK: return %[[X]], %[[X]], %[[X]], %[[X]]
+  return %0, %1, %2, %3 : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @fold_casts
+func.func @fold_casts() -> (tensor<5xi8>, tensor<2xf32>, tensor<2xbf16>, tensor<2xi32>) {
+  %f = fuse.constant dense<[-1.0e9, -2.7, 0x7FC00000, 2.7, 1.0e9]> : tensor<5xf32>
+  // Towards zero, saturated, NaN to 0.
+  // CHECK-DAG: fuse.constant dense<[-128, -2, 0, 2, 127]> : tensor<5xi8>
+  %0 = fuse.cast %f : (tensor<5xf32>) -> tensor<5xi8>
+  %b = fuse.constant dense<[true, false]> : tensor<2xi1>
+  // i1 is unsigned: true is 1.
+  // CHECK-DAG: fuse.constant dense<[1.000000e+00, 0.000000e+00]> : tensor<2xf32>
+  %1 = fuse.cast %b : (tensor<2xi1>) -> tensor<2xf32>
+  %g = fuse.constant dense<[1.00390625, 3.0]> : tensor<2xf32>
+  // Rounded to nearest even.
+  // CHECK-DAG: fuse.constant dense<[1.000000e+00, 3.000000e+00]> : tensor<2xbf16>
+  %2 = fuse.cast %g : (tensor<2xf32>) -> tensor<2xbf16>
+  %i = fuse.constant dense<[-1, 300]> : tensor<2xi64>
+  // CHECK-DAG: fuse.constant dense<[-1, 300]> : tensor<2xi32>
+  %3 = fuse.cast %i : (tensor<2xi64>) -> tensor<2xi32>
+  // CHECK-NOT: fuse.cast
+  return %0, %1, %2, %3 : tensor<5xi8>, tensor<2xf32>, tensor<2xbf16>, tensor<2xi32>
+}
+
+// -----
+
+// CHECK-LABEL: func @fold_activations
+func.func @fold_activations() -> (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) {
+  %c = fuse.constant dense<[-2.0, 1.0]> : tensor<2xf32>
+  // CHECK-DAG: fuse.constant dense<[-0.995322287, 0.842700779]> : tensor<2xf32>
+  %0 = fuse.erf %c : tensor<2xf32>
+  // CHECK-DAG: fuse.constant dense<[-0.0455002636, 0.841344773]> : tensor<2xf32>
+  %1 = fuse.gelu %c : tensor<2xf32>
+  // CHECK-DAG: fuse.constant dense<[-0.0454023071, 8.411920e-01]> : tensor<2xf32>
+  %2 = fuse.gelu %c {approximate = "tanh"} : tensor<2xf32>
+  // CHECK-DAG: fuse.constant dense<[-2.000000e-01, 1.000000e+00]> : tensor<2xf32>
+  %3 = fuse.leaky_relu %c {alpha = 0.1 : f64} : tensor<2xf32>
+  // CHECK-NOT: fuse.erf
+  // CHECK-NOT: fuse.gelu
+  // CHECK-NOT: fuse.leaky_relu
+  return %0, %1, %2, %3 : tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>
+}

@@ -938,3 +938,175 @@ func.func @f(%y: tensor<4xi32> {fuse.class_labels = 0 : i64}) {
 func.func @f(%y: tensor<4xf32> {fuse.class_labels = 10 : i64}) {
   return
 }
+// -----
+func.func @f(%x: tensor<4xf32>) {
+  // expected-error @below {{'fuse.gelu' op approximate must be "none" or "tanh", got "fast"}}
+  %0 = fuse.gelu %x {approximate = "fast"} : tensor<4xf32>
+  return
+}
+// -----
+func.func @f(%x: tensor<4xi32>) {
+  // expected-error @below {{'fuse.erf' op operand #0 must be ranked tensor of floating-point values}}
+  %0 = fuse.erf %x : tensor<4xi32>
+  return
+}
+// -----
+func.func @f(%x: tensor<4xf32>) {
+  // expected-error @below {{'fuse.leaky_relu' op alpha must be finite}}
+  %0 = fuse.leaky_relu %x {alpha = 0x7FF0000000000000 : f64} : tensor<4xf32>
+  return
+}
+// -----
+func.func @f(%x: tensor<4xf32>) {
+  // expected-error @below {{'fuse.cast' op requires the same shape for all operands and results}}
+  %0 = fuse.cast %x : (tensor<4xf32>) -> tensor<5xi32>
+  return
+}
+// -----
+func.func @f(%x: tensor<8xf32>) {
+  // expected-error @below {{'fuse.slice' op dimension 0: 4 elements from offset 2 with stride 2 exceed the input's 8}}
+  %0 = fuse.slice %x {offsets = array<i64: 2>, strides = array<i64: 2>} : (tensor<8xf32>) -> tensor<4xf32>
+  return
+}
+// -----
+func.func @f(%x: tensor<8xf32>) {
+  // expected-error @below {{'fuse.slice' op dimension 0: offset -1 and stride 1 must be at least 0 and 1}}
+  %0 = fuse.slice %x {offsets = array<i64: -1>} : (tensor<8xf32>) -> tensor<4xf32>
+  return
+}
+// -----
+func.func @f(%x: tensor<8x4xf32>) {
+  // expected-error @below {{'fuse.slice' op has 1 offsets for an input of rank 2}}
+  %0 = fuse.slice %x {offsets = array<i64: 0>} : (tensor<8x4xf32>) -> tensor<4x4xf32>
+  return
+}
+// -----
+func.func @f(%x: tensor<?x4xf32>) {
+  // expected-error @below {{'fuse.slice' op dimension 0: a dynamic input dimension is taken whole}}
+  %0 = fuse.slice %x {offsets = array<i64: 0, 0>} : (tensor<?x4xf32>) -> tensor<2x4xf32>
+  return
+}
+// -----
+func.func @f(%x: tensor<?x4xf32>) {
+  // expected-error @below {{'fuse.slice' op dimension 0: a dynamic result dimension takes the whole dynamic input dimension}}
+  %0 = fuse.slice %x {offsets = array<i64: 1, 0>} : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  return
+}
+// -----
+func.func @f(%x: tensor<8xf32>) {
+  // expected-error @below {{'fuse.slice' op result element type 'f64' differs from the input's 'f32'}}
+  %0 = fuse.slice %x {offsets = array<i64: 0>} : (tensor<8xf32>) -> tensor<4xf64>
+  return
+}
+// -----
+func.func @f(%x: tensor<8xf32>) {
+  // expected-error @below {{dimension 0: padding must be at least 0}}
+  // expected-error @below {{'fuse.pad' op failed to infer returned types}}
+  %0 = fuse.pad %x {low = array<i64: -1>, high = array<i64: 0>} : (tensor<8xf32>) -> tensor<7xf32>
+  return
+}
+// -----
+func.func @f(%x: tensor<?x8xf32>) {
+  // expected-error @below {{dimension 0 is dynamic: only static dimensions are padded}}
+  // expected-error @below {{'fuse.pad' op failed to infer returned types}}
+  %0 = fuse.pad %x {low = array<i64: 1, 0>, high = array<i64: 0, 0>} : (tensor<?x8xf32>) -> tensor<?x8xf32>
+  return
+}
+// -----
+func.func @f(%x: tensor<8xf32>) {
+  // expected-error @below {{low, high and interior need 1 entries each, one per input dimension}}
+  // expected-error @below {{'fuse.pad' op failed to infer returned types}}
+  %0 = fuse.pad %x {low = array<i64: 0, 0>, high = array<i64: 0>} : (tensor<8xf32>) -> tensor<8xf32>
+  return
+}
+// -----
+func.func @f(%x: tensor<8xf32>) {
+  // expected-error @below {{dimension 0: the padded size overflows 64 bits}}
+  // expected-error @below {{'fuse.pad' op failed to infer returned types}}
+  %0 = fuse.pad %x {low = array<i64: 0>, high = array<i64: 0>, interior = array<i64: 9223372036854775807>} : (tensor<8xf32>) -> tensor<8xf32>
+  return
+}
+// -----
+func.func @f(%a: tensor<2x3xf32>, %b: tensor<3x3xf32>) {
+  // expected-error @below {{input #1 shape 3x3 differs from the others outside axis 1}}
+  // expected-error @below {{'fuse.concat' op failed to infer returned types}}
+  %0 = fuse.concat %a, %b {axis = 1 : i64} : (tensor<2x3xf32>, tensor<3x3xf32>) -> tensor<2x6xf32>
+  return
+}
+// -----
+func.func @f(%a: tensor<2x3xf32>, %b: tensor<2x3xi32>) {
+  // expected-error @below {{input #1 has type 'tensor<2x3xi32>'; expected rank 2 and element type 'f32'}}
+  // expected-error @below {{'fuse.concat' op failed to infer returned types}}
+  %0 = fuse.concat %a, %b {axis = 0 : i64} : (tensor<2x3xf32>, tensor<2x3xi32>) -> tensor<4x3xf32>
+  return
+}
+// -----
+func.func @f(%a: tensor<?x3xf32>) {
+  // expected-error @below {{input #0 has a dynamic size along axis 0; concat needs static sizes there}}
+  // expected-error @below {{'fuse.concat' op failed to infer returned types}}
+  %0 = fuse.concat %a, %a {axis = 0 : i64} : (tensor<?x3xf32>, tensor<?x3xf32>) -> tensor<?x3xf32>
+  return
+}
+// -----
+func.func @f(%a: tensor<2x3xf32>) {
+  // expected-error @below {{axis 2 is out of range for inputs of rank 2}}
+  // expected-error @below {{'fuse.concat' op failed to infer returned types}}
+  %0 = fuse.concat %a {axis = 2 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return
+}
+// -----
+func.func @f() {
+  // expected-error @below {{'fuse.iota' op result must have a static shape, got 'tensor<?x4xi32>'}}
+  %0 = fuse.iota {axis = 0 : i64} : tensor<?x4xi32>
+  return
+}
+// -----
+func.func @f() {
+  // expected-error @below {{'fuse.iota' op axis 2 is out of range for rank 2}}
+  %0 = fuse.iota {axis = 2 : i64} : tensor<4x4xi32>
+  return
+}
+// -----
+func.func @f(%t: tensor<f32>, %i: tensor<4xi32>) {
+  // expected-error @below {{table must have rank 1 or more}}
+  // expected-error @below {{'fuse.gather' op failed to infer returned types}}
+  %0 = fuse.gather %t, %i : (tensor<f32>, tensor<4xi32>) -> tensor<4xf32>
+  return
+}
+// -----
+func.func @f(%t: tensor<8x4xf32>, %i: tensor<4xf32>) {
+  // expected-error @below {{'fuse.gather' op operand #1 must be ranked tensor of signless integer values}}
+  %0 = fuse.gather %t, %i : (tensor<8x4xf32>, tensor<4xf32>) -> tensor<4x4xf32>
+  return
+}
+// -----
+func.func @f(%t: tensor<8x4xf32>, %i: tensor<5xi32>) {
+  // expected-error @below {{'fuse.gather' op inferred type(s) 'tensor<5x4xf32>' are incompatible with return type(s) of operation 'tensor<4x4xf32>'}}
+  // expected-error @below {{'fuse.gather' op failed to infer returned types}}
+  %0 = fuse.gather %t, %i : (tensor<8x4xf32>, tensor<5xi32>) -> tensor<4x4xf32>
+  return
+}
+// -----
+func.func @f(%g: tensor<5x3xf32>, %i: tensor<5xi32>, %t: tensor<8x4xf32>) {
+  // expected-error @below {{'fuse.scatter_add' op updates shape 5x3 is not the gathered shape 5x4}}
+  %0 = fuse.scatter_add %g, %i, %t : (tensor<5x3xf32>, tensor<5xi32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+  return
+}
+// -----
+func.func @f(%x: tensor<2x8xf32>, %s: tensor<4xf32>) {
+  // expected-error @below {{'fuse.layer_norm' op scale shape 4 is not the trailing shape of the input 2x8}}
+  %0 = fuse.layer_norm %x, %s, %s : (tensor<2x8xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x8xf32>
+  return
+}
+// -----
+func.func @f(%x: tensor<2x8xf32>, %s: tensor<8xf32>, %b: tensor<1x8xf32>) {
+  // expected-error @below {{'fuse.layer_norm' op scale type 'tensor<8xf32>' differs from the bias type 'tensor<1x8xf32>'}}
+  %0 = fuse.layer_norm %x, %s, %b : (tensor<2x8xf32>, tensor<8xf32>, tensor<1x8xf32>) -> tensor<2x8xf32>
+  return
+}
+// -----
+func.func @f(%x: tensor<2x8xf32>, %s: tensor<8xf32>) {
+  // expected-error @below {{'fuse.layer_norm' op epsilon must be finite and at least 0}}
+  %0 = fuse.layer_norm %x, %s, %s {epsilon = -1.0 : f64} : (tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+  return
+}

@@ -213,3 +213,44 @@ func.func @initializers(
     %k: tensor<3x4xbf16> {fuse.init = #fuse.init<he_normal>}) {
   return
 }
+
+// CHECK-LABEL: func @sequence_elementwise
+func.func @sequence_elementwise(%x: tensor<?x8xf32>, %i: tensor<?x8xi32>) {
+  // CHECK: fuse.erf %{{.*}} : tensor<?x8xf32>
+  %0 = fuse.erf %x : tensor<?x8xf32>
+  // CHECK: fuse.gelu %{{.*}} : tensor<?x8xf32>
+  %1 = fuse.gelu %x : tensor<?x8xf32>
+  // CHECK: fuse.gelu %{{.*}} {approximate = "tanh"} : tensor<?x8xf32>
+  %2 = fuse.gelu %x {approximate = "tanh"} : tensor<?x8xf32>
+  // CHECK: fuse.leaky_relu %{{.*}} {alpha = 2.000000e-01 : f64} : tensor<?x8xf32>
+  %3 = fuse.leaky_relu %x {alpha = 0.2 : f64} : tensor<?x8xf32>
+  // CHECK: fuse.cast %{{.*}} : (tensor<?x8xf32>) -> tensor<?x8xbf16>
+  %4 = fuse.cast %x : (tensor<?x8xf32>) -> tensor<?x8xbf16>
+  // CHECK: fuse.cast %{{.*}} : (tensor<?x8xi32>) -> tensor<?x8xf32>
+  %5 = fuse.cast %i : (tensor<?x8xi32>) -> tensor<?x8xf32>
+  return
+}
+
+// CHECK-LABEL: func @sequence_shapes
+func.func @sequence_shapes(%x: tensor<?x8xf32>, %y: tensor<?x4xf32>) {
+  // CHECK: fuse.slice %{{.*}} {offsets = array<i64: 0, 1>, strides = array<i64: 1, 2>} : (tensor<?x8xf32>) -> tensor<?x3xf32>
+  %0 = fuse.slice %x {offsets = array<i64: 0, 1>, strides = array<i64: 1, 2>} : (tensor<?x8xf32>) -> tensor<?x3xf32>
+  // CHECK: fuse.pad %{{.*}} {high = array<i64: 0, 2>, interior = array<i64: 0, 1>, low = array<i64: 0, 1>, value = -1.000000e+00 : f64} : (tensor<?x8xf32>) -> tensor<?x18xf32>
+  %1 = fuse.pad %x {low = array<i64: 0, 1>, high = array<i64: 0, 2>, interior = array<i64: 0, 1>, value = -1.0 : f64} : (tensor<?x8xf32>) -> tensor<?x18xf32>
+  // CHECK: fuse.concat %{{.*}}, %{{.*}} {axis = 1 : i64} : (tensor<?x8xf32>, tensor<?x4xf32>) -> tensor<?x12xf32>
+  %2 = fuse.concat %x, %y {axis = 1 : i64} : (tensor<?x8xf32>, tensor<?x4xf32>) -> tensor<?x12xf32>
+  // CHECK: fuse.iota {axis = 1 : i64} : tensor<4x4xi32>
+  %3 = fuse.iota {axis = 1 : i64} : tensor<4x4xi32>
+  return
+}
+
+// CHECK-LABEL: func @embeddings
+func.func @embeddings(%table: tensor<16x8xf32>, %tokens: tensor<?x5xi32>, %g: tensor<?x5x8xf32>, %x: tensor<?x5x8xf32>, %s: tensor<8xf32>, %b: tensor<8xf32>) {
+  // CHECK: fuse.gather %{{.*}}, %{{.*}} : (tensor<16x8xf32>, tensor<?x5xi32>) -> tensor<?x5x8xf32>
+  %0 = fuse.gather %table, %tokens : (tensor<16x8xf32>, tensor<?x5xi32>) -> tensor<?x5x8xf32>
+  // CHECK: fuse.scatter_add %{{.*}}, %{{.*}}, %{{.*}} : (tensor<?x5x8xf32>, tensor<?x5xi32>, tensor<16x8xf32>) -> tensor<16x8xf32>
+  %1 = fuse.scatter_add %g, %tokens, %table : (tensor<?x5x8xf32>, tensor<?x5xi32>, tensor<16x8xf32>) -> tensor<16x8xf32>
+  // CHECK: fuse.layer_norm %{{.*}}, %{{.*}}, %{{.*}} {epsilon = 5.000000e-01 : f64} : (tensor<?x5x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x5x8xf32>
+  %2 = fuse.layer_norm %x, %s, %b {epsilon = 0.5 : f64} : (tensor<?x5x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x5x8xf32>
+  return
+}
