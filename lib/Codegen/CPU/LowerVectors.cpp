@@ -17,6 +17,8 @@
 #include "mlir/Dialect/Vector/Transforms/VectorTransforms.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include <numeric>
+
 namespace fuse {
 #define GEN_PASS_DEF_FUSELOWERVECTORS
 #include "fuse/Codegen/Passes.h.inc"
@@ -25,6 +27,58 @@ namespace fuse {
 using namespace mlir;
 
 namespace {
+
+/// A masked transfer_read whose map reads the source's dims out of order
+/// (a transpose's tile) becomes a read in the source's order, which the
+/// mask's shape already has, and a vector.transpose. VectorToSCF's
+/// unrolling indexes the mask in the vector's order instead of the
+/// source's, and upstream's permutation lowering takes only permutations
+/// of the minor dims (a tile of a 4-d transpose drops a unit dim in
+/// between): without this, a masked 4-d transposed tile lost rows.
+struct InOrderMaskedTransposedRead : OpRewritePattern<vector::TransferReadOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(vector::TransferReadOp op,
+                                PatternRewriter &rewriter) const override {
+    AffineMap map = op.getPermutationMap();
+    if (!op.getMask() || !map.isProjectedPermutation(
+                             /*allowZeroInResults=*/false))
+      return failure();
+    SmallVector<unsigned> sources;
+    for (AffineExpr e : map.getResults())
+      sources.push_back(cast<AffineDimExpr>(e).getPosition());
+    // Permutations of the minor dims are upstream's (unchanged code).
+    SmallVector<unsigned> minorPermutation;
+    if (llvm::is_sorted(sources) ||
+        map.isPermutationOfMinorIdentityWithBroadcasting(minorPermutation))
+      return failure();
+    // order[i]: the vector dim read as the i-th source dim in order.
+    SmallVector<int64_t> order(sources.size());
+    std::iota(order.begin(), order.end(), 0);
+    llvm::sort(order,
+               [&](int64_t a, int64_t b) { return sources[a] < sources[b]; });
+    VectorType type = op.getVectorType();
+    SmallVector<int64_t> shape;
+    SmallVector<bool> inBounds;
+    SmallVector<AffineExpr> exprs;
+    for (int64_t v : order) {
+      shape.push_back(type.getDimSize(v));
+      inBounds.push_back(op.isDimInBounds(v));
+      exprs.push_back(rewriter.getAffineDimExpr(sources[v]));
+    }
+    AffineMap sorted =
+        AffineMap::get(map.getNumDims(), 0, exprs, rewriter.getContext());
+    auto read = vector::TransferReadOp::create(
+        rewriter, op.getLoc(), VectorType::get(shape, type.getElementType()),
+        op.getBase(), op.getIndices(), AffineMapAttr::get(sorted),
+        op.getPadding(), op.getMask(), rewriter.getBoolArrayAttr(inBounds));
+    // Vector dim i of the result is dim position(i) of the sorted read.
+    SmallVector<int64_t> transpose(order.size());
+    for (auto [position, v] : llvm::enumerate(order))
+      transpose[v] = position;
+    rewriter.replaceOpWithNewOp<vector::TransposeOp>(op, read, transpose);
+    return success();
+  }
+};
 
 /// Reduction steps per iteration of an unrolled register-tile loop.
 constexpr uint64_t kReductionUnroll = 4;
@@ -79,6 +133,7 @@ struct FuseLowerVectorsPass
         patterns, vector::VectorContractLowering::OuterProduct);
     vector::populateVectorOuterProductLoweringPatterns(patterns);
     vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+    patterns.add<InOrderMaskedTransposedRead>(context, /*benefit=*/2);
     // A row reduction becomes one vector.reduction per row.
     vector::populateVectorMultiReductionLoweringPatterns(
         patterns, vector::VectorMultiReductionLowering::InnerReduction);

@@ -303,3 +303,28 @@ func.func @row_reduction(%arg0: memref<4x64xf32>, %arg1: memref<4xf32>) {
   }
   return
 }
+
+// -----
+
+// A masked tile of a 4-d transpose: the map reads source dims 3, 0, 2 (a
+// unit dim dropped in between), the mask is in the source's order. It is
+// read in the source's order (four masked rows along the masked dim 3)
+// and transposed, never unrolled along the vector's dims with the mask
+// indexed in the wrong order.
+// CHECK-LABEL: func @masked_transposed_read
+// CHECK-SAME: %[[SRC:[^:]*]]: memref<2x3x4x5xi64>, %[[DST:[^:]*]]: memref<4x1x4xi64>, %[[N:[^:]*]]: index
+// CHECK: %[[MASK:.*]] = vector.create_mask %[[N]] : vector<4xi1>
+// CHECK-COUNT-4: vector.maskedload %[[SRC]][{{.*}}], %[[MASK]]
+// CHECK: vector.shuffle {{.*}} [0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15]
+// CHECK-COUNT-4: vector.store %{{.*}}, %[[DST]]
+// CHECK-NOT: scf.if
+func.func @masked_transposed_read(%src: memref<2x3x4x5xi64>, %dst: memref<4x1x4xi64>, %n: index, %i: index, %j: index, %k: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %pad = ub.poison : i64
+  %mask = vector.create_mask %c1, %c4, %n : vector<1x4x4xi1>
+  %v = vector.transfer_read %src[%i, %j, %c0, %k], %pad, %mask {in_bounds = [true, true, true], permutation_map = affine_map<(d0, d1, d2, d3) -> (d3, d0, d2)>} : memref<2x3x4x5xi64>, vector<4x1x4xi64>
+  vector.transfer_write %v, %dst[%c0, %c0, %c0] {in_bounds = [true, true, true]} : vector<4x1x4xi64>, memref<4x1x4xi64>
+  return
+}
