@@ -1133,6 +1133,13 @@ def Fuse_TrainStepOp : Fuse_Op<"train_step",
     k * n + i); every new parameter and state is computed in place of its
     argument (`fuse.in_place`).
 
+    `no_decay` lists parameters (loss argument indices, among `params`)
+    updated without the optimizer's `weight_decay`, as a PyTorch parameter
+    group with `weight_decay = 0` or Keras' `exclude_from_weight_decay`
+    (biases and normalization scales in AdamW): they get an optimizer op of
+    their own, with the same states and hyperparameters but
+    `weight_decay = 0`.
+
     ```mlir
     fuse.train_step @train {loss = @loss, params = array<i64: 0, 1, 2, 3>,
                             optimizer = "adam", step_arg = 6,
@@ -1142,7 +1149,8 @@ def Fuse_TrainStepOp : Fuse_Op<"train_step",
   let arguments = (ins SymbolNameAttr:$sym_name, FlatSymbolRefAttr:$loss,
                        DenseI64ArrayAttr:$params, StrAttr:$optimizer,
                        OptionalAttr<DictionaryAttr>:$hyperparameters,
-                       OptionalAttr<I64Attr>:$step_arg);
+                       OptionalAttr<I64Attr>:$step_arg,
+                       OptionalAttr<DenseI64ArrayAttr>:$no_decay);
   let assemblyFormat = "$sym_name attr-dict";
   let extraClassDeclaration = [{
     /// The loss's arguments (of `numLossArguments`) that are neither

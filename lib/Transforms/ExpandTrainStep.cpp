@@ -2,8 +2,9 @@
 //
 // Each fuse.train_step becomes the function it declares: the loss's value
 // and gradients (fuse.value_and_grad, which fuse-autodiff then expands) and
-// one optimizer op over all parameters, every new parameter and state
-// computed in place of its argument.
+// one optimizer op over all parameters (two when some are excluded from
+// weight decay), every new parameter and state computed in place of its
+// argument.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,7 +32,7 @@ namespace {
 /// `grads` and `states`.
 Operation *createOptimizer(OpBuilder &b, TrainStepOp step, Value lr,
                            Value counter, ValueRange params, ValueRange grads,
-                           ValueRange states) {
+                           ValueRange states, bool noDecay = false) {
   OperationState state(step.getLoc(), ("fuse." + step.getOptimizer()).str());
   state.addOperands({lr, counter});
   state.addOperands(params);
@@ -42,6 +43,8 @@ Operation *createOptimizer(OpBuilder &b, TrainStepOp step, Value lr,
   NamedAttrList properties;
   if (DictionaryAttr hyperparameters = step.getHyperparametersAttr())
     properties.append(hyperparameters.getValue());
+  if (noDecay) // the verifier checked the optimizer has weight_decay
+    properties.set("weight_decay", b.getF64FloatAttr(0.0));
   int32_t n = params.size();
   properties.set("operandSegmentSizes",
                  b.getDenseI32ArrayAttr(
@@ -155,19 +158,52 @@ LogicalResult expand(TrainStepOp step, SymbolTable &symbols) {
                       stateInitializer(context, stateValues[k]));
       states.push_back(func.getArgument(index));
     }
-  Operation *optimizer = createOptimizer(
-      body, step, lr, counter, params, grads.getResults().drop_front(), states);
-  if (DictionaryAttr hyperparameters = step.getHyperparametersAttr())
-    for (NamedAttribute attr : hyperparameters)
-      if (optimizer->getInherentAttr(attr.getName()) != attr.getValue())
-        return step.emitOpError("hyperparameter '")
-               << attr.getName().getValue() << "' = " << attr.getValue()
-               << " has the wrong type for " << optimizer->getName();
-  if (failed(verify(optimizer)))
-    return failure();
+  // One optimizer op per group: the parameters with weight decay, and
+  // those of no_decay without (each group's states in its op's layout).
+  ValueRange allGrads = grads.getResults().drop_front();
+  SmallVector<bool> excluded(n, false);
+  if (std::optional<ArrayRef<int64_t>> noDecay = step.getNoDecay())
+    for (auto [j, i] : llvm::enumerate(paramIndices))
+      excluded[j] = llvm::is_contained(*noDecay, i);
+  SmallVector<Value> newParams(n), newStates(perParam * n);
+  for (bool group : {false, true}) {
+    SmallVector<size_t> members;
+    for (size_t j = 0; j < n; ++j)
+      if (excluded[j] == group)
+        members.push_back(j);
+    if (members.empty())
+      continue;
+    SmallVector<Value> groupParams, groupGrads, groupStates;
+    for (size_t j : members) {
+      groupParams.push_back(params[j]);
+      groupGrads.push_back(allGrads[j]);
+    }
+    for (unsigned k = 0; k < perParam; ++k)
+      for (size_t j : members)
+        groupStates.push_back(states[k * n + j]);
+    Operation *optimizer =
+        createOptimizer(body, step, lr, counter, groupParams, groupGrads,
+                        groupStates, /*noDecay=*/group);
+    if (DictionaryAttr hyperparameters = step.getHyperparametersAttr())
+      for (NamedAttribute attr : hyperparameters)
+        if (!(group && attr.getName() == "weight_decay") &&
+            optimizer->getInherentAttr(attr.getName()) != attr.getValue())
+          return step.emitOpError("hyperparameter '")
+                 << attr.getName().getValue() << "' = " << attr.getValue()
+                 << " has the wrong type for " << optimizer->getName();
+    if (failed(verify(optimizer)))
+      return failure();
+    size_t m = members.size();
+    for (auto [g, j] : llvm::enumerate(members)) {
+      newParams[j] = optimizer->getResult(g);
+      for (unsigned k = 0; k < perParam; ++k)
+        newStates[k * n + j] = optimizer->getResult(m + k * m + g);
+    }
+  }
 
   SmallVector<Value> results = {grads.getResult(0)};
-  llvm::append_range(results, optimizer->getResults());
+  llvm::append_range(results, newParams);
+  llvm::append_range(results, newStates);
   func::ReturnOp::create(body, loc, results);
   func.setType(FunctionType::get(context, func.getArgumentTypes(),
                                  ValueRange(results).getTypes()));

@@ -22,6 +22,26 @@ fuse.train_step @train {loss = @loss, params = array<i64: 0, 1>, optimizer = "ad
 
 // -----
 
+// AdamW with the bias excluded from weight decay (no_decay): one adam op
+// per group, the bias's with weight_decay 0; the function's signature and
+// state layout are those of a single op (state k of parameter i at
+// k * n + i), each result taken from its group's op.
+// CHECK-LABEL: func.func @adamw
+// CHECK-SAME: (%[[W:[^:]*]]: tensor<3x2xf32> {{.*}}, %[[B:[^:]*]]: tensor<2xf32> {{.*}}, %[[MW:[^:]*]]: tensor<3x2xf32> {{.*}}, %[[MB:[^:]*]]: tensor<2xf32> {{.*}}, %[[VW:[^:]*]]: tensor<3x2xf32> {{.*}}, %[[VB:[^:]*]]: tensor<2xf32> {{.*}}, %[[X:[^:]*]]: tensor<?x3xf32>
+// CHECK: %[[G:.*]]:3 = fuse.value_and_grad @loss
+// CHECK: %[[DW:.*]]:3 = fuse.adam %{{.*}}, %{{.*}} params(%[[W]] : tensor<3x2xf32>) grads(%[[G]]#1 : tensor<3x2xf32>) states(%[[MW]], %[[VW]] : {{.*}}) {decoupled, weight_decay = 1.000000e-01 : f64}
+// CHECK: %[[DB:.*]]:3 = fuse.adam %{{.*}}, %{{.*}} params(%[[B]] : tensor<2xf32>) grads(%[[G]]#2 : tensor<2xf32>) states(%[[MB]], %[[VB]] : {{.*}}) {decoupled} ->
+// CHECK: return %[[G]]#0, %[[DW]]#0, %[[DB]]#0, %[[DW]]#1, %[[DB]]#1, %[[DW]]#2, %[[DB]]#2
+func.func @loss(%w: tensor<3x2xf32>, %b: tensor<2xf32>, %x: tensor<?x3xf32>, %y: tensor<?xi32>) -> tensor<f32> {
+  %h = fuse.matmul %x, %w : (tensor<?x3xf32>, tensor<3x2xf32>) -> tensor<?x2xf32>
+  %o = fuse.add %h, %b : (tensor<?x2xf32>, tensor<2xf32>) -> tensor<?x2xf32>
+  %l = fuse.softmax_cross_entropy %o, %y : (tensor<?x2xf32>, tensor<?xi32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+fuse.train_step @adamw {loss = @loss, params = array<i64: 0, 1>, optimizer = "adam", no_decay = array<i64: 1>, hyperparameters = {decoupled, weight_decay = 0.1 : f64}}
+
+// -----
+
 // Plain SGD has no state; parameters need not come first, and a loss
 // without a step counter still gets the step argument (for the optimizer).
 // CHECK-LABEL: func.func @sgd_step

@@ -1340,6 +1340,20 @@ TrainStepOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   if (!optimizer || !optimizer->hasInterface<OptimizerOpInterface>())
     return emitOpError("unknown optimizer '")
            << getOptimizer() << "' (sgd, adam, adagrad, rmsprop or lamb)";
+  if (std::optional<ArrayRef<int64_t>> noDecay = getNoDecay()) {
+    if (!llvm::is_contained(optimizer->getAttributeNames(),
+                            StringAttr::get(getContext(), "weight_decay")))
+      return emitOpError("no_decay needs an optimizer with weight_decay; ")
+             << optimizer->getStringRef() << " has none";
+    llvm::SmallSet<int64_t, 8> excluded;
+    for (int64_t i : *noDecay) {
+      if (!seen.contains(i))
+        return emitOpError("no_decay index ")
+               << i << " is not one of the parameters";
+      if (!excluded.insert(i).second)
+        return emitOpError("no_decay index ") << i << " appears more than once";
+    }
+  }
   DictionaryAttr hyperparameters = getHyperparametersAttr();
   if (!hyperparameters)
     return success();

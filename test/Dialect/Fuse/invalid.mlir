@@ -1110,3 +1110,17 @@ func.func @f(%x: tensor<2x8xf32>, %s: tensor<8xf32>) {
   %0 = fuse.layer_norm %x, %s, %s {epsilon = -1.0 : f64} : (tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
   return
 }
+// -----
+func.func @loss(%w: tensor<4xf32>, %x: tensor<4xf32>) -> tensor<f32> {
+  %l = fuse.mse_loss %w, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+// expected-error @below {{'fuse.train_step' op no_decay index 1 is not one of the parameters}}
+fuse.train_step @t {loss = @loss, params = array<i64: 0>, optimizer = "adam", no_decay = array<i64: 1>}
+// -----
+func.func @loss(%w: tensor<4xf32>, %x: tensor<4xf32>) -> tensor<f32> {
+  %l = fuse.mse_loss %w, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+// expected-error @below {{'fuse.train_step' op no_decay index 0 appears more than once}}
+fuse.train_step @t {loss = @loss, params = array<i64: 0>, optimizer = "sgd", no_decay = array<i64: 0, 0>}
