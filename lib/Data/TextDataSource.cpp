@@ -31,13 +31,14 @@ Expected<std::vector<std::string>> fuse::data::textFiles(llvm::StringRef path) {
     return std::vector<std::string>{path.str()};
   std::error_code ec;
   std::vector<std::string> names;
-  for (llvm::sys::fs::directory_iterator it(path, ec, /*follow_symlinks=*/false),
+  for (llvm::sys::fs::directory_iterator
+           it(path, ec, /*follow_symlinks=*/false),
        end;
        it != end && !ec; it.increment(ec))
     names.push_back(llvm::sys::path::filename(it->path()).str());
   if (ec)
-    return llvm::createStringError(path + ": cannot list the directory: " +
-                                   ec.message() + " (--data)");
+    return llvm::createStringError(
+        path + ": cannot list the directory: " + ec.message() + " (--data)");
   llvm::StringSet<> present;
   for (const std::string &name : names)
     present.insert(name);
@@ -92,8 +93,8 @@ Expected<TextCorpus> fuse::data::readTextCorpus(llvm::StringRef path) {
   }
   if (total == 0) {
     if (corpus.files.size() == 1)
-      return llvm::createStringError(
-          corpus.files[0].path + ": the file is empty: no text (--data)");
+      return llvm::createStringError(corpus.files[0].path +
+                                     ": the file is empty: no text (--data)");
     return llvm::createStringError(path + ": its " +
                                    llvm::Twine(corpus.files.size()) +
                                    " files are empty: no text (--data)");
@@ -192,8 +193,7 @@ TextDataSource::findLabelOutside(int64_t classes) const {
 }
 
 Expected<TextSplit> fuse::data::splitText(const TextCorpus &corpus,
-                                          llvm::StringRef path,
-                                          int64_t context,
+                                          llvm::StringRef path, int64_t context,
                                           double validationFraction) {
   if (context < 1)
     return llvm::createStringError(

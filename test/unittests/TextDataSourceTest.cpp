@@ -23,6 +23,8 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
+#include <limits>
 #include <set>
 #include <sys/stat.h>
 
@@ -92,15 +94,14 @@ TEST(TextDataSource, WindowsAndLabelsShiftedByOne) {
   EXPECT_EQ(sInputs, std::vector<std::string>({"cde", "fgh"}));
   EXPECT_EQ(sLabels, std::vector<std::string>({"def", "ghi"}));
   // Exactly T + 1 bytes: one window.
-  EXPECT_EQ(
-      unwrap(TextDataSource::create(bytesOf("abcd"), 0, 4, 3, 5)).size(), 1);
+  EXPECT_EQ(unwrap(TextDataSource::create(bytesOf("abcd"), 0, 4, 3, 5)).size(),
+            1);
 }
 
 TEST(TextDataSource, BytesAreUnsignedTokens) {
   // UTF-8 "é" is 0xC3 0xA9: tokens 195 and 169, never negative.
-  TextDataSource source =
-      unwrap(TextDataSource::create(
-          bytesOf(llvm::StringRef("\xc3\xa9\xff\x00z", 5)), 0, 5, 2, 1));
+  TextDataSource source = unwrap(TextDataSource::create(
+      bytesOf(llvm::StringRef("\xc3\xa9\xff\x00z", 5)), 0, 5, 2, 1));
   std::vector<int32_t> inputs(6), labels(6);
   ASSERT_FALSE(bool(source.gather({0, 1, 2}, inputs.data(), labels.data())));
   EXPECT_EQ(inputs, std::vector<int32_t>({195, 169, 169, 255, 255, 0}));
@@ -134,8 +135,8 @@ TEST(TextDataSource, CreateChecksItsArguments) {
 // windows' labels, found from the bytes; a byte only some windows read as
 // an input is no label of theirs.
 TEST(TextDataSource, FindsLabelsOutsideFromTheBytes) {
-  //                       0123456789
-  Tensor text = bytesOf("a\x90" "cdefg\xa0ij");
+  // Bytes 1 (0x90) and 7 (0xa0) are above 127.
+  Tensor text = bytesOf(std::string("a\x90") + "cdefg\xa0ij");
   TextDataSource every = unwrap(TextDataSource::create(text, 0, 10, 3, 1));
   EXPECT_EQ(unwrap(every.findLabelOutside(256)), std::nullopt);
   EXPECT_EQ(unwrap(every.findLabelOutside(0xa1)), std::nullopt);
@@ -167,7 +168,7 @@ TEST(TextDataSource, FindsLabelsOutsideFromTheBytes) {
   EXPECT_EQ(unwrap(gaps.DataSource::findLabelOutside(0x91))->index, 4);
   // Byte 4 is in no window's labels with stride 5 and T = 2 (labels 1-2,
   // 6-7).
-  Tensor gap = bytesOf("abcd\xf0" "fghij");
+  Tensor gap = bytesOf(std::string("abcd\xf0") + "fghij");
   TextDataSource skips = unwrap(TextDataSource::create(gap, 0, 10, 2, 5));
   EXPECT_EQ(unwrap(skips.findLabelOutside(128)), std::nullopt);
   EXPECT_EQ(unwrap(skips.DataSource::findLabelOutside(128)), std::nullopt);
@@ -190,10 +191,10 @@ TEST(TextDataSource, SplitHoldsOutTheTail) {
   EXPECT_EQ(split.validation.stride(), 4);
   EXPECT_EQ(split.validation.size(), 2);
   auto [valInputs, valLabels] = windows(split.validation, {0, 1});
-  EXPECT_EQ(valInputs, std::vector<std::string>({text.substr(90, 4),
-                                                 text.substr(94, 4)}));
-  EXPECT_EQ(valLabels, std::vector<std::string>({text.substr(91, 4),
-                                                 text.substr(95, 4)}));
+  EXPECT_EQ(valInputs,
+            std::vector<std::string>({text.substr(90, 4), text.substr(94, 4)}));
+  EXPECT_EQ(valLabels,
+            std::vector<std::string>({text.substr(91, 4), text.substr(95, 4)}));
   // The last training window's labels end where the tail begins.
   auto [lastInputs, lastLabels] = windows(split.train, {85});
   EXPECT_EQ(lastLabels[0], text.substr(86, 4));
@@ -248,8 +249,8 @@ TEST(TextDataSource, SeededRandomWindows) {
     options.stepsPerCall = 4;
     options.seed = seed;
     int64_t steps = (split.train.size() + 15) / 16;
-    auto loader = unwrap(ChunkLoader::create(split.train, options,
-                                             epoch * steps, (epoch + 1) * steps));
+    auto loader = unwrap(ChunkLoader::create(
+        split.train, options, epoch * steps, (epoch + 1) * steps));
     std::vector<std::string> windows;
     for (;;) {
       const Chunk &chunk = unwrap(loader->next());
@@ -290,11 +291,13 @@ TEST(TextDataSource, SeededRandomWindows) {
 
 TEST(TextCorpus, DirectoryFilesInNameOrder) {
   TempDir dir;
-  auto path = [&](llvm::StringRef name) { return (dir.path + "/" + name).str(); };
+  auto path = [&](llvm::StringRef name) {
+    return (dir.path + "/" + name).str();
+  };
   writeFile(path("b"), "BBB\n");
   writeFile(path("a"), "AA\n");
   writeFile(path("a.dat"), std::string("\0\0\0\2", 4)); // fortune's index of a
-  writeFile(path("c.dat"), "C data\n");                  // no c: text
+  writeFile(path("c.dat"), "C data\n");                 // no c: text
   writeFile(path(".hidden"), "hidden\n");
   writeFile(path("Z"), "upper\n"); // bytewise: before lowercase
   ASSERT_FALSE(llvm::sys::fs::create_link("b", path("b.u8")));
@@ -323,7 +326,9 @@ TEST(TextCorpus, DirectoryFilesInNameOrder) {
 
 TEST(TextCorpus, ErrorsNameThePathAndTheOption) {
   TempDir dir;
-  auto path = [&](llvm::StringRef name) { return (dir.path + "/" + name).str(); };
+  auto path = [&](llvm::StringRef name) {
+    return (dir.path + "/" + name).str();
+  };
   EXPECT_EQ(errorOf(readTextCorpus(path("missing.txt"))),
             path("missing.txt") +
                 ": cannot open: No such file or directory (--data)");
@@ -441,7 +446,9 @@ TEST(FitText, StoppedRunResumesBitwise) {
   corpus.bytes = bytesOf(bigramText(2000, 3));
   TextSplit split = unwrap(splitText(corpus, "text", 64, 0.1));
   TempDir dir;
-  auto path = [&](llvm::StringRef name) { return (dir.path + "/" + name).str(); };
+  auto path = [&](llvm::StringRef name) {
+    return (dir.path + "/" + name).str();
+  };
   FitOptions options;
   options.batchSize = 16;
   options.stepsPerCall = 3;
@@ -500,7 +507,8 @@ TEST(FitText, StoppedRunResumesBitwise) {
 
   // A budget must be a finite number of seconds, at least 0.
   options.resumePath.clear();
-  for (double bad : {-1.0, std::nan(""), HUGE_VAL}) {
+  for (double bad :
+       {-1.0, std::nan(""), std::numeric_limits<double>::infinity()}) {
     options.maxSeconds = bad;
     EXPECT_TRUE(
         llvm::StringRef(errorOf(fit(*engine, split.train, nullptr, options)))

@@ -230,8 +230,7 @@ public:
         << llvm::format(" - loss: %.4f", shown(e.trainLoss));
     llvm::StringRef prefix = text_ ? "val" : "test";
     if (e.testLoss)
-      os_ << " - " << prefix
-          << llvm::format("_loss: %.4f", shown(*e.testLoss));
+      os_ << " - " << prefix << llvm::format("_loss: %.4f", shown(*e.testLoss));
     if (e.testLoss && text_)
       os_ << llvm::format(" - val_bpc: %.4f",
                           shown(bitsPerCharacter(*e.testLoss)));
@@ -411,8 +410,9 @@ llvm::Error checkOutputPaths() {
           dir = ".";
         if (sameFile(dir, data))
           return llvm::createStringError(
-              output.option + " '" + output.path + "' is in the --data "
-              "directory '" + data + "': the next run would read it as text");
+              output.option + " '" + output.path +
+              "' is in the --data directory '" + data +
+              "': the next run would read it as text");
       }
   } else {
     for (llvm::StringRef split : {"train", "t10k"})
@@ -473,8 +473,8 @@ llvm::Expected<int64_t> classCount(Engine &engine, llvm::StringRef model,
     }
     if (text && !classes)
       return llvm::createStringError(
-          "cannot check the data's labels against '" + model + "': no batch "
-          "input of '" + step +
+          "cannot check the data's labels against '" + model +
+          "': no batch input of '" + step +
           "' feeds a softmax_cross_entropy directly (through slices, casts "
           "or reshapes), so none is known to be the next tokens");
     // No integer batch input: fit reports that the model does not fit.
@@ -522,9 +522,8 @@ int fusec::trainMain() {
     return 1;
   };
   const bool text = format == DataFormat::Text;
-  for (const cl::Option *textOnly :
-       std::initializer_list<const cl::Option *>{&contextOption,
-                                                 &validationFraction})
+  for (const cl::Option *textOnly : std::initializer_list<const cl::Option *>{
+           &contextOption, &validationFraction})
     if (!text && textOnly->getNumOccurrences())
       return fail(llvm::createStringError(
           "--" + textOnly->ArgStr +
@@ -657,9 +656,9 @@ int fusec::trainMain() {
     llvm::outs() << "Stopped by --max-seconds "
                  << llvm::format("%g", double(maxSeconds)) << " at step "
                  << s.totalSteps
-                 << (checkpoint.empty() ? ""
-                                        : "; --resume " + checkpoint +
-                                              " continues from there")
+                 << (checkpoint.empty()
+                         ? ""
+                         : "; --resume " + checkpoint + " continues from there")
                  << "\n";
   const EpochSummary *last = s.history.empty() ? nullptr : &s.history.back();
   if (text && last && last->testLoss)

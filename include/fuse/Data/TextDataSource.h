@@ -85,9 +85,7 @@ public:
   llvm::Error gather(llvm::ArrayRef<int64_t> indices, void *inputs,
                      void *labels) const override;
   /// Every token is a byte.
-  std::optional<int64_t> numClasses() const override {
-    return kByteVocabulary;
-  }
+  std::optional<int64_t> numClasses() const override { return kByteVocabulary; }
   /// From the bytes, without gathering windows: the first label position
   /// of the first window holding a byte >= classes.
   llvm::Expected<std::optional<BadLabel>>
