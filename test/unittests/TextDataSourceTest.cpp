@@ -359,6 +359,15 @@ TEST(TextCorpus, ErrorsNameThePathAndTheOption) {
   writeFile(path("empties/b"), "");
   EXPECT_EQ(errorOf(readTextCorpus(path("empties"))),
             path("empties") + ": its 2 files are empty: no text (--data)");
+
+  // A text larger than the memory bound: an error, not an OOM kill.
+  writeFile(path("twenty.txt"), "twenty bytes of text");
+  ::setenv("FUSE_MAX_TENSOR_BYTES", "10", 1);
+  std::string error = errorOf(readTextCorpus(path("twenty.txt")));
+  ::unsetenv("FUSE_MAX_TENSOR_BYTES");
+  EXPECT_EQ(error, "the text of '" + path("twenty.txt") +
+                       "': cannot allocate tensor<20xi8>: its 20 bytes exceed "
+                       "FUSE_MAX_TENSOR_BYTES (10 bytes)");
 }
 
 /// `n` bytes of a text whose next byte follows from the current one (a
