@@ -115,7 +115,8 @@ cl::opt<std::string> weights(
     cl::sub(fusec::trainCommand));
 cl::opt<std::string>
     checkpoint("checkpoint",
-               cl::desc("Write a checkpoint (safetensors) after each epoch"),
+               cl::desc("Write a checkpoint (safetensors) after each epoch "
+                        "and when --max-seconds ends training"),
                cl::value_desc("PATH"), cl::cat(fusec::category()),
                cl::sub(fusec::trainCommand));
 cl::opt<std::string> resume("resume",
