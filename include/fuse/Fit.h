@@ -102,6 +102,13 @@ struct FitCallbacks {
   std::function<void(const EpochSummary &)> onEpochEnd;
 };
 
+/// Which of a step function's two batch inputs `fit` takes for the labels,
+/// 0 or 1: the one with a class count (`ArgumentInfo::classes`: it feeds a
+/// cross-entropy, or a gather's indices) when the other has none, else the
+/// integer one of an integer and a float, else the second (a sequence
+/// model's tokens and next tokens, both marked: `(x, y)`).
+unsigned labelsArgument(const ArgumentInfo &first, const ArgumentInfo &second);
+
 /// Trains `engine`'s step function on `train` and, after each epoch,
 /// evaluates it on `test` if given. The step function takes two batch
 /// inputs: the labels are the one feeding a cross-entropy, else the

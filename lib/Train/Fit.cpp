@@ -57,18 +57,8 @@ Expected<BatchLayout> matchData(llvm::StringRef function,
   };
   if (batchArgs.size() != 2)
     return mismatch("it needs two: inputs and labels");
-  // The labels: what feeds a cross-entropy, else the integer one of an
-  // integer and a float (an image classifier's), else the second.
   BatchLayout layout;
-  auto isFloat = [&](unsigned i) {
-    return isFloatingPoint(batchArgs[i].dtype);
-  };
-  if ((batchArgs[0].classes > 0) != (batchArgs[1].classes > 0))
-    layout.labels = batchArgs[0].classes > 0 ? 0 : 1;
-  else if (isFloat(0) != isFloat(1))
-    layout.labels = isFloat(0) ? 1 : 0;
-  else
-    layout.labels = 1;
+  layout.labels = labelsArgument(batchArgs[0], batchArgs[1]);
   layout.inputs = 1 - layout.labels;
 
   // The model's argument takes an example of `spec` in any static shape
@@ -375,6 +365,18 @@ Expected<T> resolve(const Metadata &metadata, llvm::StringRef key,
 }
 
 } // namespace
+
+unsigned fuse::labelsArgument(const ArgumentInfo &first,
+                              const ArgumentInfo &second) {
+  // What feeds a cross-entropy (or a gather's indices: a text model's
+  // tokens are marked too), else the integer one of an integer and a float
+  // (an image classifier's), else the second.
+  if ((first.classes > 0) != (second.classes > 0))
+    return first.classes > 0 ? 0 : 1;
+  if (isFloatingPoint(first.dtype) != isFloatingPoint(second.dtype))
+    return isFloatingPoint(first.dtype) ? 1 : 0;
+  return 1;
+}
 
 Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
                                const data::DataSource *test,

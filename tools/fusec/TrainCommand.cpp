@@ -492,20 +492,20 @@ llvm::Expected<int64_t> classCount(Engine &engine, llvm::StringRef model,
 }
 
 /// The window length of a text model: the static T of the step function's
-/// token input [B, T] (its batch input that is not the labels), or an error
-/// saying why --context is needed.
+/// token input [B, T] (the batch input fit does not take for the labels),
+/// or an error saying why --context is needed.
 llvm::Expected<int64_t> modelContext(Engine &engine, llvm::StringRef step) {
   Function &fn = cantFail(engine.lookup(step));
-  std::vector<const ArgumentInfo *> inputs;
+  std::vector<const ArgumentInfo *> batch;
   for (const ArgumentInfo &arg : fn.arguments())
-    if (arg.perStep && arg.classes <= 0)
-      inputs.push_back(&arg);
-  if (inputs.size() != 1)
+    if (arg.perStep)
+      batch.push_back(&arg);
+  if (batch.size() != 2)
     return llvm::createStringError(
         "--context is needed: '" + step + "' takes " +
-        llvm::Twine(inputs.size()) +
-        " batch inputs besides the labels, not one of tokens");
-  const ArgumentInfo &tokens = *inputs[0];
+        llvm::Twine(batch.size()) +
+        " batch inputs, not two (tokens and next tokens)");
+  const ArgumentInfo &tokens = *batch[1 - labelsArgument(*batch[0], *batch[1])];
   if (tokens.shape.size() != 2 || tokens.shape[1] < 0)
     return llvm::createStringError(
         "--context is needed: '" + tokens.name + "' of '" + step + "' is " +
