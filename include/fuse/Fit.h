@@ -45,6 +45,15 @@ struct FitOptions {
   std::string checkpointPath;
   /// Examples per call of the evaluation function.
   int64_t evalBatchSize = 1000;
+  /// A time budget in seconds (finite, at least 0): training ends at the
+  /// first call boundary after this many seconds of the training loop (its
+  /// steps and any evaluations and checkpoints of epochs ended meanwhile;
+  /// compilation does not count), inside an epoch or not, then evaluates and
+  /// writes the checkpoint as at an epoch's end. 0 runs one call. A
+  /// checkpoint written inside an epoch holds the step, and resuming from it
+  /// continues that epoch's order where it stopped: the same bits as a run
+  /// that never stopped. Unset: no budget.
+  std::optional<double> maxSeconds;
   /// Keep training when a step's loss is NaN or infinite, or a parameter,
   /// optimizer state or test loss is at an epoch's end. By default fit
   /// stops with an error naming the step (or epoch) and the tensor, before
@@ -69,6 +78,8 @@ struct EpochSummary {
   double trainLoss = 0; ///< their mean loss
   double seconds = 0;   ///< their training time
   std::optional<double> testLoss, testAccuracy;
+  /// False when maxSeconds ended training before the epoch's last step.
+  bool complete = true;
 };
 
 struct FitSummary {
@@ -81,6 +92,8 @@ struct FitSummary {
   double trainSeconds = 0;
   double compileSeconds = 0;
   unsigned threads = 1; ///< threads of each call (the engine's)
+  /// maxSeconds ended training before --epochs were done.
+  bool stoppedEarly = false;
 };
 
 struct FitCallbacks {
@@ -89,12 +102,24 @@ struct FitCallbacks {
   std::function<void(const EpochSummary &)> onEpochEnd;
 };
 
+/// Which of a step function's two batch inputs `fit` takes for the labels,
+/// 0 or 1: the one with a class count (`ArgumentInfo::classes`: it feeds a
+/// cross-entropy, or a gather's indices) when the other has none, else the
+/// integer one of an integer and a float, else the second (a sequence
+/// model's tokens and next tokens, both marked: `(x, y)`).
+unsigned labelsArgument(const ArgumentInfo &first, const ArgumentInfo &second);
+
 /// Trains `engine`'s step function on `train` and, after each epoch,
 /// evaluates it on `test` if given. The step function takes two batch
 /// inputs: the labels are the one feeding a cross-entropy, else the
 /// integer one of an integer and a float, else the second. Each must have
 /// its data's dtype and a static shape per example with as many elements
-/// as the data's (the inputs of a 28x28 image may be 784 values). When the
+/// as the data's (the inputs of a 28x28 image may be 784 values), or a
+/// shape of the data's rank whose dynamic dims take the data's (a sequence
+/// model's `?x?xi32` tokens train on windows of any length). The
+/// checkpoint's metadata holds the seed, batch size and number of training
+/// examples, which fix the data order: resuming with other ones is an
+/// error. When the
 /// labels feed a cross-entropy over C classes (`ArgumentInfo::classes`),
 /// every label of both sources must be in [0, C).
 llvm::Expected<FitSummary> fit(Engine &engine, const data::DataSource &train,

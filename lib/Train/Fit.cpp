@@ -26,6 +26,8 @@ namespace {
 
 /// Keras' default batch size.
 constexpr int64_t kDefaultBatchSize = 32;
+/// The checkpoint's metadata key of the number of training examples.
+constexpr llvm::StringLiteral kExamplesKey = "num_examples";
 
 double secondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
@@ -55,18 +57,8 @@ Expected<BatchLayout> matchData(llvm::StringRef function,
   };
   if (batchArgs.size() != 2)
     return mismatch("it needs two: inputs and labels");
-  // The labels: what feeds a cross-entropy, else the integer one of an
-  // integer and a float (an image classifier's), else the second.
   BatchLayout layout;
-  auto isFloat = [&](unsigned i) {
-    return isFloatingPoint(batchArgs[i].dtype);
-  };
-  if ((batchArgs[0].classes > 0) != (batchArgs[1].classes > 0))
-    layout.labels = batchArgs[0].classes > 0 ? 0 : 1;
-  else if (isFloat(0) != isFloat(1))
-    layout.labels = isFloat(0) ? 1 : 0;
-  else
-    layout.labels = 1;
+  layout.labels = labelsArgument(batchArgs[0], batchArgs[1]);
   layout.inputs = 1 - layout.labels;
 
   // The model's argument takes an example of `spec` in any static shape
@@ -79,8 +71,10 @@ Expected<BatchLayout> matchData(llvm::StringRef function,
                       "' is " + dtypeName(arg.dtype));
     if (arg.shape.size() < lead)
       return mismatch("'" + arg.name + "' has no batch dim");
+    llvm::ArrayRef<int64_t> modelExample =
+        llvm::ArrayRef(arg.shape).drop_front(lead);
     int64_t modelElements = 1;
-    for (int64_t d : llvm::ArrayRef(arg.shape).drop_front(lead)) {
+    for (int64_t d : modelExample) {
       if (d < 0) {
         modelElements = -1;
         break;
@@ -88,7 +82,15 @@ Expected<BatchLayout> matchData(llvm::StringRef function,
       modelElements *= d;
     }
     int64_t exampleElements = spec.numElements();
-    if (modelElements != exampleElements) {
+    // Dynamic dims take the data's, where the ranks match and the static
+    // dims agree: `?x?xi32` tokens take windows of T tokens as T.
+    bool takesDataShape =
+        modelElements < 0 && modelExample.size() == spec.shape.size() &&
+        llvm::all_of(llvm::zip_equal(modelExample, spec.shape), [](auto dims) {
+          auto [model, data] = dims;
+          return model < 0 || model == data;
+        });
+    if (!takesDataShape && modelElements != exampleElements) {
       std::string dataShape;
       for (int64_t d : spec.shape)
         dataShape += (dataShape.empty() ? "" : "x") + std::to_string(d);
@@ -104,7 +106,10 @@ Expected<BatchLayout> matchData(llvm::StringRef function,
     if (modelBatch >= 0 && modelBatch != batchSize)
       return mismatch("its batch dim is " + llvm::Twine(modelBatch) +
                       ", the batch size " + llvm::Twine(batchSize));
-    shape.assign(arg.shape.begin() + lead, arg.shape.end());
+    if (takesDataShape)
+      shape.assign(spec.shape.begin(), spec.shape.end());
+    else
+      shape.assign(modelExample.begin(), modelExample.end());
     return Error::success();
   };
   if (Error err = match(batchArgs[layout.inputs], data.input(),
@@ -361,6 +366,18 @@ Expected<T> resolve(const Metadata &metadata, llvm::StringRef key,
 
 } // namespace
 
+unsigned fuse::labelsArgument(const ArgumentInfo &first,
+                              const ArgumentInfo &second) {
+  // What feeds a cross-entropy (or a gather's indices: a text model's
+  // tokens are marked too), else the integer one of an integer and a float
+  // (an image classifier's), else the second.
+  if ((first.classes > 0) != (second.classes > 0))
+    return first.classes > 0 ? 0 : 1;
+  if (isFloatingPoint(first.dtype) != isFloatingPoint(second.dtype))
+    return isFloatingPoint(first.dtype) ? 1 : 0;
+  return 1;
+}
+
 Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
                                const data::DataSource *test,
                                const FitOptions &options,
@@ -373,6 +390,15 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
     return llvm::createStringError(
         "the batch size must be at least 1 (--batch-size " +
         llvm::Twine(*options.batchSize) + ")");
+  if (options.maxSeconds &&
+      !(std::isfinite(*options.maxSeconds) && *options.maxSeconds >= 0)) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%g", *options.maxSeconds);
+    return llvm::createStringError(
+        "the time budget must be a finite number of seconds, at least 0 "
+        "(--max-seconds " +
+        llvm::Twine(text) + ")");
+  }
   if (options.stepsPerCall < 0)
     return llvm::createStringError(
         "the steps per call must not be negative (--steps-per-call " +
@@ -417,6 +443,18 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
             *metadata, "epoch", std::nullopt, 0, options.resumePath);
         !epoch)
       return epoch.takeError();
+    // Checkpoints before it was recorded have none: nothing to check.
+    Expected<int64_t> examples =
+        resolve<int64_t>(*metadata, kExamplesKey, std::nullopt, train.size(),
+                         options.resumePath, /*min=*/1);
+    if (!examples)
+      return examples.takeError();
+    if (*examples != train.size())
+      return llvm::createStringError(
+          options.resumePath + ": the checkpoint was trained on " +
+          llvm::Twine(*examples) + " examples, the training data has " +
+          llvm::Twine(train.size()) +
+          ": resuming on other data would change the data order");
     summary.seed = *seed;
     summary.batchSize = *batch;
   } else {
@@ -559,6 +597,47 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
   EpochSummary current;
   std::vector<Tensor> batches(2);
   auto epochStart = std::chrono::steady_clock::now();
+  auto trainingStart = std::chrono::steady_clock::now();
+  // An epoch's end, or the end of training inside one (maxSeconds):
+  // check, evaluate, write the checkpoint.
+  auto endEpoch = [&](bool complete) -> Error {
+    current.complete = complete;
+    summary.trainSeconds += current.seconds;
+    // No checkpoint of diverged parameters, and none returned at the end.
+    if (!options.allowNonFiniteLoss)
+      if (Error err = checkFinite(trainer, epoch, options.epochs))
+        return err;
+    if (evaluator) {
+      Expected<std::pair<double, std::optional<double>>> result =
+          evaluator->run(trainer, *test);
+      if (!result)
+        return result.takeError();
+      current.testLoss = result->first;
+      current.testAccuracy = result->second;
+      if (!std::isfinite(result->first) && !options.allowNonFiniteLoss)
+        return llvm::createStringError(
+            "the test loss after epoch " + llvm::Twine(epoch + 1) + "/" +
+            llvm::Twine(options.epochs) + " is " +
+            (std::isnan(result->first) ? "nan" : "infinite") +
+            ": training stopped, no checkpoint of its parameters written "
+            "(allowNonFiniteLoss, fusec train --allow-nan, continues)");
+    }
+    if (!options.checkpointPath.empty()) {
+      // The epochs done: a checkpoint inside an epoch resumes it from its
+      // step.
+      Metadata metadata = {{"seed", std::to_string(summary.seed)},
+                           {"batch_size", std::to_string(batch)},
+                           {"epoch", std::to_string(epoch + complete)},
+                           {kExamplesKey.str(), std::to_string(n)}};
+      if (Error err = saveCheckpoint(trainer, options.checkpointPath,
+                                     std::move(metadata)))
+        return err;
+    }
+    summary.history.push_back(current);
+    if (callbacks.onEpochEnd)
+      callbacks.onEpochEnd(current);
+    return Error::success();
+  };
   for (;;) {
     Expected<const data::Chunk &> next = (*loader)->next();
     if (!next)
@@ -602,7 +681,20 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
                         current.steps, current.trainLoss, current.seconds});
     // `chunk` belongs to the loader, which the automatic K replaces.
     const bool endsEpoch = chunk.endsEpoch;
-    if (autoK) {
+    // The budget is checked at every call boundary: the first one past it
+    // ends training (at an epoch's end, or inside one).
+    const bool outOfTime = options.maxSeconds &&
+                           secondsSince(trainingStart) >= *options.maxSeconds;
+    if (outOfTime && trainer.step() < endStep) {
+      summary.stoppedEarly = true;
+      if (Error err = endEpoch(endsEpoch))
+        return std::move(err);
+      break;
+    }
+    if (endsEpoch)
+      if (Error err = endEpoch(/*complete=*/true))
+        return std::move(err);
+    if (autoK && trainer.step() < endStep) {
       // About 0.1 s per call: progress stays live, the call cost vanishes.
       autoK = false;
       chunking.stepsPerCall = std::clamp<int64_t>(
@@ -613,40 +705,6 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
       if (!loader)
         return loader.takeError();
     }
-    if (!endsEpoch)
-      continue;
-
-    summary.trainSeconds += current.seconds;
-    // No checkpoint of diverged parameters, and none returned at the end.
-    if (!options.allowNonFiniteLoss)
-      if (Error err = checkFinite(trainer, epoch, options.epochs))
-        return std::move(err);
-    if (evaluator) {
-      Expected<std::pair<double, std::optional<double>>> result =
-          evaluator->run(trainer, *test);
-      if (!result)
-        return result.takeError();
-      current.testLoss = result->first;
-      current.testAccuracy = result->second;
-      if (!std::isfinite(result->first) && !options.allowNonFiniteLoss)
-        return llvm::createStringError(
-            "the test loss after epoch " + llvm::Twine(epoch + 1) + "/" +
-            llvm::Twine(options.epochs) + " is " +
-            (std::isnan(result->first) ? "nan" : "infinite") +
-            ": training stopped, no checkpoint of its parameters written "
-            "(allowNonFiniteLoss, fusec train --allow-nan, continues)");
-    }
-    if (!options.checkpointPath.empty()) {
-      Metadata metadata = {{"seed", std::to_string(summary.seed)},
-                           {"batch_size", std::to_string(batch)},
-                           {"epoch", std::to_string(epoch + 1)}};
-      if (Error err = saveCheckpoint(trainer, options.checkpointPath,
-                                     std::move(metadata)))
-        return std::move(err);
-    }
-    summary.history.push_back(current);
-    if (callbacks.onEpochEnd)
-      callbacks.onEpochEnd(current);
   }
   summary.totalSteps = trainer.step();
   // A chunk never crosses an epoch.

@@ -36,3 +36,20 @@ func.func @two_losses(%a: tensor<?x10xf32>, %b: tensor<?x5xf32>, %c: tensor<?x?x
   %2 = fuse.softmax_cross_entropy %c, %z : (tensor<?x?xf32>, tensor<?xi32>) -> tensor<f32>
   return %0, %1, %2 : tensor<f32>, tensor<f32>, tensor<f32>
 }
+
+// -----
+
+// A sequence model's batch: integer tokens [B, T] compared with the class
+// ids (a one-hot) are inputs, not labels; the next tokens [B, T] reach the
+// loss through a reshape to B*T and get the vocabulary's 256.
+// CHECK-LABEL: func.func @tokens
+// CHECK-SAME: (%{{[^:]*}}: tensor<?x8x256xf32>, %{{[^:]*}}: tensor<?x8xi32>, %{{[^:]*}}: tensor<?x8xi32> {fuse.class_labels = 256 : i64})
+func.func @tokens(%logits: tensor<?x8x256xf32>, %x: tensor<?x8xi32>, %y: tensor<?x8xi32>) -> (tensor<f32>, tensor<?x8x256xi1>) {
+  %ids = fuse.constant dense<7> : tensor<256xi32>
+  %column = fuse.expand_dims %x {axes = array<i64: 2>} : (tensor<?x8xi32>) -> tensor<?x8x1xi32>
+  %hot = fuse.compare eq, %column, %ids : (tensor<?x8x1xi32>, tensor<256xi32>) -> tensor<?x8x256xi1>
+  %rows = fuse.reshape %logits : (tensor<?x8x256xf32>) -> tensor<?x256xf32>
+  %labels = fuse.reshape %y : (tensor<?x8xi32>) -> tensor<?xi32>
+  %l = fuse.softmax_cross_entropy %rows, %labels : (tensor<?x256xf32>, tensor<?xi32>) -> tensor<f32>
+  return %l, %hot : tensor<f32>, tensor<?x8x256xi1>
+}

@@ -1,9 +1,11 @@
-//===- TrainCommand.cpp - fusec train: train a model on an image set ------===//
+//===- TrainCommand.cpp - fusec train: train a model on a data set --------===//
 //
-// `fusec train MODEL.mlir` trains the model's `fuse.train_step` on
-// Fashion-MNIST (or another IDX data set) through fuse::fit, showing a
-// Keras-like progress bar on a terminal and plain lines otherwise, and
-// evaluating on the test split after each epoch.
+// `fusec train MODEL.mlir` trains the model's `fuse.train_step` through
+// fuse::fit on Fashion-MNIST (or another IDX data set), evaluating on its
+// test split after each epoch, or with --format=text on a text's byte
+// tokens (Debian's fortunes by default), validating on its held-out tail.
+// It shows a Keras-like progress bar on a terminal and plain lines
+// otherwise.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +15,7 @@
 #include "fuse/Checkpoint.h"
 #include "fuse/CompileStats.h"
 #include "fuse/Data/Idx.h"
+#include "fuse/Data/TextDataSource.h"
 #include "fuse/Fit.h"
 #include "fuse/Profile.h"
 #include "fuse/Trainer.h"
@@ -34,19 +37,50 @@ namespace cl = llvm::cl;
 
 cl::SubCommand fusec::trainCommand(
     "train", "Train a model's fuse.train_step on Fashion-MNIST (or another "
-             "IDX image set) and report its test accuracy");
+             "IDX image set) and report its test accuracy, or on a text's "
+             "byte tokens and report its validation loss");
 
 namespace {
 cl::opt<std::string> model(cl::Positional, cl::desc("<model .mlir file>"),
                            cl::Required, cl::cat(fusec::category()),
                            cl::sub(fusec::trainCommand));
-cl::opt<std::string>
-    dataDir("data",
-            cl::desc("Directory of the IDX files (train-images-idx3-ubyte.gz, "
-                     "...; default: Debian's dataset-fashion-mnist)"),
-            cl::init(std::string(data::kFashionMnistDir)),
-            cl::value_desc("DIR"), cl::cat(fusec::category()),
-            cl::sub(fusec::trainCommand));
+enum class DataFormat { Idx, Text };
+cl::opt<DataFormat> format(
+    "format", cl::desc("What --data holds"), cl::init(DataFormat::Idx),
+    cl::values(clEnumValN(DataFormat::Idx, "idx",
+                          "an IDX image set (train- and t10k- files)"),
+               clEnumValN(DataFormat::Text, "text",
+                          "text: every byte a token, windows of --context "
+                          "tokens, next-token labels")),
+    cl::cat(fusec::category()), cl::sub(fusec::trainCommand));
+cl::opt<std::string> dataOption(
+    "data",
+    cl::desc("--format=idx: the directory of the IDX files "
+             "(train-images-idx3-ubyte.gz, ...; default: Debian's "
+             "dataset-fashion-mnist). --format=text: a file, or a directory "
+             "whose regular files are read in name order (default: Debian's "
+             "fortunes)"),
+    cl::value_desc("PATH"), cl::cat(fusec::category()),
+    cl::sub(fusec::trainCommand));
+cl::opt<int64_t> contextOption(
+    "context",
+    cl::desc("--format=text: tokens per window (default: the model's "
+             "static window length)"),
+    cl::value_desc("T"), cl::cat(fusec::category()),
+    cl::sub(fusec::trainCommand));
+cl::opt<double> validationFraction(
+    "validation-fraction",
+    cl::desc("--format=text: the share of the text held out at its end for "
+             "validation (default 0.1)"),
+    cl::init(data::kDefaultValidationFraction), cl::cat(fusec::category()),
+    cl::sub(fusec::trainCommand));
+cl::opt<double> maxSeconds(
+    "max-seconds",
+    cl::desc("End training at the first call after this many seconds of "
+             "training (compilation not counted), evaluate and write the "
+             "checkpoint, which --resume continues from that step"),
+    cl::value_desc("S"), cl::cat(fusec::category()),
+    cl::sub(fusec::trainCommand));
 cl::opt<std::string> step("step",
                           cl::desc("The step function (fuse.train_step)"),
                           cl::init("train"), cl::cat(fusec::category()),
@@ -81,7 +115,8 @@ cl::opt<std::string> weights(
     cl::sub(fusec::trainCommand));
 cl::opt<std::string>
     checkpoint("checkpoint",
-               cl::desc("Write a checkpoint (safetensors) after each epoch"),
+               cl::desc("Write a checkpoint (safetensors) after each epoch "
+                        "and when --max-seconds ends training"),
                cl::value_desc("PATH"), cl::cat(fusec::category()),
                cl::sub(fusec::trainCommand));
 cl::opt<std::string> resume("resume",
@@ -112,10 +147,31 @@ cl::opt<ProgressStyle> progressStyle(
 /// clears depending on how the host code was compiled ("nan", not "-nan").
 double shown(double x) { return std::isnan(x) ? std::fabs(x) : x; }
 
+/// --data, or the format's default.
+std::string dataPath() {
+  if (dataOption.getNumOccurrences())
+    return dataOption;
+  return std::string(format == DataFormat::Text ? data::kFortunesDir
+                                                : data::kFashionMnistDir);
+}
+
+/// Bits per token (per byte, per character of ASCII text) of a mean
+/// cross-entropy in nats.
+double bitsPerCharacter(double loss) { return loss / std::log(2.0); }
+
+/// What a text run trains on, for the summary.
+struct TextInfo {
+  int64_t context = 0;
+  int64_t files = 0, bytes = 0;
+  int64_t trainWindows = 0, validationWindows = 0, validationBytes = 0;
+};
+
 /// Keras' progress bar on a terminal; a line every few seconds otherwise.
 class Progress {
 public:
-  Progress(llvm::raw_ostream &os, bool bar) : os_(os), bar_(bar) {}
+  /// `text`: the evaluation is a validation, with bits per character.
+  Progress(llvm::raw_ostream &os, bool bar, bool text)
+      : os_(os), bar_(bar), text_(text) {}
 
   void beginEpoch(int64_t epoch, int64_t epochs) {
     epochs_ = epochs;
@@ -125,6 +181,8 @@ public:
   }
 
   void update(const FitProgress &p) {
+    stepInEpoch_ = p.stepInEpoch;
+    stepsPerEpoch_ = p.stepsPerEpoch;
     if (bar_) {
       constexpr int width = 30;
       int done =
@@ -163,14 +221,23 @@ public:
     if (bar_)
       os_ << "\r\x1b[K";
     else
-      os_ << "epoch " << e.epoch + 1 << "/" << epochs_ << ": ";
+      os_ << "epoch " << e.epoch + 1 << "/" << epochs_
+          << (e.complete ? "" : " (stopped)") << ": ";
+    if (!e.complete)
+      os_ << "stopped at step " << stepInEpoch_ << "/" << stepsPerEpoch_
+          << " of the epoch - ";
     os_ << llvm::format("%lld steps in %.2fs - ", (long long)e.steps, e.seconds)
         << perStep(e.seconds, e.steps)
         << llvm::format(" - loss: %.4f", shown(e.trainLoss));
+    llvm::StringRef prefix = text_ ? "val" : "test";
     if (e.testLoss)
-      os_ << llvm::format(" - test_loss: %.4f", shown(*e.testLoss));
+      os_ << " - " << prefix << llvm::format("_loss: %.4f", shown(*e.testLoss));
+    if (e.testLoss && text_)
+      os_ << llvm::format(" - val_bpc: %.4f",
+                          shown(bitsPerCharacter(*e.testLoss)));
     if (e.testAccuracy)
-      os_ << llvm::format(" - test_accuracy: %.4f", *e.testAccuracy);
+      os_ << " - " << prefix
+          << llvm::format("_accuracy: %.4f", *e.testAccuracy);
     os_ << "\n";
     os_.flush();
   }
@@ -188,12 +255,17 @@ private:
   }
 
   llvm::raw_ostream &os_;
-  bool bar_;
+  bool bar_, text_;
   int64_t epochs_ = 0;
+  /// Where the last call left the epoch.
+  int64_t stepInEpoch_ = 0, stepsPerEpoch_ = 0;
   std::chrono::steady_clock::time_point lastLine_;
 };
 
-llvm::Error writeJson(llvm::StringRef path, const FitSummary &s) {
+/// The run's summary; `text` for a text run (validation loss and bits per
+/// character instead of the test loss and accuracy).
+llvm::Error writeJson(llvm::StringRef path, const FitSummary &s,
+                      const TextInfo *text) {
   std::error_code ec;
   llvm::raw_fd_ostream file(path, ec);
   if (ec)
@@ -208,7 +280,31 @@ llvm::Error writeJson(llvm::StringRef path, const FitSummary &s) {
       json.attribute(key, nullptr);
   };
   const EpochSummary *last = s.history.empty() ? nullptr : &s.history.back();
+  auto bits = [](std::optional<double> loss) -> std::optional<double> {
+    if (!loss)
+      return std::nullopt;
+    return bitsPerCharacter(*loss);
+  };
+  // The evaluation of an epoch (or of the run's last): a test split's loss
+  // and accuracy, or a text's validation loss, bits per character and
+  // next-token accuracy.
+  auto evaluation = [&](const EpochSummary *e) {
+    std::optional<double> loss, accuracy;
+    if (e) {
+      loss = e->testLoss;
+      accuracy = e->testAccuracy;
+    }
+    if (!text) {
+      number("test_loss", loss);
+      number("test_accuracy", accuracy);
+      return;
+    }
+    number("validation_loss", loss);
+    number("bits_per_character", bits(loss));
+    number("validation_accuracy", accuracy);
+  };
   json.object([&] {
+    json.attribute("format", text ? "text" : "idx");
     json.attribute("epochs", int64_t(s.history.size()));
     json.attribute("steps", s.steps);
     json.attribute("total_steps", s.totalSteps);
@@ -220,19 +316,27 @@ llvm::Error writeJson(llvm::StringRef path, const FitSummary &s) {
     number("steps_per_second",
            s.trainSeconds > 0 ? double(s.steps) / s.trainSeconds : 0.0);
     number("compile_seconds", s.compileSeconds);
+    json.attribute("stopped_early", s.stoppedEarly);
+    if (text) {
+      json.attribute("context", text->context);
+      json.attribute("files", text->files);
+      json.attribute("bytes", text->bytes);
+      json.attribute("train_windows", text->trainWindows);
+      json.attribute("validation_windows", text->validationWindows);
+      json.attribute("validation_bytes", text->validationBytes);
+    }
     number("final_train_loss",
            last ? std::optional<double>(last->trainLoss) : std::nullopt);
-    number("test_loss", last ? last->testLoss : std::nullopt);
-    number("test_accuracy", last ? last->testAccuracy : std::nullopt);
+    evaluation(last);
     json.attributeArray("history", [&] {
       for (const EpochSummary &e : s.history)
         json.object([&] {
           json.attribute("epoch", e.epoch + 1);
+          json.attribute("complete", e.complete);
           json.attribute("steps", e.steps);
           number("seconds", e.seconds);
           number("train_loss", e.trainLoss);
-          number("test_loss", e.testLoss);
-          number("test_accuracy", e.testAccuracy);
+          evaluation(&e);
         });
     });
   });
@@ -273,7 +377,8 @@ bool sameFile(llvm::StringRef a, llvm::StringRef b) {
 /// Rejects outputs that would overwrite each other or an input: the JSON
 /// summary over the checkpoint, either over the model, the data or the
 /// weights read. (The checkpoint may replace --resume's or --weights' file:
-/// they are read before it is first written.)
+/// they are read before it is first written.) A text directory's files are
+/// all read: an output written in it would be text to the next run.
 llvm::Error checkOutputPaths() {
   struct NamedPath {
     std::string option, path;
@@ -288,14 +393,38 @@ llvm::Error checkOutputPaths() {
     inputs.push_back({"--weights", weights});
   if (!resume.empty())
     inputs.push_back({"--resume", resume});
-  for (llvm::StringRef split : {"train", "t10k"})
-    for (llvm::StringRef kind : {"images-idx3-ubyte", "labels-idx1-ubyte"})
-      for (llvm::StringRef suffix : {"", ".gz"}) {
-        llvm::SmallString<256> file(dataDir);
-        llvm::sys::path::append(file, split + "-" + kind + suffix);
-        if (llvm::sys::fs::exists(file))
-          inputs.push_back({"--data", std::string(file)});
+  std::string data = dataPath();
+  if (format == DataFormat::Text) {
+    // Unreadable data is reported when it is read.
+    llvm::Expected<std::vector<std::string>> files = data::textFiles(data);
+    if (files) {
+      for (const std::string &file : *files)
+        inputs.push_back({"--data", file});
+    } else {
+      llvm::consumeError(files.takeError());
+    }
+    if (llvm::sys::fs::is_directory(data))
+      for (const NamedPath &output : outputs) {
+        llvm::SmallString<256> dir(output.path);
+        llvm::sys::path::remove_filename(dir);
+        if (dir.empty())
+          dir = ".";
+        if (sameFile(dir, data))
+          return llvm::createStringError(
+              output.option + " '" + output.path +
+              "' is in the --data directory '" + data +
+              "': the next run would read it as text");
       }
+  } else {
+    for (llvm::StringRef split : {"train", "t10k"})
+      for (llvm::StringRef kind : {"images-idx3-ubyte", "labels-idx1-ubyte"})
+        for (llvm::StringRef suffix : {"", ".gz"}) {
+          llvm::SmallString<256> file(data);
+          llvm::sys::path::append(file, split + "-" + kind + suffix);
+          if (llvm::sys::fs::exists(file))
+            inputs.push_back({"--data", std::string(file)});
+        }
+  }
   for (size_t i = 0; i < outputs.size(); ++i) {
     for (size_t j = i + 1; j < outputs.size(); ++j)
       if (sameFile(outputs[i].path, outputs[j].path))
@@ -323,14 +452,17 @@ llvm::Error checkOutputPaths() {
 /// (the labels) feed, as fuse-mark-class-labels found it. An error naming
 /// the model when a label argument has none (its labels are computed, or
 /// feed no cross-entropy): fusec train never trains on unchecked labels.
+/// A text model's tokens are integers too: with `text`, the integer
+/// arguments that feed no cross-entropy are inputs, and one must feed one.
 llvm::Expected<int64_t> classCount(Engine &engine, llvm::StringRef model,
-                                   llvm::StringRef step) {
+                                   llvm::StringRef step, bool text) {
   llvm::Expected<Function &> fn = engine.lookup(step);
   if (fn && !llvm::errorToBool(
                 engine.lookup(abi::stepsFunctionName(step)).takeError())) {
     std::optional<int64_t> classes;
     for (const ArgumentInfo &arg : fn->arguments()) {
-      if (!arg.perStep || isFloatingPoint(arg.dtype))
+      if (!arg.perStep || isFloatingPoint(arg.dtype) ||
+          (text && arg.classes <= 0))
         continue;
       if (arg.classes <= 0)
         return llvm::createStringError(
@@ -340,6 +472,12 @@ llvm::Expected<int64_t> classCount(Engine &engine, llvm::StringRef model,
             "slices, casts or reshapes), so its class count is unknown");
       classes = std::min(classes.value_or(arg.classes), arg.classes);
     }
+    if (text && !classes)
+      return llvm::createStringError(
+          "cannot check the data's labels against '" + model +
+          "': no batch input of '" + step +
+          "' feeds a softmax_cross_entropy directly (through slices, casts "
+          "or reshapes), so none is known to be the next tokens");
     // No integer batch input: fit reports that the model does not fit.
     return classes.value_or(std::numeric_limits<int64_t>::max());
   }
@@ -353,6 +491,29 @@ llvm::Expected<int64_t> classCount(Engine &engine, llvm::StringRef model,
   return llvm::createStringError("'" + step + "' is not a step function");
 }
 
+/// The window length of a text model: the static T of the step function's
+/// token input [B, T] (the batch input fit does not take for the labels),
+/// or an error saying why --context is needed.
+llvm::Expected<int64_t> modelContext(Engine &engine, llvm::StringRef step) {
+  Function &fn = cantFail(engine.lookup(step));
+  std::vector<const ArgumentInfo *> batch;
+  for (const ArgumentInfo &arg : fn.arguments())
+    if (arg.perStep)
+      batch.push_back(&arg);
+  if (batch.size() != 2)
+    return llvm::createStringError(
+        "--context is needed: '" + step + "' takes " +
+        llvm::Twine(batch.size()) +
+        " batch inputs, not two (tokens and next tokens)");
+  const ArgumentInfo &tokens = *batch[1 - labelsArgument(*batch[0], *batch[1])];
+  if (tokens.shape.size() != 2 || tokens.shape[1] < 0)
+    return llvm::createStringError(
+        "--context is needed: '" + tokens.name + "' of '" + step + "' is " +
+        tokens.typeString() +
+        ", not [batch, tokens] with a static number of tokens");
+  return tokens.shape[1];
+}
+
 } // namespace
 
 int fusec::trainMain() {
@@ -361,6 +522,14 @@ int fusec::trainMain() {
                  << "\n";
     return 1;
   };
+  const bool text = format == DataFormat::Text;
+  for (const cl::Option *textOnly : std::initializer_list<const cl::Option *>{
+           &contextOption, &validationFraction})
+    if (!text && textOnly->getNumOccurrences())
+      return fail(llvm::createStringError(
+          "--" + textOnly->ArgStr +
+          " applies to text data only (--format=text), not to an IDX image "
+          "set"));
   if (llvm::Error e = checkOutputPaths())
     return fail(std::move(e));
   if (!jsonPath.empty())
@@ -384,17 +553,51 @@ int fusec::trainMain() {
   // The data's labels are checked against the model's class count (the
   // logits' last dim of its cross-entropy), naming the file; a model whose
   // count cannot be found is an error, never trained unchecked.
-  llvm::Expected<int64_t> classes = classCount(**engine, model, step);
+  llvm::Expected<int64_t> classes = classCount(**engine, model, step, text);
   if (!classes)
     return fail(classes.takeError());
-  llvm::Expected<data::TensorDataSource> train =
-      data::loadIdxSplit(dataDir, data::Split::Train, *classes);
-  if (!train)
-    return fail(train.takeError());
-  llvm::Expected<data::TensorDataSource> test =
-      data::loadIdxSplit(dataDir, data::Split::Test, *classes);
-  if (!test)
-    return fail(test.takeError());
+  const std::string data = dataPath();
+  // The sources: an IDX set's splits, or a text's windows.
+  std::optional<data::TensorDataSource> idxTrain, idxTest;
+  std::optional<data::TextSplit> textSplit;
+  TextInfo textInfo;
+  const data::DataSource *train, *test;
+  if (text) {
+    llvm::Expected<int64_t> context =
+        contextOption.getNumOccurrences()
+            ? llvm::Expected<int64_t>(int64_t(contextOption))
+            : modelContext(**engine, step);
+    if (!context)
+      return fail(context.takeError());
+    llvm::Expected<data::TextCorpus> corpus = data::readTextCorpus(data);
+    if (!corpus)
+      return fail(corpus.takeError());
+    llvm::Expected<data::TextSplit> split =
+        data::splitText(*corpus, data, *context, validationFraction);
+    if (!split)
+      return fail(split.takeError());
+    textSplit = std::move(*split);
+    train = &textSplit->train;
+    test = &textSplit->validation;
+    textInfo.context = *context;
+    textInfo.files = int64_t(corpus->files.size());
+    textInfo.bytes = corpus->size();
+    textInfo.trainWindows = train->size();
+    textInfo.validationWindows = test->size();
+    textInfo.validationBytes = corpus->size() - textSplit->validation.begin();
+  } else {
+    llvm::Expected<data::TensorDataSource> idx =
+        data::loadIdxSplit(data, data::Split::Train, *classes);
+    if (!idx)
+      return fail(idx.takeError());
+    idxTrain = std::move(*idx);
+    idx = data::loadIdxSplit(data, data::Split::Test, *classes);
+    if (!idx)
+      return fail(idx.takeError());
+    idxTest = std::move(*idx);
+    train = &*idxTrain;
+    test = &*idxTest;
+  }
   FitOptions options;
   options.stepFunction = step;
   options.epochs = epochs;
@@ -407,16 +610,31 @@ int fusec::trainMain() {
   options.weightsPath = weights;
   options.resumePath = resume;
   options.checkpointPath = checkpoint;
+  if (maxSeconds.getNumOccurrences())
+    options.maxSeconds = maxSeconds;
+  // About 64K tokens per evaluation call: its logits stay a few tens of MB
+  // whatever the window length.
+  if (text)
+    options.evalBatchSize = std::max<int64_t>(1, 65536 / textInfo.context);
 
   options.allowNonFiniteLoss = allowNan;
-  llvm::outs() << "Training '" << step << "' of " << model << " on "
-               << train->size() << " images of " << dataDir << ", testing on "
-               << test->size() << ", " << (*engine)->threads() << " thread"
+  llvm::outs() << "Training '" << step << "' of " << model << " on ";
+  if (text)
+    llvm::outs() << train->size() << " windows of " << textInfo.context
+                 << " tokens of " << data << " (" << textInfo.files << " file"
+                 << (textInfo.files == 1 ? "" : "s") << ", " << textInfo.bytes
+                 << " bytes), validating on " << test->size()
+                 << " windows of its last " << textInfo.validationBytes
+                 << " bytes";
+  else
+    llvm::outs() << train->size() << " images of " << data << ", testing on "
+                 << test->size();
+  llvm::outs() << ", " << (*engine)->threads() << " thread"
                << ((*engine)->threads() == 1 ? "" : "s") << "\n";
   bool bar = progressStyle == ProgressStyle::Bar ||
              (progressStyle == ProgressStyle::Auto &&
               llvm::sys::Process::StandardOutIsDisplayed());
-  Progress progress(llvm::outs(), bar);
+  Progress progress(llvm::outs(), bar, text);
   FitCallbacks callbacks;
   callbacks.onEpochBegin = [&](int64_t epoch, int64_t total) {
     progress.beginEpoch(epoch, total);
@@ -424,7 +642,7 @@ int fusec::trainMain() {
   callbacks.onCall = [&](const FitProgress &p) { progress.update(p); };
   callbacks.onEpochEnd = [&](const EpochSummary &e) { progress.endEpoch(e); };
   llvm::Expected<FitSummary> summary =
-      fit(**engine, *train, &*test, options, callbacks);
+      fit(**engine, *train, test, options, callbacks);
   if (!summary)
     return fail(summary.takeError());
 
@@ -435,9 +653,21 @@ int fusec::trainMain() {
       (long long)s.steps, (long long)s.batchSize, (long long)s.stepsPerCall,
       s.trainSeconds, s.trainSeconds > 0 ? s.steps / s.trainSeconds : 0.0,
       s.compileSeconds);
-  if (!s.history.empty() && s.history.back().testAccuracy)
-    llvm::outs() << llvm::format("Test accuracy: %.4f\n",
-                                 *s.history.back().testAccuracy);
+  if (s.stoppedEarly)
+    llvm::outs() << "Stopped by --max-seconds "
+                 << llvm::format("%g", double(maxSeconds)) << " at step "
+                 << s.totalSteps
+                 << (checkpoint.empty()
+                         ? ""
+                         : "; --resume " + checkpoint + " continues from there")
+                 << "\n";
+  const EpochSummary *last = s.history.empty() ? nullptr : &s.history.back();
+  if (text && last && last->testLoss)
+    llvm::outs() << llvm::format(
+        "Validation loss: %.4f (%.4f bits per character)\n",
+        shown(*last->testLoss), shown(bitsPerCharacter(*last->testLoss)));
+  else if (last && last->testAccuracy)
+    llvm::outs() << llvm::format("Test accuracy: %.4f\n", *last->testAccuracy);
   if (fusec::profile) {
     std::vector<ProfileEntry> entries = fuse::profile();
     llvm::outs() << "Profile (" << s.steps << " steps, " << s.totalSteps
@@ -447,7 +677,7 @@ int fusec::trainMain() {
   if (fusec::stats())
     compileStats.print(llvm::outs());
   if (!jsonPath.empty())
-    if (llvm::Error e = writeJson(jsonPath, s))
+    if (llvm::Error e = writeJson(jsonPath, s, text ? &textInfo : nullptr))
       return fail(std::move(e));
   return 0;
 }
