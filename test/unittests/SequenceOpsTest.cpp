@@ -190,6 +190,53 @@ func.func @concat(%a: tensor<?x3x17xf32>, %b: tensor<?x3x1xf32>, %c: tensor<?x3x
     }
 }
 
+/// The heads of an attention: a prefix of the last dim (offset 0, stride
+/// 1, a smaller size) split into heads and transposed, in f32 and f64.
+TEST(SequenceOps, SlicedHeadsTransposed) {
+  for (const char *t : {"f32", "f64"}) {
+    SCOPED_TRACE(t);
+    std::string source = R"mlir(
+func.func @heads(%qkv: tensor<2x4x24xT>) -> (tensor<4x4x4xT>, tensor<4x4x4xT>) {
+  %q = fuse.slice %qkv {offsets = array<i64: 0, 0, 0>} : (tensor<2x4x24xT>) -> tensor<2x4x8xT>
+  %k = fuse.slice %qkv {offsets = array<i64: 0, 0, 8>} : (tensor<2x4x24xT>) -> tensor<2x4x8xT>
+  %q4 = fuse.reshape %q : (tensor<2x4x8xT>) -> tensor<2x4x2x4xT>
+  %qt = fuse.transpose %q4 {permutation = array<i64: 0, 2, 1, 3>} : (tensor<2x4x2x4xT>) -> tensor<2x2x4x4xT>
+  %qh = fuse.reshape %qt : (tensor<2x2x4x4xT>) -> tensor<4x4x4xT>
+  %k4 = fuse.reshape %k : (tensor<2x4x8xT>) -> tensor<2x4x2x4xT>
+  %kt = fuse.transpose %k4 {permutation = array<i64: 0, 2, 1, 3>} : (tensor<2x4x2x4xT>) -> tensor<2x2x4x4xT>
+  %kh = fuse.reshape %kt : (tensor<2x2x4x4xT>) -> tensor<4x4x4xT>
+  return %qh, %kh : tensor<4x4x4xT>, tensor<4x4x4xT>
+}
+)mlir";
+    for (size_t at = source.find("xT>"); at != std::string::npos;
+         at = source.find("xT>", at))
+      source.replace(at + 1, 1, t);
+    auto engine = makeEngine(source);
+    bool f64 = std::string(t) == "f64";
+    Tensor x = Tensor::empty(f64 ? DType::F64 : DType::F32, {2, 4, 24});
+    for (int i = 0; i < 192; ++i) {
+      if (f64)
+        x.data<double>()[i] = i;
+      else
+        x.data<float>()[i] = static_cast<float>(i);
+    }
+    std::vector<Tensor> out = call(*engine, "heads", {x});
+    // out[b * 2 + h][t][d] = x[b][t][offset + h * 4 + d].
+    for (int which = 0; which < 2; ++which)
+      for (int b = 0; b < 2; ++b)
+        for (int h = 0; h < 2; ++h)
+          for (int i = 0; i < 4; ++i)
+            for (int d = 0; d < 4; ++d) {
+              int64_t e = ((b * 2 + h) * 4 + i) * 4 + d;
+              double got = f64 ? out[which].data<double>()[e]
+                               : out[which].data<float>()[e];
+              ASSERT_EQ(got, (b * 4 + i) * 24 + which * 8 + h * 4 + d)
+                  << "result " << which << " [" << b * 2 + h << ", " << i
+                  << ", " << d << "]";
+            }
+  }
+}
+
 /// A causal mask from iota and compare, as a transformer builds it.
 TEST(SequenceOps, IotaCausalMask) {
   auto engine = makeEngine(R"mlir(

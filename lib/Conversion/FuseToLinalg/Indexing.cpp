@@ -2,7 +2,7 @@
 //
 // The ops that move elements by index. Each becomes structured ops the CPU
 // code generator tiles and vectorizes like any other: slices and concats
-// are copies through (strided) maps and slices, a gather reads rows by
+// are copies of and into (strided) slices, a gather reads rows by
 // index inside a parallel loop, and scatter_add is a loop over the indices
 // in row-major order (the same sums on any thread count).
 //
@@ -156,24 +156,29 @@ struct ScatterAddLowering : OpConversionPattern<ScatterAddOp> {
   }
 };
 
-/// A copy through the map `d * stride + offset` (read through a strided
-/// slice by fuse-slice-strided-inputs; fusable into its consumer).
+/// A copy of a strided `tensor.extract_slice`: elementwise fusion folds the
+/// copy into its consumer, which then reads the slice in place. (A map
+/// `d * stride + offset` on the input would not do: where a dim is read
+/// as `d`, linalg takes the input's size as the loop's.)
 struct SliceLowering : OpConversionPattern<SliceOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
   matchAndRewrite(SliceOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
     auto resultType = cast<RankedTensorType>(op.getType());
-    SmallVector<AffineExpr> exprs;
-    for (int64_t d = 0; d < resultType.getRank(); ++d)
-      exprs.push_back(rewriter.getAffineDimExpr(d) * op.getStride(d) +
-                      op.getOffsets()[d]);
-    AffineMap map =
-        AffineMap::get(resultType.getRank(), 0, exprs, rewriter.getContext());
-    rewriter.replaceOp(op, buildParallel(rewriter, op.getLoc(), resultType,
-                                         adaptor.getInput(), map,
-                                         [](OpBuilder &, Location,
-                                            ValueRange a) { return a[0]; }));
+    int64_t rank = resultType.getRank();
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+    for (int64_t d = 0; d < rank; ++d) {
+      offsets.push_back(rewriter.getIndexAttr(op.getOffsets()[d]));
+      sizes.push_back(rewriter.getIndexAttr(resultType.getDimSize(d)));
+      strides.push_back(rewriter.getIndexAttr(op.getStride(d)));
+    }
+    Value slice = tensor::ExtractSliceOp::create(
+        rewriter, loc, resultType, adaptor.getInput(), offsets, sizes, strides);
+    rewriter.replaceOp(op, buildElementwise(rewriter, loc, resultType, slice,
+                                            [](OpBuilder &, Location,
+                                               ValueRange a) { return a[0]; }));
     return success();
   }
 };

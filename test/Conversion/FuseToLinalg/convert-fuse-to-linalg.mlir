@@ -1008,13 +1008,18 @@ func.func @scatter_add(%g: tensor<2x5x8xf32>, %i: tensor<2x5xi32>, %t: tensor<16
 
 // -----
 
-// A slice is a copy through a strided map; a pad without interior padding
-// is tensor.pad; a concat copies each input into its slice.
-// CHECK-DAG: #[[$STRIDED:.*]] = affine_map<(d0, d1) -> (d0 + 1, d1 * 2 + 1)>
+// A slice is a copy of a strided extract_slice; a pad without interior
+// padding is tensor.pad; a concat copies each input into its slice.
 // CHECK-LABEL: func @slice_pad_concat
-func.func @slice_pad_concat(%x: tensor<4x8xf32>, %y: tensor<4x2xf32>) -> (tensor<3x4xf32>, tensor<5x10xf32>, tensor<4x10xf32>) {
-  // CHECK: linalg.generic {indexing_maps = [#[[$STRIDED]], #{{.*}}]
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<4x8xf32>
+func.func @slice_pad_concat(%x: tensor<4x8xf32>, %y: tensor<4x2xf32>) -> (tensor<3x4xf32>, tensor<5x10xf32>, tensor<4x10xf32>, tensor<4x3xf32>) {
+  // CHECK: %[[S:.*]] = tensor.extract_slice %[[X]][1, 1] [3, 4] [1, 2] : tensor<4x8xf32> to tensor<3x4xf32>
+  // CHECK: linalg.generic {{.*}} ins(%[[S]] : tensor<3x4xf32>)
   %0 = fuse.slice %x {offsets = array<i64: 1, 1>, strides = array<i64: 1, 2>} : (tensor<4x8xf32>) -> tensor<3x4xf32>
+  // A dim read from offset 0 with stride 1 (a prefix): valid linalg too.
+  // CHECK: %[[P:.*]] = tensor.extract_slice %[[X]][0, 0] [4, 3] [1, 1] : tensor<4x8xf32> to tensor<4x3xf32>
+  // CHECK: linalg.generic {{.*}} ins(%[[P]] : tensor<4x3xf32>)
+  %3 = fuse.slice %x {offsets = array<i64: 0, 0>} : (tensor<4x8xf32>) -> tensor<4x3xf32>
   // CHECK: tensor.pad %{{.*}} low[1, 0] high[0, 2]
   // CHECK: tensor.yield %{{.*}} : f32
   %1 = fuse.pad %x {low = array<i64: 1, 0>, high = array<i64: 0, 2>, value = 3.0 : f64} : (tensor<4x8xf32>) -> tensor<5x10xf32>
@@ -1026,7 +1031,7 @@ func.func @slice_pad_concat(%x: tensor<4x8xf32>, %y: tensor<4x2xf32>) -> (tensor
   // CHECK: %[[C1:.*]] = linalg.generic {{.*}} outs(%[[S1]] : tensor<4x2xf32>)
   // CHECK: tensor.insert_slice %[[C1]] into %[[R0]][0, 8] [4, 2] [1, 1]
   %2 = fuse.concat %x, %y {axis = 1 : i64} : (tensor<4x8xf32>, tensor<4x2xf32>) -> tensor<4x10xf32>
-  return %0, %1, %2 : tensor<3x4xf32>, tensor<5x10xf32>, tensor<4x10xf32>
+  return %0, %1, %2, %3 : tensor<3x4xf32>, tensor<5x10xf32>, tensor<4x10xf32>, tensor<4x3xf32>
 }
 
 // -----
