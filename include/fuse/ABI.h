@@ -109,6 +109,11 @@ constexpr llvm::StringLiteral kStepsSuffix = "_steps";
 /// fuse-derive-eval; consumed by fit's evaluation.
 constexpr llvm::StringLiteral kEvalSuffix = "_eval";
 
+/// `@<step>_predict`, the logits of the loss's cross-entropy from the
+/// parameters and inputs (no labels, dropout off). Produced by
+/// fuse-derive-predict; consumed by fusec sample.
+constexpr llvm::StringLiteral kPredictSuffix = "_predict";
+
 /// The name of the K-step function wrapping `step`.
 inline std::string stepsFunctionName(llvm::StringRef step) {
   std::string name = step.str();
@@ -119,6 +124,12 @@ inline std::string stepsFunctionName(llvm::StringRef step) {
 inline std::string evalFunctionName(llvm::StringRef step) {
   std::string name = step.str();
   return name.append(kEvalSuffix.data(), kEvalSuffix.size());
+}
+
+/// The name of the prediction function derived from `step`.
+inline std::string predictFunctionName(llvm::StringRef step) {
+  std::string name = step.str();
+  return name.append(kPredictSuffix.data(), kPredictSuffix.size());
 }
 
 /// The learning-rate argument of a step function (tensor<f32>). Named by

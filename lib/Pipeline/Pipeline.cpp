@@ -18,6 +18,7 @@ using namespace mlir;
 
 void fuse::buildDifferentiatePipeline(OpPassManager &pm) {
   pm.addPass(createFuseDeriveEval());
+  pm.addPass(createFuseDerivePredict());
   pm.addPass(createFuseExpandTrainStep());
   // The forward pass in canonical form first: its rewrites shape the
   // backward pass (max_pool2d of a relu becomes relu of the pool, whose

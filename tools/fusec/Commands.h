@@ -42,6 +42,10 @@ int runMain();
 extern llvm::cl::SubCommand trainCommand;
 int trainMain();
 
+/// `fusec sample MODEL.mlir --weights CKPT --prompt ...`: generate text.
+extern llvm::cl::SubCommand sampleCommand;
+int sampleMain();
+
 } // namespace fusec
 
 #endif // FUSE_TOOLS_FUSEC_COMMANDS_H

@@ -378,8 +378,9 @@ int main(int argc, char **argv) {
       "  fusec FILE.mlir [--emit=KIND] [--entry=F] [--shape=ARG=DIMS]... "
       "[-o OUT]\n"
       "  fusec run FILE.mlir --entry=F --arg=SPEC...\n"
-      "  fusec train MODEL.mlir [--epochs=N] [--batch-size=B] ...\n");
-  if ((fusec::runCommand || fusec::trainCommand) &&
+      "  fusec train MODEL.mlir [--epochs=N] [--batch-size=B] ...\n"
+      "  fusec sample MODEL.mlir --weights=CKPT [--prompt=TEXT] ...\n");
+  if ((fusec::runCommand || fusec::trainCommand || fusec::sampleCommand) &&
       (mtriple.getNumOccurrences() || mcpu.getNumOccurrences() ||
        mattr.getNumOccurrences())) {
     llvm::errs() << "fusec: error: --mtriple, --mcpu and --mattr choose the "
@@ -390,5 +391,7 @@ int main(int argc, char **argv) {
     return fusec::runMain();
   if (fusec::trainCommand)
     return fusec::trainMain();
+  if (fusec::sampleCommand)
+    return fusec::sampleMain();
   return fusec::compileMain();
 }

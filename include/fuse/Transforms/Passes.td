@@ -49,6 +49,25 @@ def FuseDeriveEval : Pass<"fuse-derive-eval", "::mlir::ModuleOp"> {
   }];
 }
 
+def FuseDerivePredict : Pass<"fuse-derive-predict", "::mlir::ModuleOp"> {
+  let summary = "Define a prediction function for each fuse.train_step";
+  let description = [{
+    For each `fuse.train_step @train` whose loss has one
+    `fuse.softmax_cross_entropy`, defines `@train_predict`: the ops its
+    logits depend on, in inference mode (every `fuse.dropout` passes its
+    input through), returning the logits. Its arguments are the step's
+    parameters and the batch inputs the logits read (the labels are not
+    among them), in the step function's order:
+
+    ```
+    func.func @train_predict(params..., inputs...) -> logits
+    ```
+
+    A loss without exactly one cross-entropy gets none. Runs before
+    `fuse-expand-train-step`, which removes the `fuse.train_step`.
+  }];
+}
+
 def FuseMarkClassLabels : Pass<"fuse-mark-class-labels", "::mlir::ModuleOp"> {
   let summary = "Mark function arguments that are class labels";
   let description = [{
