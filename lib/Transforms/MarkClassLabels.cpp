@@ -62,7 +62,7 @@ void forwardedValues(OpOperand &use, SmallVectorImpl<Value> &out) {
     return;
   }
   if (isa<tensor::CastOp, tensor::CollapseShapeOp, tensor::ExpandShapeOp,
-          fuse::ReshapeOp, fuse::ExpandDimsOp>(user) &&
+          fuse::ReshapeOp, fuse::ExpandDimsOp, fuse::SliceOp>(user) &&
       use.getOperandNumber() == 0)
     out.push_back(user->getResult(0));
 }

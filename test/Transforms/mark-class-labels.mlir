@@ -53,3 +53,21 @@ func.func @tokens(%logits: tensor<?x8x256xf32>, %x: tensor<?x8xi32>, %y: tensor<
   %l = fuse.softmax_cross_entropy %rows, %labels : (tensor<?x256xf32>, tensor<?xi32>) -> tensor<f32>
   return %l, %hot : tensor<f32>, tensor<?x8x256xi1>
 }
+
+// -----
+
+// A token window sliced into inputs and next tokens inside the loss: the
+// embedding's indices (16 rows) and the cross-entropy's labels (16
+// classes) both reach the argument through fuse.slice.
+// CHECK-LABEL: func.func @sliced_tokens
+// CHECK-SAME: (%{{[^:]*}}: tensor<16x4xf32>, %{{[^:]*}}: tensor<?x9xi32> {fuse.class_labels = 16 : i64})
+func.func @sliced_tokens(%e: tensor<16x4xf32>, %tokens: tensor<?x9xi32>) -> tensor<f32> {
+  %x = fuse.slice %tokens {offsets = array<i64: 0, 0>} : (tensor<?x9xi32>) -> tensor<?x8xi32>
+  %y = fuse.slice %tokens {offsets = array<i64: 0, 1>} : (tensor<?x9xi32>) -> tensor<?x8xi32>
+  %h = fuse.gather %e, %x : (tensor<16x4xf32>, tensor<?x8xi32>) -> tensor<?x8x4xf32>
+  %f = fuse.reshape %h : (tensor<?x8x4xf32>) -> tensor<?x4xf32>
+  %o = fuse.matmul %f, %e {transpose_rhs} : (tensor<?x4xf32>, tensor<16x4xf32>) -> tensor<?x16xf32>
+  %labels = fuse.reshape %y : (tensor<?x8xi32>) -> tensor<?xi32>
+  %l = fuse.softmax_cross_entropy %o, %labels : (tensor<?x16xf32>, tensor<?xi32>) -> tensor<f32>
+  return %l : tensor<f32>
+}

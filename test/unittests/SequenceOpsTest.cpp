@@ -334,6 +334,38 @@ func.func @casts(%x: tensor<?xf32>, %i: tensor<?xi32>) -> (tensor<?xf32>, tensor
   }
 }
 
+/// f16 and bf16 have the same width: the cast goes through f32, rounding
+/// once to nearest even; pads and gathers of empty or row-less data never
+/// read.
+TEST(SequenceOps, HalfCastsAndEmptyData) {
+  auto engine = makeEngine(R"mlir(
+func.func @halves(%x: tensor<4xf16>) -> (tensor<4xbf16>, tensor<4xf16>) {
+  %b = fuse.cast %x : (tensor<4xf16>) -> tensor<4xbf16>
+  %h = fuse.cast %b : (tensor<4xbf16>) -> tensor<4xf16>
+  return %b, %h : tensor<4xbf16>, tensor<4xf16>
+}
+func.func @empty(%x: tensor<0x3xf32>) -> tensor<2x5xf32> {
+  %p = fuse.pad %x {low = array<i64: 1, 0>, high = array<i64: 1, 0>, interior = array<i64: 0, 1>, value = 7.0 : f64} : (tensor<0x3xf32>) -> tensor<2x5xf32>
+  return %p : tensor<2x5xf32>
+}
+)mlir");
+  // 1, 1 + 2^-10 (f16's ulp), -2.5, 65504: bf16 keeps 8 bits of mantissa.
+  Tensor x = Tensor::empty(DType::F16, {4});
+  const uint16_t bits[] = {0x3C00, 0x3C01, 0xC100, 0x7BFF};
+  std::memcpy(x.data(), bits, sizeof(bits));
+  std::vector<Tensor> out = call(*engine, "halves", {x});
+  const uint16_t bf16[] = {0x3F80, 0x3F80, 0xC020, 0x4780};
+  const uint16_t back[] = {0x3C00, 0x3C00, 0xC100, 0x7C00};
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(static_cast<const uint16_t *>(out[0].data())[i], bf16[i]) << i;
+    EXPECT_EQ(static_cast<const uint16_t *>(out[1].data())[i], back[i]) << i;
+  }
+  Tensor none = Tensor::empty(DType::F32, {0, 3});
+  Tensor padded = call(*engine, "empty", {none})[0];
+  for (int i = 0; i < 10; ++i)
+    EXPECT_EQ(padded.data<float>()[i], 7.0f) << i;
+}
+
 //===----------------------------------------------------------------------===//
 // erf, gelu, leaky_relu, layer_norm
 //===----------------------------------------------------------------------===//

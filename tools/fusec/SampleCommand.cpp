@@ -16,10 +16,12 @@
 
 #include "fuse/ABI.h"
 #include "fuse/Checkpoint.h"
+#include "fuse/Data/Safetensors.h"
 #include "fuse/Trainer.h"
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -106,6 +108,11 @@ llvm::Error run() {
     return e;
   if (llvm::Error e = loadWeights(**trainer, weights))
     return e;
+  // loadWeights leaves a parameter the file lacks as initialized: refuse to
+  // sample from weights that were never trained.
+  llvm::Expected<data::Safetensors> file = data::readSafetensors(weights);
+  if (!file)
+    return file.takeError();
   // One argument is the tokens, [B, T] integers with a static T.
   std::vector<Tensor> args;
   int tokenArg = -1;
@@ -113,6 +120,9 @@ llvm::Error run() {
   for (auto [i, arg] : llvm::enumerate(predict->arguments())) {
     llvm::Expected<Tensor> param = (*trainer)->state(arg.name);
     if (param) {
+      if (!file->find(arg.name))
+        return llvm::createStringError(weights + ": no tensor '" + arg.name +
+                                       "', a parameter of " + model);
       args.push_back(*param);
       continue;
     }
@@ -158,8 +168,13 @@ llvm::Error run() {
           model + ": " + predictName +
           " must return f32 logits of shape [T, vocabulary]");
     int64_t vocab = out.shape()[1];
-    int64_t next = nextToken(out.data<float>() + (used - 1) * vocab, vocab,
-                             temperature, rng);
+    const float *row = out.data<float>() + (used - 1) * vocab;
+    if (!std::all_of(row, row + vocab,
+                     [](float v) { return std::isfinite(v); }))
+      return llvm::createStringError(
+          model + ": the logits after byte " + std::to_string(text.size()) +
+          " are not all finite (diverged weights in " + weights + "?)");
+    int64_t next = nextToken(row, vocab, temperature, rng);
     text.push_back(static_cast<int32_t>(next));
     llvm::outs() << static_cast<char>(next);
     llvm::outs().flush();

@@ -9,6 +9,7 @@
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/APSInt.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/ADT/SmallString.h"
@@ -835,6 +836,17 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *,
       (!interior.empty() && static_cast<int64_t>(interior.size()) != rank))
     return emitOptionalError(loc, "low, high and interior need ", rank,
                              " entries each, one per input dimension");
+  if (auto integer = dyn_cast<IntegerType>(type.getElementType())) {
+    // The value must be one of the integer type's (signed; i1: 0 or 1).
+    APFloat value = adaptor.getValue();
+    APSInt asInt(integer.getWidth(), /*isUnsigned=*/integer.getWidth() == 1);
+    bool exact = false;
+    if (value.convertToInteger(asInt, APFloat::rmTowardZero, &exact) !=
+            APFloat::opOK ||
+        !exact)
+      return emitOptionalError(loc, "value ", value.convertToDouble(),
+                               " is not a value of ", integer);
+  }
   SmallVector<int64_t> shape;
   for (int64_t d = 0; d < rank; ++d) {
     int64_t in = interior.empty() ? 0 : interior[d];
@@ -892,11 +904,12 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
     for (int64_t d = 0; d < rank; ++d) {
       if (d == axis)
         continue;
-      if (!dimsCompatible(shape[d], type.getDimSize(d)))
+      // Equal, static or dynamic alike: each input's gradient is a slice
+      // of the result's with the input's own type.
+      if (shape[d] != type.getDimSize(d))
         return emitOptionalError(
             loc, "input #", i, " shape ", shapeString(type.getShape()),
             " differs from the others outside axis ", axis);
-      shape[d] = joinDims(shape[d], type.getDimSize(d));
     }
     int64_t size = type.getDimSize(axis);
     if (ShapedType::isDynamic(size))
@@ -922,6 +935,12 @@ LogicalResult IotaOp::verify() {
   if (axis < 0 || axis >= type.getRank())
     return emitOpError("axis ")
            << axis << " is out of range for rank " << type.getRank();
+  // Every index must be a value of an integer element type (signed).
+  int64_t last = type.getDimSize(axis) - 1;
+  if (auto integer = dyn_cast<IntegerType>(type.getElementType());
+      integer && last > 0 && !llvm::isIntN(integer.getWidth(), last))
+    return emitOpError("indices up to ")
+           << last << " do not fit in " << integer;
   return success();
 }
 
@@ -935,6 +954,9 @@ gatheredShape(std::optional<Location> loc, RankedTensorType table,
               RankedTensorType indices) {
   if (table.getRank() < 1)
     return emitOptionalError(loc, "table must have rank 1 or more");
+  if (table.getDimSize(0) == 0)
+    return emitOptionalError(loc, "table has no rows: every index would be "
+                                  "out of range");
   SmallVector<int64_t> shape(indices.getShape());
   llvm::append_range(shape, table.getShape().drop_front());
   return shape;

@@ -830,12 +830,15 @@ SoftmaxCrossEntropyGradOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
   if (ShapedType::isDynamic(classes))
     return emitOpError("needs a static class count for its own gradient");
   Value s = SoftmaxOp::create(b, loc, z, b.getI64IntegerAttr(1));
+  // Class ids in i64, whatever the labels' width (i8 labels, C > 128).
   auto labelType = cast<RankedTensorType>(getLabels().getType());
   Value iota = IotaOp::create(
-      b, loc, RankedTensorType::get({1, classes}, labelType.getElementType()),
+      b, loc, RankedTensorType::get({1, classes}, b.getI64Type()),
       b.getI64IntegerAttr(1));
+  Value wide =
+      CastOp::create(b, loc, labelType.clone(b.getI64Type()), getLabels());
   Value labels =
-      ExpandDimsOp::create(b, loc, getLabels(), b.getDenseI64ArrayAttr({1}));
+      ExpandDimsOp::create(b, loc, wide, b.getDenseI64ArrayAttr({1}));
   Value isLabel = compare(b, loc, ComparePredicate::eq, labels, iota);
   Value oneHot = SelectOp::create(b, loc, isLabel, scalar(b, loc, z, 1),
                                   scalar(b, loc, z, 0));

@@ -126,7 +126,11 @@ Value scalar(CastOp op, OpBuilder &b, Location loc, ValueRange a) {
   if (fromFloat && toFloat) {
     if (fromFloat.getWidth() < toFloat.getWidth())
       return arith::ExtFOp::create(b, loc, to, x);
-    return arith::TruncFOp::create(b, loc, to, x);
+    if (fromFloat.getWidth() > toFloat.getWidth())
+      return arith::TruncFOp::create(b, loc, to, x);
+    // f16 <-> bf16: through f32, which holds both exactly.
+    Value wide = arith::ExtFOp::create(b, loc, b.getF32Type(), x);
+    return arith::TruncFOp::create(b, loc, to, wide);
   }
   if (!fromFloat && toFloat) {
     if (from.isInteger(1))

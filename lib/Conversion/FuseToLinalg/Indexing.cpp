@@ -24,22 +24,23 @@ namespace fuse::lowering {
 namespace {
 
 /// NaN for a float type, 0 for an integer: a gathered element with no row.
-Value missingElement(OpBuilder &b, Location loc, Type type) {
+TypedAttr missingElement(Builder &b, Type type) {
   if (auto floatType = dyn_cast<FloatType>(type))
-    return arith::ConstantOp::create(
-        b, loc,
-        b.getFloatAttr(floatType,
-                       APFloat::getQNaN(floatType.getFloatSemantics())));
-  return scalarConstant(b, loc, type, 0);
+    return b.getFloatAttr(floatType,
+                          APFloat::getQNaN(floatType.getFloatSemantics()));
+  return b.getIntegerAttr(type, 0);
 }
 
 /// `index` (any integer type, signed) as an index, whether it is in
 /// [0, rows), and the index clamped to 0 when it is not.
 std::pair<Value, Value> checkedRow(OpBuilder &b, Location loc, Value index,
                                    int64_t rows) {
-  Value i = arith::IndexCastOp::create(b, loc, b.getIndexType(), index);
-  if (index.getType().isInteger(1)) // i1 is unsigned here: true is row 1
-    i = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), index);
+  // i1 is unsigned here: true is row 1.
+  Value i = index.getType().isInteger(1)
+                ? arith::IndexCastUIOp::create(b, loc, b.getIndexType(), index)
+                      .getResult()
+                : arith::IndexCastOp::create(b, loc, b.getIndexType(), index)
+                      .getResult();
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value limit = arith::ConstantIndexOp::create(b, loc, rows);
   Value nonNegative =
@@ -69,6 +70,15 @@ struct GatherLowering : OpConversionPattern<GatherOp> {
         AffineMap::get(resultType.getRank(), 0, dims, rewriter.getContext());
     Value table = adaptor.getTable();
     int64_t rows = tableType.getDimSize(0);
+    // No row to read (a table specialized to 0 rows): every index is out
+    // of range.
+    if (rows == 0) {
+      rewriter.replaceOp(
+          op,
+          filledTensor(rewriter, loc, resultType,
+                       missingElement(rewriter, resultType.getElementType())));
+      return success();
+    }
     Value result = buildParallel(
         rewriter, loc, resultType, adaptor.getIndices(), indexMap,
         [&](OpBuilder &b, Location l, ValueRange args) {
@@ -77,10 +87,9 @@ struct GatherLowering : OpConversionPattern<GatherOp> {
           for (int64_t d = leading; d < resultType.getRank(); ++d)
             at.push_back(linalg::IndexOp::create(b, l, d));
           Value v = tensor::ExtractOp::create(b, l, table, at);
-          return arith::SelectOp::create(
-                     b, l, ok, v,
-                     missingElement(b, l, resultType.getElementType()))
-              .getResult();
+          Value missing = arith::ConstantOp::create(
+              b, l, missingElement(b, resultType.getElementType()));
+          return arith::SelectOp::create(b, l, ok, v, missing).getResult();
         });
     rewriter.replaceOp(op, result);
     return success();
@@ -106,6 +115,13 @@ struct ScatterAddLowering : OpConversionPattern<ScatterAddOp> {
     for (int64_t d :
          cast<RankedTensorType>(adaptor.getIndices().getType()).getShape())
       count *= d;
+    // Nothing to add to (or nothing to add): the zero table.
+    if (rows == 0 || width == 0 || count == 0) {
+      rewriter.replaceOp(op,
+                         filledTensor(rewriter, loc, tableType,
+                                      rewriter.getFloatAttr(elementType, 0.0)));
+      return success();
+    }
     auto flatTable = RankedTensorType::get({rows, width}, elementType);
     Value indices = reshapeTensor(
         rewriter, loc, adaptor.getIndices(),
@@ -217,6 +233,11 @@ struct PadLowering : OpConversionPattern<PadOp> {
       Value fill = arith::ConstantOp::create(rewriter, loc, value);
       rewriter.replaceOpWithNewOp<tensor::PadOp>(
           op, resultType, adaptor.getInput(), low, high, fill);
+      return success();
+    }
+    // An empty input has no element to read: the result is all padding.
+    if (inType.getNumElements() == 0) {
+      rewriter.replaceOp(op, filledTensor(rewriter, loc, resultType, value));
       return success();
     }
     Value input = adaptor.getInput();

@@ -1124,3 +1124,37 @@ func.func @loss(%w: tensor<4xf32>, %x: tensor<4xf32>) -> tensor<f32> {
 }
 // expected-error @below {{'fuse.train_step' op no_decay index 0 appears more than once}}
 fuse.train_step @t {loss = @loss, params = array<i64: 0>, optimizer = "sgd", no_decay = array<i64: 0, 0>}
+// -----
+func.func @f(%t: tensor<0x4xf32>, %i: tensor<3xi32>) {
+  // expected-error @below {{table has no rows: every index would be out of range}}
+  // expected-error @below {{'fuse.gather' op failed to infer returned types}}
+  %0 = fuse.gather %t, %i : (tensor<0x4xf32>, tensor<3xi32>) -> tensor<3x4xf32>
+  return
+}
+// -----
+func.func @f(%a: tensor<?x64xf32>, %b: tensor<4x32xf32>) {
+  // expected-error @below {{input #1 shape 4x32 differs from the others outside axis 1}}
+  // expected-error @below {{'fuse.concat' op failed to infer returned types}}
+  %0 = fuse.concat %a, %b {axis = 1 : i64} : (tensor<?x64xf32>, tensor<4x32xf32>) -> tensor<4x96xf32>
+  return
+}
+// -----
+func.func @f(%x: tensor<4xi32>) {
+  // expected-error @below {{value -INF is not a value of 'i32'}}
+  // expected-error @below {{'fuse.pad' op failed to infer returned types}}
+  %0 = fuse.pad %x {low = array<i64: 1>, high = array<i64: 0>, value = 0xFFF0000000000000 : f64} : (tensor<4xi32>) -> tensor<5xi32>
+  return
+}
+// -----
+func.func @f(%x: tensor<4xi8>) {
+  // expected-error @below {{value 5.000000e-01 is not a value of 'i8'}}
+  // expected-error @below {{'fuse.pad' op failed to infer returned types}}
+  %0 = fuse.pad %x {low = array<i64: 1>, high = array<i64: 0>, value = 0.5 : f64} : (tensor<4xi8>) -> tensor<5xi8>
+  return
+}
+// -----
+func.func @f() {
+  // expected-error @below {{'fuse.iota' op indices up to 199 do not fit in 'i8'}}
+  %0 = fuse.iota {axis = 0 : i64} : tensor<200xi8>
+  return
+}
