@@ -35,14 +35,15 @@ int64_t classesOf(OpOperand &use) {
       op && &use == &op.getLabelsMutable())
     logits = op.getLogits();
   // An embedding's indices: the table's rows are the classes.
+  Value table;
   if (auto op = dyn_cast<fuse::GatherOp>(user);
-      op && &use == &op.getIndicesMutable()) {
-    int64_t rows = op.getTable().getType().getDimSize(0);
-    return ShapedType::isDynamic(rows) ? 0 : rows;
-  }
+      op && &use == &op.getIndicesMutable())
+    table = op.getTable();
   if (auto op = dyn_cast<fuse::ScatterAddOp>(user);
-      op && &use == &op.getIndicesMutable()) {
-    int64_t rows = op.getTable().getType().getDimSize(0);
+      op && &use == &op.getIndicesMutable())
+    table = op.getTable();
+  if (table) {
+    int64_t rows = cast<RankedTensorType>(table.getType()).getDimSize(0);
     return ShapedType::isDynamic(rows) ? 0 : rows;
   }
   if (!logits)
