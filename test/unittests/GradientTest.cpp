@@ -1146,6 +1146,20 @@ TEST(Gradient, Gather) {
   }
 }
 
+/// scatter_add's own rule (a gather), as a second-order gradient through an
+/// embedding differentiates it: repeated indices read the same row.
+TEST(Gradient, ScatterAdd) {
+  Tensor tokens = Tensor::fromValues<int32_t>({2, 3}, {1, 4, 1, 0, 4, 4});
+  std::string body = "%y = fuse.scatter_add %u, %i, %t : (tensor<2x3x4x$T>, "
+                     "tensor<2x3xi32>, tensor<5x4x$T>) -> tensor<5x4x$T>\n" +
+                     weightedSum("%y", ty({5, 4}), 2);
+  checkGradients(
+      body, {{"u", ty({2, 3, 4}), uniform(DType::F64, {2, 3, 4}, 2311), true},
+             {"i", "tensor<2x3xi32>", tokens},
+             {"t", ty({5, 4}), uniform(DType::F64, {5, 4}, 2312)},
+             weight({5, 4}, 2313)});
+}
+
 TEST(Gradient, LayerNorm) {
   for (DType dtype : {DType::F64, DType::F32}) {
     // Over the last dim, and over the last two.
