@@ -90,7 +90,8 @@ def Fuse_LoweringStrategy : I32EnumAttr<"LoweringStrategy",
       I32EnumAttrCase<"pool", 8>,
       I32EnumAttrCase<"transpose", 9>,
       I32EnumAttrCase<"elementwise", 10>,
-      I32EnumAttrCase<"register_tile", 11>
+      I32EnumAttrCase<"register_tile", 11>,
+      I32EnumAttrCase<"attention_blocks", 12>
     ]> {
   let cppNamespace = "::fuse";
   let genSpecializedAttr = 0;

@@ -753,6 +753,66 @@ def Fuse_LayerNormOp : Fuse_Op<"layer_norm", [Pure,
   }];
 }
 
+def Fuse_AttentionOp : Fuse_Op<"attention", [Pure, InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<Fuse_VJPOpInterface>]> {
+  let summary = "Scaled dot-product attention, never storing the scores";
+  let description = [{
+    `softmax(query x key^T * scale + mask) x value` for each index of the
+    leading (batch and head) dimensions: `query` is `[..., T, D]`, `key`
+    `[..., S, D]`, `value` `[..., S, Dv]` and the result `[..., T, Dv]`.
+    `scale` defaults to `1 / sqrt(D)`. With `causal`, query row `i` sees the
+    keys `j <= i` (PyTorch's `is_causal`: the mask is aligned at the top
+    left).
+
+    The CPU code generator computes it block by block with an online
+    softmax (the FlashAttention scheme, blocks sized for the caches): the
+    `T x S` matrix of scores or probabilities is never stored, neither for
+    the forward pass nor for the backward pass
+    (`fuse.attention_grad`), which recomputes each block's probabilities
+    from the row statistics.
+
+    ```mlir
+    %o = fuse.attention %q, %k, %v {causal}
+        : (tensor<?x4x128x32xf32>, tensor<?x4x128x32xf32>,
+           tensor<?x4x128x32xf32>) -> tensor<?x4x128x32xf32>
+    ```
+  }];
+  let arguments = (ins Fuse_FloatTensor:$query, Fuse_FloatTensor:$key,
+                       Fuse_FloatTensor:$value, UnitAttr:$causal,
+                       OptionalAttr<F64Attr>:$scale);
+  let results = (outs Fuse_FloatTensor:$result);
+  let assemblyFormat = [{
+    operands attr-dict `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    /// The scale of the scores: `scale`, else `1 / sqrt(D)`.
+    double getScaleOrDefault();
+  }];
+}
+
+def Fuse_AttentionGradOp : Fuse_Op<"attention_grad", [Pure,
+    InferTypeOpAdaptor]> {
+  let summary = "Gradients of fuse.attention";
+  let description = [{
+    The gradients of `fuse.attention` with respect to its query, key and
+    value, given its operands, its `result` and the gradient of the result
+    `result_grad` (the vector-Jacobian product). `causal` and `scale` are
+    the attention's. Computed block by block as FlashAttention's backward
+    pass: each block's probabilities are recomputed from the row maxima and
+    sums of the scores, so no `T x S` matrix is stored.
+  }];
+  let arguments = (ins Fuse_FloatTensor:$query, Fuse_FloatTensor:$key,
+                       Fuse_FloatTensor:$value, Fuse_FloatTensor:$result,
+                       Fuse_FloatTensor:$result_grad, UnitAttr:$causal,
+                       F64Attr:$scale);
+  let results = (outs Fuse_FloatTensor:$query_grad,
+                      Fuse_FloatTensor:$key_grad,
+                      Fuse_FloatTensor:$value_grad);
+  let assemblyFormat = [{
+    operands attr-dict `:` functional-type(operands, results)
+  }];
+}
+
 def Fuse_DropoutOp : Fuse_Op<"dropout",
     [Pure, AllTypesMatch<["input", "result"]>, DeclareOpInterfaceMethods<Fuse_VJPOpInterface>]> {
   let summary = "Inverted dropout with a counter-based random mask";

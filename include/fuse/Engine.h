@@ -85,6 +85,8 @@ struct FunctionStats {
   uint64_t misses = 0;     ///< calls that had to build one
   uint64_t diskHits = 0;   ///< specializations loaded from the disk cache
   double compileMillis = 0;
+  /// The largest workspace (intermediate buffers) of a specialization.
+  uint64_t workspaceBytes = 0;
 };
 
 class Engine;

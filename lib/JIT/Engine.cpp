@@ -38,6 +38,7 @@ FunctionStats Function::stats() const {
   s.misses = impl_->misses.load();
   s.diskHits = impl_->diskHits.load();
   s.compileMillis = impl_->compileMicros.load() / 1000.0;
+  s.workspaceBytes = impl_->workspaceBytes.load();
   return s;
 }
 

@@ -106,6 +106,7 @@ struct Function::Impl {
   /// another function's during code generation.
   std::mutex buildMutex;
   std::atomic<uint64_t> hits{0}, misses{0}, diskHits{0}, compileMicros{0};
+  std::atomic<uint64_t> workspaceBytes{0}; ///< the largest specialization's
   std::atomic<bool> warnedRetrace{false};
 
   std::string describe(size_t i) const {

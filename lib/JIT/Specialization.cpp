@@ -398,6 +398,10 @@ Function::Impl::build(llvm::ArrayRef<Tensor> args,
   spec->buffers = std::move(entry.buffers);
   spec->dynamicSizes = std::move(entry.dynamicSizes);
   spec->workspaceBytes = workspaceBytes;
+  for (uint64_t seen = this->workspaceBytes.load();
+       seen < workspaceBytes &&
+       !this->workspaceBytes.compare_exchange_weak(seen, workspaceBytes);)
+    ;
   compileMicros += std::chrono::duration_cast<std::chrono::microseconds>(
                        std::chrono::steady_clock::now() - start)
                        .count();

@@ -58,3 +58,22 @@ func.func @g(%x: tensor<4xf32>) {
       : (tensor<4xf32>) -> (tensor<f32>, tensor<4xf32>)
   return
 }
+
+// -----
+
+// A second-order gradient through attention: its gradient op has no rule.
+func.func @att(%q: tensor<4x8xf32>) -> tensor<f32> {
+  // expected-error @below {{'fuse.attention_grad' op has no gradient rule, needed to differentiate @grad_norm with respect to argument #0}}
+  %o = fuse.attention %q, %q, %q {causal} : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %l = fuse.reduce_sum %o {axes = array<i64: 0, 1>} : (tensor<4x8xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+func.func @grad_norm(%q: tensor<4x8xf32>) -> tensor<f32> {
+  %r:2 = fuse.value_and_grad @att(%q) {wrt = array<i64: 0>} : (tensor<4x8xf32>) -> (tensor<f32>, tensor<4x8xf32>)
+  %s = fuse.reduce_sum %r#1 {axes = array<i64: 0, 1>} : (tensor<4x8xf32>) -> tensor<f32>
+  return %s : tensor<f32>
+}
+func.func @second(%q: tensor<4x8xf32>) -> (tensor<f32>, tensor<4x8xf32>) {
+  %r:2 = fuse.value_and_grad @grad_norm(%q) {wrt = array<i64: 0>} : (tensor<4x8xf32>) -> (tensor<f32>, tensor<4x8xf32>)
+  return %r#0, %r#1 : tensor<f32>, tensor<4x8xf32>
+}

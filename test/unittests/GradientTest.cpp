@@ -1187,6 +1187,39 @@ TEST(Gradient, LayerNorm) {
   }
 }
 
+/// fuse.attention's rule (fuse.attention_grad, computed in blocks): causal
+/// self-attention, and a 4-d cross-attention with a scale of its own and
+/// fewer queries than keys.
+TEST(Gradient, Attention) {
+  for (DType dtype : {DType::F64, DType::F32}) {
+    std::string causal =
+        "%y = fuse.attention %q, %k, %v {causal} : (tensor<2x5x4x$T>, "
+        "tensor<2x5x4x$T>, tensor<2x5x3x$T>) -> tensor<2x5x3x$T>\n" +
+        weightedSum("%y", ty({2, 5, 3}), 3);
+    checkGradients(
+        causal,
+        {{"q", ty({2, 5, 4}), uniform(dtype, {2, 5, 4}, 2701, -1.5, 1.5), true},
+         {"k", ty({2, 5, 4}), uniform(dtype, {2, 5, 4}, 2702, -1.5, 1.5), true},
+         {"v", ty({2, 5, 3}), uniform(dtype, {2, 5, 3}, 2703), true},
+         weight({2, 5, 3}, 2704, dtype)},
+        dtype);
+    std::string cross =
+        "%y = fuse.attention %q, %k, %v {scale = 0.7 : f64} : "
+        "(tensor<1x2x3x4x$T>, tensor<1x2x6x4x$T>, tensor<1x2x6x2x$T>) -> "
+        "tensor<1x2x3x2x$T>\n" +
+        weightedSum("%y", ty({1, 2, 3, 2}), 4);
+    checkGradients(
+        cross,
+        {{"q", ty({1, 2, 3, 4}), uniform(dtype, {1, 2, 3, 4}, 2705, -1.5, 1.5),
+          true},
+         {"k", ty({1, 2, 6, 4}), uniform(dtype, {1, 2, 6, 4}, 2706, -1.5, 1.5),
+          true},
+         {"v", ty({1, 2, 6, 2}), uniform(dtype, {1, 2, 6, 2}, 2707), true},
+         weight({1, 2, 3, 2}, 2708, dtype)},
+        dtype);
+  }
+}
+
 /// The gradient ops' own rules (what a second-order gradient through a
 /// loss, a convolution or an average pool differentiates).
 TEST(Gradient, GradientOps) {

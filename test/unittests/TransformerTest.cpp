@@ -1,7 +1,7 @@
 //===- TransformerTest.cpp - Transformer blocks and the GPT example -------===//
 //
-// A pre-LN transformer block written with the fused ops (layer_norm, gelu)
-// against the same block composed of primitive ops: the loss and every
+// A pre-LN transformer block written with the fused ops (layer_norm,
+// attention, gelu) against the same block composed of primitive ops: the loss and every
 // gradient agree in f64 to 1e-10 relative (the two compute the same
 // formulas in a different order). And the GPT example (examples/gpt.mlir)
 // trains: on a short repeating text its next-byte loss falls from about
@@ -26,8 +26,9 @@ using fuse::data::TensorDataSource;
 
 namespace {
 
-/// One block (T = 4, d = 8, 2 heads of 4) over a batch of 2; `ln` and
-/// `gelu` spell layer norm and GELU (tanh form), fused or composed.
+/// One block (T = 4, d = 8, 2 heads of 4) over a batch of 2; `ln`,
+/// attention and `gelu` spell layer norm, causal attention and GELU (tanh
+/// form), fused or composed.
 std::string block(const std::string &name, bool fused) {
   auto ln = [&](const std::string &out, const std::string &in,
                 const std::string &g, const std::string &b) {
@@ -114,7 +115,11 @@ std::string block(const std::string &name, bool fused) {
          "%vt = fuse.transpose %v4 {permutation = array<i64: 0, 2, 1, 3>} : "
          "(tensor<2x4x2x4xf64>) -> tensor<2x2x4x4xf64>\n"
          "%vh = fuse.reshape %vt : (tensor<2x2x4x4xf64>) -> "
-         "tensor<4x4x4xf64>\n"
+         "tensor<4x4x4xf64>\n" +
+         (fused ? std::string("%o = fuse.attention %qh, %kh, %vh {causal} : "
+                              "(tensor<4x4x4xf64>, tensor<4x4x4xf64>, "
+                              "tensor<4x4x4xf64>) -> tensor<4x4x4xf64>\n")
+                : std::string(
          "%s = fuse.batch_matmul %qh, %kh {transpose_rhs} : "
          "(tensor<4x4x4xf64>, tensor<4x4x4xf64>) -> tensor<4x4x4xf64>\n"
          "%half = fuse.constant dense<0.5> : tensor<f64>\n"
@@ -129,7 +134,7 @@ std::string block(const std::string &name, bool fused) {
          "tensor<4x4x4xf64>, tensor<f64>) -> tensor<4x4x4xf64>\n"
          "%p = fuse.softmax %m : tensor<4x4x4xf64>\n"
          "%o = fuse.batch_matmul %p, %vh : (tensor<4x4x4xf64>, "
-         "tensor<4x4x4xf64>) -> tensor<4x4x4xf64>\n"
+         "tensor<4x4x4xf64>) -> tensor<4x4x4xf64>\n")) +
          "%o4 = fuse.reshape %o : (tensor<4x4x4xf64>) -> "
          "tensor<2x2x4x4xf64>\n"
          "%ot = fuse.transpose %o4 {permutation = array<i64: 0, 2, 1, 3>} : "

@@ -538,6 +538,106 @@ LogicalResult BatchMatmulOp::inferReturnTypes(MLIRContext *,
 }
 
 //===----------------------------------------------------------------------===//
+// AttentionOp, AttentionGradOp
+//===----------------------------------------------------------------------===//
+
+/// The result type of attention ([..., T, Dv]), shared with its gradient's
+/// verifier.
+static LogicalResult inferAttentionType(std::optional<Location> loc,
+                                        RankedTensorType query,
+                                        RankedTensorType key,
+                                        RankedTensorType value,
+                                        std::optional<double> scale,
+                                        SmallVectorImpl<Type> &types) {
+  int64_t rank = query.getRank();
+  if (rank < 2)
+    return emitOptionalError(loc, "expects a query of rank 2 or more, got ",
+                             query);
+  if (key.getRank() != rank || value.getRank() != rank)
+    return emitOptionalError(loc, "query, key and value ranks differ (", rank,
+                             ", ", key.getRank(), ", ", value.getRank(), ")");
+  Type element = query.getElementType();
+  if (key.getElementType() != element || value.getElementType() != element)
+    return emitOptionalError(loc, "query, key and value element types differ");
+  ArrayRef<int64_t> q = query.getShape(), k = key.getShape(),
+                    v = value.getShape();
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < rank - 2; ++d) {
+    if (!dimsCompatible(q[d], k[d]) || !dimsCompatible(q[d], v[d]) ||
+        !dimsCompatible(k[d], v[d]))
+      return emitOptionalError(loc, "leading dimension ", d,
+                               " differs: query ", shapeString(q), ", key ",
+                               shapeString(k), ", value ", shapeString(v));
+    shape.push_back(joinDims(joinDims(q[d], k[d]), v[d]));
+  }
+  if (!dimsCompatible(q[rank - 1], k[rank - 1]))
+    return emitOptionalError(loc, "query and key feature sizes differ (",
+                             q[rank - 1], " vs ", k[rank - 1], ")");
+  if (!dimsCompatible(k[rank - 2], v[rank - 2]))
+    return emitOptionalError(loc, "key and value sequence lengths differ (",
+                             k[rank - 2], " vs ", v[rank - 2], ")");
+  if (scale && !(std::isfinite(*scale) && *scale > 0.0))
+    return emitOptionalError(loc, "scale must be finite and positive");
+  shape.push_back(q[rank - 2]);
+  shape.push_back(v[rank - 1]);
+  types.push_back(RankedTensorType::get(shape, element));
+  return success();
+}
+
+LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  std::optional<double> scale;
+  if (FloatAttr attr = adaptor.getScaleAttr())
+    scale = attr.getValueAsDouble();
+  auto query = dyn_cast<RankedTensorType>(adaptor.getQuery().getType());
+  auto key = dyn_cast<RankedTensorType>(adaptor.getKey().getType());
+  auto value = dyn_cast<RankedTensorType>(adaptor.getValue().getType());
+  if (!query || !key || !value)
+    return emitOptionalError(loc, "expects ranked tensor operands");
+  return inferAttentionType(loc, query, key, value, scale, types);
+}
+
+double AttentionOp::getScaleOrDefault() {
+  if (std::optional<llvm::APFloat> scale = getScale())
+    return scale->convertToDouble();
+  int64_t features = getQuery().getType().getShape().back();
+  return 1.0 / std::sqrt(static_cast<double>(features));
+}
+
+LogicalResult AttentionGradOp::inferReturnTypes(MLIRContext *,
+                                                std::optional<Location> loc,
+                                                Adaptor adaptor,
+                                                SmallVectorImpl<Type> &types) {
+  SmallVector<Type> result;
+  auto query = dyn_cast<RankedTensorType>(adaptor.getQuery().getType());
+  auto key = dyn_cast<RankedTensorType>(adaptor.getKey().getType());
+  auto value = dyn_cast<RankedTensorType>(adaptor.getValue().getType());
+  if (!query || !key || !value || !adaptor.getScaleAttr())
+    return emitOptionalError(loc, "expects ranked tensor operands and a scale");
+  if (failed(inferAttentionType(loc, query, key, value,
+                                adaptor.getScaleAttr().getValueAsDouble(),
+                                result)))
+    return failure();
+  for (auto [name, type] :
+       {std::pair{"result", adaptor.getResult().getType()},
+        std::pair{"result_grad", adaptor.getResultGrad().getType()}}) {
+    auto tensor = cast<RankedTensorType>(type);
+    if (tensor.getElementType() !=
+            cast<RankedTensorType>(result[0]).getElementType() ||
+        failed(verifyCompatibleShape(tensor, result[0])))
+      return emitOptionalError(loc, name, " type ", type,
+                               " is not the attention's result type ",
+                               result[0]);
+  }
+  types.push_back(adaptor.getQuery().getType());
+  types.push_back(adaptor.getKey().getType());
+  types.push_back(adaptor.getValue().getType());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Conv2DOp
 //===----------------------------------------------------------------------===//
 

@@ -387,6 +387,20 @@ LogicalResult SoftmaxOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
   return success();
 }
 
+LogicalResult AttentionOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                                    SmallVectorImpl<Value> &grads) {
+  Value g = resultGrads[0];
+  if (!g) {
+    grads.append(3, Value());
+    return success();
+  }
+  auto grad = AttentionGradOp::create(
+      b, getLoc(), getQuery(), getKey(), getValue(), getResult(), g,
+      getCausalAttr(), b.getF64FloatAttr(getScaleOrDefault()));
+  grads.append(grad->result_begin(), grad->result_end());
+  return success();
+}
+
 LogicalResult LogSoftmaxOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
                                      SmallVectorImpl<Value> &grads) {
   Value g = resultGrads[0];

@@ -167,6 +167,31 @@ def FuseWinogradConvolution
   ];
 }
 
+def FuseTileAttention : Pass<"fuse-tile-attention", "::mlir::func::FuncOp"> {
+  let summary = "Compute attention block by block (FlashAttention)";
+  let description = [{
+    Rewrites each `fuse.attention` and `fuse.attention_grad` into an image
+    loop over its heads (folded leading dimensions) in the blocks of its
+    `attention_blocks` config (`cache = [1, rows, keys]`, chosen by
+    `fuse-select-lowering-strategy`, or by the strategy library when the op
+    has none): in each head, a loop over blocks of query rows and inside it
+    one over blocks of keys (with a causal mask, only those at or before the
+    block's last row). The forward pass keeps the online softmax's running
+    row maxima, sums and output block; the backward pass recomputes each
+    row's log-sum-exp in a first sweep over the keys, then each block's
+    probabilities, accumulating the query block's gradient and the key and
+    value gradients of the head. Each block is linalg ops on tiles that the
+    other passes tile and vectorize; the `T x S` scores never exist as a
+    tensor. `fuse-distribute-image-loops` shares the heads among the
+    threads; the sums run in an order fixed by the shapes.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def FuseDecomposePads : Pass<"fuse-decompose-pads", "::mlir::func::FuncOp"> {
   let summary = "Rewrite constant tensor.pads as a fill and a copy";
   let description = [{

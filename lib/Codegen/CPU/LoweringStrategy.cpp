@@ -442,6 +442,29 @@ int64_t chooseImageGroups(ArrayRef<int64_t> ranges, int64_t elementBytes) {
 
 } // namespace
 
+/// The most query rows or keys of an attention block. A block's scores
+/// (64 x 64 f32, 16 KiB) and the rows of queries, keys, values and
+/// accumulators it reads (64 x D each) stay in L1 and L2 for the head
+/// dimensions transformers use (D <= 128), and its products are large
+/// enough for whole register tiles.
+constexpr int64_t kAttentionBlock = 64;
+
+LoweringConfigAttr fuse::chooseAttentionConfig(Operation *op) {
+  auto query = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+  auto key = dyn_cast<RankedTensorType>(op->getOperand(1).getType());
+  if (!query || !key || !query.hasStaticShape() || !key.hasStaticShape() ||
+      query.getRank() < 2)
+    return {};
+  int64_t rows = query.getDimSize(query.getRank() - 2);
+  int64_t keys = key.getDimSize(key.getRank() - 2);
+  SmallVector<int64_t> zeros(3, 0);
+  SmallVector<int64_t> cache = {1, largestDivisorAtMost(rows, kAttentionBlock),
+                                largestDivisorAtMost(keys, kAttentionBlock)};
+  return LoweringConfigAttr::get(op->getContext(),
+                                 LoweringStrategy::attention_blocks, zeros,
+                                 cache, zeros, zeros, /*interchange=*/{});
+}
+
 int64_t fuse::chooseImageLoopBlock(int64_t images, int64_t workPerImage) {
   return smallestBlock(images, 1, workPerImage);
 }

@@ -70,6 +70,12 @@ void setLoweringConfig(mlir::Operation *op, LoweringConfigAttr config);
 /// register_tile config: it is vectorized whole and never tiled again.
 void markRegisterTile(mlir::Operation *op);
 
+/// The config of a fuse.attention or fuse.attention_grad (strategy
+/// attention_blocks) over its loops (heads, query rows, keys): `cache` holds
+/// [1, rows, keys] of one block, whose scores are the only ones ever held
+/// (fuse-tile-attention). Null for dynamic shapes.
+LoweringConfigAttr chooseAttentionConfig(mlir::Operation *op);
+
 /// Whether `op` carries a config of `strategy`.
 bool hasStrategy(mlir::Operation *op, LoweringStrategy strategy);
 

@@ -34,6 +34,16 @@ struct SelectLoweringStrategyPass
     options.winograd = winograd;
     // An op that has a config keeps it: hand-written ones, and those a
     // rewrite set on the ops it created.
+    func.walk([&](Operation *op) {
+      if (!isa<fuse::AttentionOp, fuse::AttentionGradOp>(op) ||
+          fuse::LoweringConfigAttr::lookup(op))
+        return;
+      if (fuse::LoweringConfigAttr config = fuse::chooseAttentionConfig(op)) {
+        fuse::setLoweringConfig(op, config);
+        LLVM_DEBUG(llvm::dbgs() << op->getName() << " at " << op->getLoc()
+                                << ": " << config << "\n");
+      }
+    });
     func.walk([&](linalg::LinalgOp op) {
       if (fuse::LoweringConfigAttr::lookup(op))
         return;

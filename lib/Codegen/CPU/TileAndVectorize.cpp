@@ -18,6 +18,8 @@ void fuse::buildTileAndVectorizePipeline(
     OpPassManager &pm, const TileAndVectorizeOptions &options) {
   pm.addPass(
       createFuseSelectLoweringStrategy({options.vectorBits, options.winograd}));
+  // Attention in blocks first: its tiles then take configs of their own.
+  pm.addPass(createFuseTileAttention());
   // One fill per accumulating op, before a rewrite consumes a shared one.
   pm.addPass(createFuseSplitSharedFills());
   // Before the pads are decomposed: a padded input is padded image by image.

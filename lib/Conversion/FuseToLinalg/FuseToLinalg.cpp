@@ -60,6 +60,9 @@ struct ConvertFuseToLinalgPass
     MLIRContext *context = &getContext();
     ConversionTarget target(*context);
     target.addIllegalDialect<fuse::FuseDialect>();
+    // Attention stays whole until the code generator, which computes it in
+    // blocks (fuse-tile-attention): in linalg it would be a T x S tensor.
+    target.addLegalOp<fuse::AttentionOp, fuse::AttentionGradOp>();
     target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
                            math::MathDialect, scf::SCFDialect,
                            tensor::TensorDialect>();

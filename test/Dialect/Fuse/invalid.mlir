@@ -1111,6 +1111,62 @@ func.func @f(%x: tensor<2x8xf32>, %s: tensor<8xf32>) {
   return
 }
 // -----
+func.func @f(%q: tensor<2x8x4xf32>, %k: tensor<2x8x5xf32>) {
+  // expected-error @below {{query and key feature sizes differ (4 vs 5)}}
+  // expected-error @below {{'fuse.attention' op failed to infer returned types}}
+  %0 = fuse.attention %q, %k, %k : (tensor<2x8x4xf32>, tensor<2x8x5xf32>, tensor<2x8x5xf32>) -> tensor<2x8x5xf32>
+  return
+}
+// -----
+func.func @f(%q: tensor<2x8x4xf32>, %k: tensor<2x6x4xf32>, %v: tensor<2x7x4xf32>) {
+  // expected-error @below {{key and value sequence lengths differ (6 vs 7)}}
+  // expected-error @below {{'fuse.attention' op failed to infer returned types}}
+  %0 = fuse.attention %q, %k, %v : (tensor<2x8x4xf32>, tensor<2x6x4xf32>, tensor<2x7x4xf32>) -> tensor<2x8x4xf32>
+  return
+}
+// -----
+func.func @f(%q: tensor<2x8x4xf32>, %k: tensor<3x8x4xf32>) {
+  // expected-error @below {{leading dimension 0 differs: query 2x8x4, key 3x8x4, value 3x8x4}}
+  // expected-error @below {{'fuse.attention' op failed to infer returned types}}
+  %0 = fuse.attention %q, %k, %k : (tensor<2x8x4xf32>, tensor<3x8x4xf32>, tensor<3x8x4xf32>) -> tensor<2x8x4xf32>
+  return
+}
+// -----
+func.func @f(%q: tensor<8xf32>) {
+  // expected-error @below {{expects a query of rank 2 or more}}
+  // expected-error @below {{'fuse.attention' op failed to infer returned types}}
+  %0 = fuse.attention %q, %q, %q : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return
+}
+// -----
+func.func @f(%q: tensor<8x4xf32>) {
+  // expected-error @below {{scale must be finite and positive}}
+  // expected-error @below {{'fuse.attention' op failed to infer returned types}}
+  %0 = fuse.attention %q, %q, %q {scale = 0.0 : f64} : (tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+  return
+}
+// -----
+func.func @f(%q: tensor<8x4xf32>, %k: tensor<8x4xf64>) {
+  // expected-error @below {{query, key and value element types differ}}
+  // expected-error @below {{'fuse.attention' op failed to infer returned types}}
+  %0 = fuse.attention %q, %k, %k : (tensor<8x4xf32>, tensor<8x4xf64>, tensor<8x4xf64>) -> tensor<8x4xf32>
+  return
+}
+// -----
+func.func @f(%q: tensor<8x4xf32>) {
+  // expected-error @below {{'fuse.attention' op inferred type(s) 'tensor<8x4xf32>' are incompatible with return type(s) of operation 'tensor<8x8xf32>'}}
+  // expected-error @below {{'fuse.attention' op failed to infer returned types}}
+  %0 = fuse.attention %q, %q, %q : (tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x8xf32>
+  return
+}
+// -----
+func.func @f(%q: tensor<8x4xf32>, %g: tensor<8x3xf32>) {
+  // expected-error @below {{result_grad type 'tensor<8x3xf32>' is not the attention's result type 'tensor<8x4xf32>'}}
+  // expected-error @below {{'fuse.attention_grad' op failed to infer returned types}}
+  %0:3 = fuse.attention_grad %q, %q, %q, %q, %g {scale = 0.5 : f64} : (tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x3xf32>) -> (tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>)
+  return
+}
+// -----
 func.func @loss(%w: tensor<4xf32>, %x: tensor<4xf32>) -> tensor<f32> {
   %l = fuse.mse_loss %w, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>
   return %l : tensor<f32>
