@@ -12,6 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BenchUtils.h"
+
 #include "fuse/Trainer.h"
 
 #include "llvm/Support/MemoryBuffer.h"
@@ -211,12 +213,12 @@ void BM_SeedStateStreamReference(benchmark::State &state) {
 }
 BENCHMARK(BM_SeedStateStreamReference);
 
-/// The core's multiply-add peak: 24 independent chains of FMAs on whole
-/// registers, no memory traffic. "floor_us" is the time of the seed MLP's
-/// products at batch 64 at that rate (26.2 MFLOP: both layers' forward
-/// products and weight gradients, and the second layer's input gradient),
-/// less than any of its steps can take on this core.
-void BM_FmaPeakReference(benchmark::State &state) {
+} // namespace
+
+/// The core's multiply-add peak in FLOP/s: 24 independent chains of FMAs on
+/// whole registers, no memory traffic, for about `seconds`; 0 without FMA
+/// instructions.
+double fuse::bench::measureFmaPeak(double seconds) {
 #if defined(__AVX512F__)
   using Vec = __m512;
   auto fma = [](Vec a, Vec b, Vec c) { return _mm512_fmadd_ps(a, b, c); };
@@ -226,8 +228,7 @@ void BM_FmaPeakReference(benchmark::State &state) {
   auto fma = [](Vec a, Vec b, Vec c) { return _mm256_fmadd_ps(a, b, c); };
   auto splat = [](float x) { return _mm256_set1_ps(x); };
 #else
-  state.SkipWithError("no FMA instructions on this host");
-  return;
+  return 0;
 #endif
 #if defined(__AVX512F__) || defined(__FMA__)
   constexpr int kChains = 24, kSteps = 4096;
@@ -236,29 +237,47 @@ void BM_FmaPeakReference(benchmark::State &state) {
     acc[i] = splat(float(i));
   Vec scale = splat(0.999999f), shift = splat(1e-6f);
   auto start = std::chrono::steady_clock::now();
-  for (auto _ : state) {
+  std::chrono::duration<double> elapsed{0};
+  int64_t rounds = 0;
+  do {
     for (int step = 0; step < kSteps; ++step) {
       // Unrolled, so that the chains live in registers.
 #pragma GCC unroll 24
       for (int i = 0; i < kChains; ++i)
         acc[i] = fma(acc[i], scale, shift);
     }
-  }
-  std::chrono::duration<double> seconds =
-      std::chrono::steady_clock::now() - start;
+    ++rounds;
+    elapsed = std::chrono::steady_clock::now() - start;
+  } while (elapsed.count() < seconds);
   // One value out, so that the chains' array never needs an address.
   Vec sum = acc[0];
   for (int i = 1; i < kChains; ++i)
     sum += acc[i];
   float total = sum[0];
   benchmark::DoNotOptimize(total);
-  double rate = 2.0 * kChains * kSteps * (sizeof(Vec) / sizeof(float)) *
-                state.iterations() / seconds.count();
+  return 2.0 * kChains * kSteps * (sizeof(Vec) / sizeof(float)) * rounds /
+         elapsed.count();
+#endif
+}
+
+namespace {
+
+/// The core's multiply-add peak. "floor_us" is the time of the seed MLP's
+/// products at batch 64 at that rate (26.2 MFLOP: both layers' forward
+/// products and weight gradients, and the second layer's input gradient),
+/// less than any of its steps can take on this core.
+void BM_FmaPeakReference(benchmark::State &state) {
+  double rate = 0;
+  for (auto _ : state)
+    rate = fuse::bench::measureFmaPeak(0.05);
+  if (rate == 0) {
+    state.SkipWithError("no FMA instructions on this host");
+    return;
+  }
   constexpr double kSeedProducts =
       2.0 * 64 * (784 * 128 + 128 * 10) * 2 + 2.0 * 64 * 128 * 10;
   state.counters["GFLOP/s"] = rate / 1e9;
   state.counters["floor_us"] = kSeedProducts / rate * 1e6;
-#endif
 }
 BENCHMARK(BM_FmaPeakReference);
 

@@ -1,6 +1,8 @@
 // A decoder-only transformer (GPT-2's layout), byte-level: 256 tokens.
 //   token embedding + learned position embedding
-//   -> 4 blocks of [pre-LN causal multi-head attention (4 heads of 32),
+//   -> 4 blocks of [pre-LN causal multi-head attention (4 heads of 32; one
+//                    fuse.attention, computed in blocks, never storing
+//                    the 128 x 128 scores),
 //                    pre-LN MLP 128 -> 512 -> 128 with GELU (tanh form)]
 //   -> final layer norm -> logits through the token embedding (tied)
 //   -> next-token cross-entropy over every position.
@@ -68,12 +70,6 @@ func.func @loss(
   // Embeddings: a token's row plus its position's.
   %tok = fuse.gather %wte, %x : (tensor<256x128xf32>, tensor<?x128xi32>) -> tensor<?x128x128xf32>
   %h0 = fuse.add %tok, %wpe : (tensor<?x128x128xf32>, tensor<128x128xf32>) -> tensor<?x128x128xf32>
-  // The causal mask: position i attends to positions j <= i.
-  %rows = fuse.iota {axis = 0 : i64} : tensor<128x128xi32>
-  %cols = fuse.iota {axis = 1 : i64} : tensor<128x128xi32>
-  %causal = fuse.compare ge, %rows, %cols : (tensor<128x128xi32>, tensor<128x128xi32>) -> tensor<128x128xi1>
-  %ninf = fuse.constant dense<0xFF800000> : tensor<f32>
-  %scale = fuse.constant dense<1.767766953e-01> : tensor<f32>
   // Block 0: attention.
   %ln1_0 = fuse.layer_norm %h0, %ln1_g0, %ln1_b0 : (tensor<?x128x128xf32>, tensor<128xf32>, tensor<128xf32>) -> tensor<?x128x128xf32>
   %a0 = fuse.reshape %ln1_0 : (tensor<?x128x128xf32>) -> tensor<?x128xf32>
@@ -83,21 +79,13 @@ func.func @loss(
   %qs0 = fuse.slice %qkv3_0 {offsets = array<i64: 0, 0, 0>} : (tensor<?x128x384xf32>) -> tensor<?x128x128xf32>
   %qh04 = fuse.reshape %qs0 : (tensor<?x128x128xf32>) -> tensor<?x128x4x32xf32>
   %qh0t = fuse.transpose %qh04 {permutation = array<i64: 0, 2, 1, 3>} : (tensor<?x128x4x32xf32>) -> tensor<?x4x128x32xf32>
-  %qh0 = fuse.reshape %qh0t : (tensor<?x4x128x32xf32>) -> tensor<?x128x32xf32>
   %ks0 = fuse.slice %qkv3_0 {offsets = array<i64: 0, 0, 128>} : (tensor<?x128x384xf32>) -> tensor<?x128x128xf32>
   %kh04 = fuse.reshape %ks0 : (tensor<?x128x128xf32>) -> tensor<?x128x4x32xf32>
   %kh0t = fuse.transpose %kh04 {permutation = array<i64: 0, 2, 1, 3>} : (tensor<?x128x4x32xf32>) -> tensor<?x4x128x32xf32>
-  %kh0 = fuse.reshape %kh0t : (tensor<?x4x128x32xf32>) -> tensor<?x128x32xf32>
   %vs0 = fuse.slice %qkv3_0 {offsets = array<i64: 0, 0, 256>} : (tensor<?x128x384xf32>) -> tensor<?x128x128xf32>
   %vh04 = fuse.reshape %vs0 : (tensor<?x128x128xf32>) -> tensor<?x128x4x32xf32>
   %vh0t = fuse.transpose %vh04 {permutation = array<i64: 0, 2, 1, 3>} : (tensor<?x128x4x32xf32>) -> tensor<?x4x128x32xf32>
-  %vh0 = fuse.reshape %vh0t : (tensor<?x4x128x32xf32>) -> tensor<?x128x32xf32>
-  %sc0 = fuse.batch_matmul %qh0, %kh0 {transpose_rhs} : (tensor<?x128x32xf32>, tensor<?x128x32xf32>) -> tensor<?x128x128xf32>
-  %scs0 = fuse.mul %sc0, %scale : (tensor<?x128x128xf32>, tensor<f32>) -> tensor<?x128x128xf32>
-  %msk0 = fuse.select %causal, %scs0, %ninf : (tensor<128x128xi1>, tensor<?x128x128xf32>, tensor<f32>) -> tensor<?x128x128xf32>
-  %pr0 = fuse.softmax %msk0 : tensor<?x128x128xf32>
-  %att0 = fuse.batch_matmul %pr0, %vh0 : (tensor<?x128x128xf32>, tensor<?x128x32xf32>) -> tensor<?x128x32xf32>
-  %att4_0 = fuse.reshape %att0 : (tensor<?x128x32xf32>) -> tensor<?x4x128x32xf32>
+  %att4_0 = fuse.attention %qh0t, %kh0t, %vh0t {causal} : (tensor<?x4x128x32xf32>, tensor<?x4x128x32xf32>, tensor<?x4x128x32xf32>) -> tensor<?x4x128x32xf32>
   %attt0 = fuse.transpose %att4_0 {permutation = array<i64: 0, 2, 1, 3>} : (tensor<?x4x128x32xf32>) -> tensor<?x128x4x32xf32>
   %attf0 = fuse.reshape %attt0 : (tensor<?x128x4x32xf32>) -> tensor<?x128xf32>
   %o0 = fuse.matmul %attf0, %wo0 : (tensor<?x128xf32>, tensor<128x128xf32>) -> tensor<?x128xf32>
@@ -123,21 +111,13 @@ func.func @loss(
   %qs1 = fuse.slice %qkv3_1 {offsets = array<i64: 0, 0, 0>} : (tensor<?x128x384xf32>) -> tensor<?x128x128xf32>
   %qh14 = fuse.reshape %qs1 : (tensor<?x128x128xf32>) -> tensor<?x128x4x32xf32>
   %qh1t = fuse.transpose %qh14 {permutation = array<i64: 0, 2, 1, 3>} : (tensor<?x128x4x32xf32>) -> tensor<?x4x128x32xf32>
-  %qh1 = fuse.reshape %qh1t : (tensor<?x4x128x32xf32>) -> tensor<?x128x32xf32>
   %ks1 = fuse.slice %qkv3_1 {offsets = array<i64: 0, 0, 128>} : (tensor<?x128x384xf32>) -> tensor<?x128x128xf32>
   %kh14 = fuse.reshape %ks1 : (tensor<?x128x128xf32>) -> tensor<?x128x4x32xf32>
   %kh1t = fuse.transpose %kh14 {permutation = array<i64: 0, 2, 1, 3>} : (tensor<?x128x4x32xf32>) -> tensor<?x4x128x32xf32>
-  %kh1 = fuse.reshape %kh1t : (tensor<?x4x128x32xf32>) -> tensor<?x128x32xf32>
   %vs1 = fuse.slice %qkv3_1 {offsets = array<i64: 0, 0, 256>} : (tensor<?x128x384xf32>) -> tensor<?x128x128xf32>
   %vh14 = fuse.reshape %vs1 : (tensor<?x128x128xf32>) -> tensor<?x128x4x32xf32>
   %vh1t = fuse.transpose %vh14 {permutation = array<i64: 0, 2, 1, 3>} : (tensor<?x128x4x32xf32>) -> tensor<?x4x128x32xf32>
-  %vh1 = fuse.reshape %vh1t : (tensor<?x4x128x32xf32>) -> tensor<?x128x32xf32>
-  %sc1 = fuse.batch_matmul %qh1, %kh1 {transpose_rhs} : (tensor<?x128x32xf32>, tensor<?x128x32xf32>) -> tensor<?x128x128xf32>
-  %scs1 = fuse.mul %sc1, %scale : (tensor<?x128x128xf32>, tensor<f32>) -> tensor<?x128x128xf32>
-  %msk1 = fuse.select %causal, %scs1, %ninf : (tensor<128x128xi1>, tensor<?x128x128xf32>, tensor<f32>) -> tensor<?x128x128xf32>
-  %pr1 = fuse.softmax %msk1 : tensor<?x128x128xf32>
-  %att1 = fuse.batch_matmul %pr1, %vh1 : (tensor<?x128x128xf32>, tensor<?x128x32xf32>) -> tensor<?x128x32xf32>
-  %att4_1 = fuse.reshape %att1 : (tensor<?x128x32xf32>) -> tensor<?x4x128x32xf32>
+  %att4_1 = fuse.attention %qh1t, %kh1t, %vh1t {causal} : (tensor<?x4x128x32xf32>, tensor<?x4x128x32xf32>, tensor<?x4x128x32xf32>) -> tensor<?x4x128x32xf32>
   %attt1 = fuse.transpose %att4_1 {permutation = array<i64: 0, 2, 1, 3>} : (tensor<?x4x128x32xf32>) -> tensor<?x128x4x32xf32>
   %attf1 = fuse.reshape %attt1 : (tensor<?x128x4x32xf32>) -> tensor<?x128xf32>
   %o1 = fuse.matmul %attf1, %wo1 : (tensor<?x128xf32>, tensor<128x128xf32>) -> tensor<?x128xf32>
@@ -163,21 +143,13 @@ func.func @loss(
   %qs2 = fuse.slice %qkv3_2 {offsets = array<i64: 0, 0, 0>} : (tensor<?x128x384xf32>) -> tensor<?x128x128xf32>
   %qh24 = fuse.reshape %qs2 : (tensor<?x128x128xf32>) -> tensor<?x128x4x32xf32>
   %qh2t = fuse.transpose %qh24 {permutation = array<i64: 0, 2, 1, 3>} : (tensor<?x128x4x32xf32>) -> tensor<?x4x128x32xf32>
-  %qh2 = fuse.reshape %qh2t : (tensor<?x4x128x32xf32>) -> tensor<?x128x32xf32>
   %ks2 = fuse.slice %qkv3_2 {offsets = array<i64: 0, 0, 128>} : (tensor<?x128x384xf32>) -> tensor<?x128x128xf32>
   %kh24 = fuse.reshape %ks2 : (tensor<?x128x128xf32>) -> tensor<?x128x4x32xf32>
   %kh2t = fuse.transpose %kh24 {permutation = array<i64: 0, 2, 1, 3>} : (tensor<?x128x4x32xf32>) -> tensor<?x4x128x32xf32>
-  %kh2 = fuse.reshape %kh2t : (tensor<?x4x128x32xf32>) -> tensor<?x128x32xf32>
   %vs2 = fuse.slice %qkv3_2 {offsets = array<i64: 0, 0, 256>} : (tensor<?x128x384xf32>) -> tensor<?x128x128xf32>
   %vh24 = fuse.reshape %vs2 : (tensor<?x128x128xf32>) -> tensor<?x128x4x32xf32>
   %vh2t = fuse.transpose %vh24 {permutation = array<i64: 0, 2, 1, 3>} : (tensor<?x128x4x32xf32>) -> tensor<?x4x128x32xf32>
-  %vh2 = fuse.reshape %vh2t : (tensor<?x4x128x32xf32>) -> tensor<?x128x32xf32>
-  %sc2 = fuse.batch_matmul %qh2, %kh2 {transpose_rhs} : (tensor<?x128x32xf32>, tensor<?x128x32xf32>) -> tensor<?x128x128xf32>
-  %scs2 = fuse.mul %sc2, %scale : (tensor<?x128x128xf32>, tensor<f32>) -> tensor<?x128x128xf32>
-  %msk2 = fuse.select %causal, %scs2, %ninf : (tensor<128x128xi1>, tensor<?x128x128xf32>, tensor<f32>) -> tensor<?x128x128xf32>
-  %pr2 = fuse.softmax %msk2 : tensor<?x128x128xf32>
-  %att2 = fuse.batch_matmul %pr2, %vh2 : (tensor<?x128x128xf32>, tensor<?x128x32xf32>) -> tensor<?x128x32xf32>
-  %att4_2 = fuse.reshape %att2 : (tensor<?x128x32xf32>) -> tensor<?x4x128x32xf32>
+  %att4_2 = fuse.attention %qh2t, %kh2t, %vh2t {causal} : (tensor<?x4x128x32xf32>, tensor<?x4x128x32xf32>, tensor<?x4x128x32xf32>) -> tensor<?x4x128x32xf32>
   %attt2 = fuse.transpose %att4_2 {permutation = array<i64: 0, 2, 1, 3>} : (tensor<?x4x128x32xf32>) -> tensor<?x128x4x32xf32>
   %attf2 = fuse.reshape %attt2 : (tensor<?x128x4x32xf32>) -> tensor<?x128xf32>
   %o2 = fuse.matmul %attf2, %wo2 : (tensor<?x128xf32>, tensor<128x128xf32>) -> tensor<?x128xf32>
@@ -203,21 +175,13 @@ func.func @loss(
   %qs3 = fuse.slice %qkv3_3 {offsets = array<i64: 0, 0, 0>} : (tensor<?x128x384xf32>) -> tensor<?x128x128xf32>
   %qh34 = fuse.reshape %qs3 : (tensor<?x128x128xf32>) -> tensor<?x128x4x32xf32>
   %qh3t = fuse.transpose %qh34 {permutation = array<i64: 0, 2, 1, 3>} : (tensor<?x128x4x32xf32>) -> tensor<?x4x128x32xf32>
-  %qh3 = fuse.reshape %qh3t : (tensor<?x4x128x32xf32>) -> tensor<?x128x32xf32>
   %ks3 = fuse.slice %qkv3_3 {offsets = array<i64: 0, 0, 128>} : (tensor<?x128x384xf32>) -> tensor<?x128x128xf32>
   %kh34 = fuse.reshape %ks3 : (tensor<?x128x128xf32>) -> tensor<?x128x4x32xf32>
   %kh3t = fuse.transpose %kh34 {permutation = array<i64: 0, 2, 1, 3>} : (tensor<?x128x4x32xf32>) -> tensor<?x4x128x32xf32>
-  %kh3 = fuse.reshape %kh3t : (tensor<?x4x128x32xf32>) -> tensor<?x128x32xf32>
   %vs3 = fuse.slice %qkv3_3 {offsets = array<i64: 0, 0, 256>} : (tensor<?x128x384xf32>) -> tensor<?x128x128xf32>
   %vh34 = fuse.reshape %vs3 : (tensor<?x128x128xf32>) -> tensor<?x128x4x32xf32>
   %vh3t = fuse.transpose %vh34 {permutation = array<i64: 0, 2, 1, 3>} : (tensor<?x128x4x32xf32>) -> tensor<?x4x128x32xf32>
-  %vh3 = fuse.reshape %vh3t : (tensor<?x4x128x32xf32>) -> tensor<?x128x32xf32>
-  %sc3 = fuse.batch_matmul %qh3, %kh3 {transpose_rhs} : (tensor<?x128x32xf32>, tensor<?x128x32xf32>) -> tensor<?x128x128xf32>
-  %scs3 = fuse.mul %sc3, %scale : (tensor<?x128x128xf32>, tensor<f32>) -> tensor<?x128x128xf32>
-  %msk3 = fuse.select %causal, %scs3, %ninf : (tensor<128x128xi1>, tensor<?x128x128xf32>, tensor<f32>) -> tensor<?x128x128xf32>
-  %pr3 = fuse.softmax %msk3 : tensor<?x128x128xf32>
-  %att3 = fuse.batch_matmul %pr3, %vh3 : (tensor<?x128x128xf32>, tensor<?x128x32xf32>) -> tensor<?x128x32xf32>
-  %att4_3 = fuse.reshape %att3 : (tensor<?x128x32xf32>) -> tensor<?x4x128x32xf32>
+  %att4_3 = fuse.attention %qh3t, %kh3t, %vh3t {causal} : (tensor<?x4x128x32xf32>, tensor<?x4x128x32xf32>, tensor<?x4x128x32xf32>) -> tensor<?x4x128x32xf32>
   %attt3 = fuse.transpose %att4_3 {permutation = array<i64: 0, 2, 1, 3>} : (tensor<?x4x128x32xf32>) -> tensor<?x128x4x32xf32>
   %attf3 = fuse.reshape %attt3 : (tensor<?x128x4x32xf32>) -> tensor<?x128xf32>
   %o3 = fuse.matmul %attf3, %wo3 : (tensor<?x128xf32>, tensor<128x128xf32>) -> tensor<?x128xf32>
