@@ -608,17 +608,18 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
   // started once the step (the longer compile) is lowered: the engine frees
   // its MLIR context while it generates the step's code, so the
   // evaluation's lowering and code generation overlap it.
-  std::vector<std::vector<Tensor>> evalCalls;
-  if (evaluator)
-    evalCalls = evaluator->preparedArguments(trainer, *test);
-  if (validator)
-    llvm::append_range(evalCalls,
-                       validator->preparedArguments(trainer, *validation));
+  // The evaluation function's calls on the test and validation sets.
+  std::vector<std::pair<Function *, std::vector<Tensor>>> evalCalls;
+  for (auto [e, data] : {std::pair{&evaluator, test},
+                         std::pair{&validator, validation}})
+    if (*e)
+      for (std::vector<Tensor> &args : (*e)->preparedArguments(trainer, *data))
+        evalCalls.emplace_back(&(*e)->function(), std::move(args));
   Error evalError = Error::success();
   (void)!!evalError;
   auto compileEvaluation = [&] {
-    for (const std::vector<Tensor> &args : evalCalls)
-      if (Error err = evaluator->function().prepare(args)) {
+    for (auto &[function, args] : evalCalls)
+      if (Error err = function->prepare(args)) {
         evalError = std::move(err);
         return;
       }

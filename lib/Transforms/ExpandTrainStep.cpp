@@ -176,7 +176,7 @@ LogicalResult expand(TrainStepOp step, SymbolTable &symbols) {
   // The scheduled rate, once for both groups; none for a factor of 1.
   if (LrScheduleAttr schedule = step.getLrScheduleAttr();
       schedule && !schedule.isIdentity()) {
-    lr = LrScheduleOp::create(body, loc, lr, counter, schedule);
+    lr = LrScheduleOp::create(body, loc, lr.getType(), lr, counter, schedule);
     LLVM_DEBUG(llvm::dbgs() << "expand-train-step: " << step.getSymName()
                             << " schedules its learning rate: " << schedule
                             << "\n");

@@ -14,14 +14,18 @@
 #include "fuse/LrSchedule.h"
 #include "fuse/Trainer.h"
 
+#include <algorithm>
+#include <functional>
+
 #include <cmath>
 #include <cstring>
-#include <numbers>
 
 using namespace fuse;
 using namespace fuse::testing;
 
 namespace {
+
+constexpr double kPi = 3.14159265358979323846;
 
 /// A schedule as the attribute spells it, and its formula written here
 /// from the documentation (independently of the compiler's).
@@ -35,7 +39,7 @@ double cosineFactor(int64_t t, int64_t warmup, int64_t decay, double min) {
   if (t < warmup)
     return double(t) / double(warmup);
   double progress = double(std::min(t - warmup, decay)) / double(decay);
-  return min + (1 - min) * 0.5 * (1 + std::cos(std::numbers::pi * progress));
+  return min + (1 - min) * (0.5 * (1 + std::cos(kPi * progress)));
 }
 
 std::vector<ScheduleCase> scheduleCases() {
@@ -60,7 +64,7 @@ std::vector<ScheduleCase> scheduleCases() {
        [](int64_t t) {
          if (t < 2)
            return double(t) / 2;
-         return 1 - 0.75 * double(std::min<int64_t>(t - 2, 10)) / 10;
+         return 1 - 0.75 * (double(std::min<int64_t>(t - 2, 10)) / 10);
        }},
   };
 }

@@ -576,10 +576,11 @@ TEST(Fit, EarlyStoppingStopsAfterPatienceAndRestoresTheBestEpoch) {
   int64_t best = *summary.bestEpoch;
   ASSERT_EQ(int64_t(summary.history.size()), best + 1 + 2);
   for (const EpochSummary &e : summary.history) {
-    if (e.epoch < best)
+    if (e.epoch < best) {
       EXPECT_GT(*e.validationLoss, *summary.history[best].validationLoss);
-    if (e.epoch > best)
+    } else if (e.epoch > best) {
       EXPECT_GE(*e.validationLoss, *summary.history[best].validationLoss);
+    }
   }
   // The trainer's step is the best epoch's: 6 steps per epoch.
   EXPECT_EQ(summary.totalSteps, (best + 1) * 6);

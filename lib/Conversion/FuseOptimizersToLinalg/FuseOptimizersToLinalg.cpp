@@ -19,6 +19,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace fuse {
 #define GEN_PASS_DEF_CONVERTFUSEOPTIMIZERSTOLINALG
@@ -539,9 +540,10 @@ SmallVector<Value> emitUnfusedLamb(OpBuilder &b, Location loc,
 Value lowerLrSchedule(OpBuilder &b, LrScheduleOp op) {
   Location loc = op.getLoc();
   LrScheduleAttr schedule = op.getSchedule();
-  CallScalars s(
-      b, loc, tensor::ExtractOp::create(b, loc, op.getLr(), ValueRange{}),
-      tensor::ExtractOp::create(b, loc, op.getStep(), ValueRange{}));
+  // In order: arguments' evaluation order is unspecified.
+  Value rate = tensor::ExtractOp::create(b, loc, op.getLr(), ValueRange{});
+  Value counter = tensor::ExtractOp::create(b, loc, op.getStep(), ValueRange{});
+  CallScalars s(b, loc, rate, counter);
   auto i64 = [&](int64_t v) {
     return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
   };
