@@ -1,4 +1,5 @@
-//===- LrSchedule.h - Learning-rate schedules and gradient clipping -*- C++ -*-//
+//===- LrSchedule.h - Learning-rate schedules and gradient clipping -*- C++
+//-*-//
 //
 // A learning-rate schedule scales the step function's `lr` input by a factor
 // of the global step, computed in compiled code (`fuse.lr_schedule`), so a
@@ -20,8 +21,8 @@
 #include "llvm/Support/Error.h"
 
 #include <cmath>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <optional>
 #include <string>
 

@@ -63,8 +63,8 @@ namespace {
 /// Sets `overrides` on every fuse.train_step of `module`; returns a text
 /// that tells the result apart from the source's (for the disk cache's
 /// key), empty when there is nothing to set.
-llvm::Expected<std::string> applyOverrides(mlir::ModuleOp module,
-                                           const TrainStepOverrides &overrides) {
+llvm::Expected<std::string>
+applyOverrides(mlir::ModuleOp module, const TrainStepOverrides &overrides) {
   if (overrides.empty())
     return std::string();
   std::string key;
@@ -84,9 +84,8 @@ llvm::Expected<std::string> applyOverrides(mlir::ModuleOp module,
         llvm::APFloat(s->min.value_or(0.0)));
     os << " lr_schedule = " << schedule;
   }
-  for (auto [name, value] :
-       {std::pair{"clip_norm", overrides.clipNorm},
-        std::pair{"clip_value", overrides.clipValue}})
+  for (auto [name, value] : {std::pair{"clip_norm", overrides.clipNorm},
+                             std::pair{"clip_value", overrides.clipValue}})
     if (value) {
       std::string error = clipError(name, *value);
       if (!error.empty())
@@ -194,10 +193,10 @@ Error Engine::loadString(llvm::StringRef source, llvm::StringRef bufferName) {
   if (!overridden)
     return overridden.takeError();
   if (!overridden->empty())
-    loaded->sourceHash = llvm::toHex(
-        llvm::SHA256::hash(
-            llvm::arrayRefFromStringRef(loaded->source + "\n//" + *overridden)),
-        /*LowerCase=*/true);
+    loaded->sourceHash =
+        llvm::toHex(llvm::SHA256::hash(llvm::arrayRefFromStringRef(
+                        loaded->source + "\n//" + *overridden)),
+                    /*LowerCase=*/true);
   nameArguments(*loaded->module, loaded->sourceMgr);
   {
     // Whole-module rewrites happen once, before any specialization.

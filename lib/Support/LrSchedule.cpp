@@ -1,4 +1,5 @@
-//===- LrSchedule.cpp - Parsing --lr-schedule ------------------------------===//
+//===- LrSchedule.cpp - Parsing --lr-schedule
+//------------------------------===//
 
 #include "fuse/LrSchedule.h"
 
@@ -15,10 +16,9 @@ llvm::Expected<LrSchedule> fuse::parseLrSchedule(llvm::StringRef spec) {
   auto [kindName, rest] = spec.trim().split(':');
   LrSchedule schedule;
   bool found = false;
-  for (LrScheduleKind kind :
-       {LrScheduleKind::Constant, LrScheduleKind::Step,
-        LrScheduleKind::Exponential, LrScheduleKind::Cosine,
-        LrScheduleKind::Linear})
+  for (LrScheduleKind kind : {LrScheduleKind::Constant, LrScheduleKind::Step,
+                              LrScheduleKind::Exponential,
+                              LrScheduleKind::Cosine, LrScheduleKind::Linear})
     if (kindName.trim() == lrScheduleKindName(kind)) {
       schedule.kind = kind;
       found = true;

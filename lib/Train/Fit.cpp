@@ -517,9 +517,8 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
                ? std::string("no validation split")
                : "validation split " + shortHex(stored->second)) +
           ", not " +
-          (options.validationSplit
-               ? "--validation-split " + shortHex(chosen)
-               : std::string("none")) +
+          (options.validationSplit ? "--validation-split " + shortHex(chosen)
+                                   : std::string("none")) +
           ": resuming with another would change the training data");
     if (*examples != trainSize)
       return llvm::createStringError(
@@ -546,8 +545,8 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
       split;
   const data::DataSource *validation = options.validationData;
   if (options.validationSplit) {
-    auto parts = data::splitForValidation(train, *options.validationSplit,
-                                          summary.seed);
+    auto parts =
+        data::splitForValidation(train, *options.validationSplit, summary.seed);
     if (!parts)
       return parts.takeError();
     split.emplace(std::move(*parts));
@@ -575,8 +574,7 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
       matchData(trainer.function().name(), batchArgs, 2, trainData, batch);
   if (!layout)
     return layout.takeError();
-  if (Error err =
-          checkLabels(trainData, batchArgs[layout->labels], "training"))
+  if (Error err = checkLabels(trainData, batchArgs[layout->labels], "training"))
     return std::move(err);
   std::optional<Evaluator> evaluator, validator;
   if (test) {
@@ -587,16 +585,16 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
     evaluator = std::move(*e);
   }
   if (validation) {
-    Expected<std::optional<Evaluator>> e = Evaluator::create(
-        engine, trainer, options, *validation, "validation");
+    Expected<std::optional<Evaluator>> e =
+        Evaluator::create(engine, trainer, options, *validation, "validation");
     if (!e)
       return e.takeError();
     validator = std::move(*e);
     if (!validator && options.earlyStoppingPatience)
       return llvm::createStringError(
           "early stopping (--early-stopping-patience) needs the validation "
-          "loss, and '" + options.stepFunction +
-          "' has no evaluation function (" +
+          "loss, and '" +
+          options.stepFunction + "' has no evaluation function (" +
           abi::evalFunctionName(options.stepFunction) + ")");
   }
 
@@ -610,8 +608,8 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
   // evaluation's lowering and code generation overlap it.
   // The evaluation function's calls on the test and validation sets.
   std::vector<std::pair<Function *, std::vector<Tensor>>> evalCalls;
-  for (auto [e, data] : {std::pair{&evaluator, test},
-                         std::pair{&validator, validation}})
+  for (auto [e, data] :
+       {std::pair{&evaluator, test}, std::pair{&validator, validation}})
     if (*e)
       for (std::vector<Tensor> &args : (*e)->preparedArguments(trainer, *data))
         evalCalls.emplace_back(&(*e)->function(), std::move(args));
@@ -804,9 +802,8 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
     if (!options.checkpointPath.empty()) {
       // The epochs done: a checkpoint inside an epoch resumes it from its
       // step; a restored one is the best epoch's.
-      int64_t epochsDone = summary.restoredBestWeights
-                               ? *summary.bestEpoch + 1
-                               : epoch + complete;
+      int64_t epochsDone = summary.restoredBestWeights ? *summary.bestEpoch + 1
+                                                       : epoch + complete;
       if (Error err = saveCheckpoint(trainer, options.checkpointPath,
                                      metadataOf(epochsDone)))
         return err;
@@ -881,8 +878,8 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
       chunking.stepsPerCall = std::clamp<int64_t>(
           int64_t(0.1 / std::max(callSeconds / double(chunk.steps), 1e-9)), 1,
           256);
-      loader =
-          data::ChunkLoader::create(trainData, chunking, trainer.step(), endStep);
+      loader = data::ChunkLoader::create(trainData, chunking, trainer.step(),
+                                         endStep);
       if (!loader)
         return loader.takeError();
     }

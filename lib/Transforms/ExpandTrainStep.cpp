@@ -166,9 +166,8 @@ LogicalResult expand(TrainStepOp step, SymbolTable &symbols) {
   // Clipping sees every gradient (both groups'): one global norm.
   ValueRange allGrads = grads.getResults().drop_front();
   if (step.getClipNormAttr() || step.getClipValueAttr()) {
-    auto clip = ClipGradientsOp::create(body, loc, allGrads,
-                                        step.getClipNormAttr(),
-                                        step.getClipValueAttr());
+    auto clip = ClipGradientsOp::create(
+        body, loc, allGrads, step.getClipNormAttr(), step.getClipValueAttr());
     allGrads = clip.getResults();
     LLVM_DEBUG(llvm::dbgs() << "expand-train-step: " << step.getSymName()
                             << " clips its gradients: " << clip << "\n");
@@ -177,9 +176,9 @@ LogicalResult expand(TrainStepOp step, SymbolTable &symbols) {
   if (LrScheduleAttr schedule = step.getLrScheduleAttr();
       schedule && !schedule.isIdentity()) {
     lr = LrScheduleOp::create(body, loc, lr.getType(), lr, counter, schedule);
-    LLVM_DEBUG(llvm::dbgs() << "expand-train-step: " << step.getSymName()
-                            << " schedules its learning rate: " << schedule
-                            << "\n");
+    LLVM_DEBUG(llvm::dbgs()
+               << "expand-train-step: " << step.getSymName()
+               << " schedules its learning rate: " << schedule << "\n");
   }
   // One optimizer op per group: the parameters with weight decay, and
   // those of no_decay without (each group's states in its op's layout).

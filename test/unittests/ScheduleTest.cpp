@@ -60,7 +60,8 @@ std::vector<ScheduleCase> scheduleCases() {
        [](int64_t t) { return cosineFactor(t, 5, 20, 0.1); }},
       {"cosine_no_warmup", "#fuse.lr_schedule<cosine, decay_steps = 13>",
        [](int64_t t) { return cosineFactor(t, 0, 13, 0.0); }},
-      {"linear", "#fuse.lr_schedule<linear, warmup = 2, decay_steps = 10, min = 0.25>",
+      {"linear",
+       "#fuse.lr_schedule<linear, warmup = 2, decay_steps = 10, min = 0.25>",
        [](int64_t t) {
          if (t < 2)
            return double(t) / 2;
@@ -97,9 +98,9 @@ func.func @rate(%lr: tensor<f32>, %step: tensor<i64>) -> tensor<f32> {
     steps.push_back(t);
   steps.push_back(1000003);
   for (int64_t t : steps) {
-    std::vector<Tensor> out = unwrap(rate.call(
-        {Tensor::fromValues<float>({}, {lr}),
-         Tensor::fromValues<int64_t>({}, {t})}));
+    std::vector<Tensor> out =
+        unwrap(rate.call({Tensor::fromValues<float>({}, {lr}),
+                          Tensor::fromValues<int64_t>({}, {t})}));
     float expected = referenceRate(c, lr, t);
     float got = out[0].data<float>()[0];
     EXPECT_EQ(std::memcmp(&got, &expected, sizeof(float)), 0)
@@ -165,10 +166,10 @@ std::vector<float> singleSteps(Function &fn, int64_t n,
   std::vector<float> losses;
   for (int64_t t = 0; t < n; ++t) {
     std::vector<Tensor> args(state);
-    llvm::append_range(args, std::vector<Tensor>{
-                                 batchX(t), batchY(t),
-                                 Tensor::fromValues<float>({}, {rate(t)}),
-                                 Tensor::fromValues<int64_t>({}, {t})});
+    llvm::append_range(
+        args, std::vector<Tensor>{batchX(t), batchY(t),
+                                  Tensor::fromValues<float>({}, {rate(t)}),
+                                  Tensor::fromValues<int64_t>({}, {t})});
     losses.push_back(unwrap(fn.call(args))[0].data<float>()[0]);
   }
   return losses;
@@ -195,15 +196,14 @@ TEST_P(Schedules, StepsSeeTheScheduledRateAndKStepsMatchSingleSteps) {
   auto engine = makeEngine(
       trainModule("adam", (llvm::Twine("lr_schedule = ") + c.attribute).str()));
   std::vector<Tensor> scheduled = initialState();
-  std::vector<float> losses = singleSteps(unwrap(engine->lookup("train")), n,
-                                          scheduled,
-                                          [](int64_t) { return kRate; });
+  std::vector<float> losses =
+      singleSteps(unwrap(engine->lookup("train")), n, scheduled,
+                  [](int64_t) { return kRate; });
   std::vector<Tensor> fed = initialState();
   std::vector<float> fedLosses =
       singleSteps(unwrap(engine->lookup("plain")), n, fed,
                   [&](int64_t t) { return referenceRate(c, kRate, t); });
-  EXPECT_EQ(std::memcmp(losses.data(), fedLosses.data(), n * sizeof(float)),
-            0);
+  EXPECT_EQ(std::memcmp(losses.data(), fedLosses.data(), n * sizeof(float)), 0);
   expectSameBits(scheduled, fed, c.name);
 
   for (int64_t k : {4, 7}) {
@@ -212,8 +212,8 @@ TEST_P(Schedules, StepsSeeTheScheduledRateAndKStepsMatchSingleSteps) {
     std::vector<Tensor> init = initialState();
     ASSERT_FALSE(bool(trainer->setState("w", init[0])));
     ASSERT_FALSE(bool(trainer->setState("b", init[1])));
-    ASSERT_FALSE(bool(
-        trainer->setInput("lr", Tensor::fromValues<float>({}, {kRate}))));
+    ASSERT_FALSE(
+        bool(trainer->setInput("lr", Tensor::fromValues<float>({}, {kRate}))));
     std::vector<float> chunked;
     trainer->setCallback([&](const StepsReport &report) {
       llvm::append_range(chunked, report.losses);
@@ -225,8 +225,7 @@ TEST_P(Schedules, StepsSeeTheScheduledRateAndKStepsMatchSingleSteps) {
                 "");
     }
     ASSERT_EQ(chunked.size(), size_t(n));
-    EXPECT_EQ(std::memcmp(chunked.data(), losses.data(), n * sizeof(float)),
-              0)
+    EXPECT_EQ(std::memcmp(chunked.data(), losses.data(), n * sizeof(float)), 0)
         << c.name << ", K = " << k;
     std::vector<Tensor> states;
     for (llvm::StringRef name : trainer->stateNames())
@@ -247,10 +246,10 @@ INSTANTIATE_TEST_SUITE_P(
 // constant schedule without warmup changes nothing.
 TEST(ScheduleOverrides, MatchTheAttributes) {
   const int64_t n = 12;
-  auto written = makeEngine(trainModule(
-      "adam", "lr_schedule = #fuse.lr_schedule<cosine, warmup = 3, "
-              "decay_steps = 8, min = 0.2>, clip_norm = 0.5 : f64, "
-              "clip_value = 0.05 : f64"));
+  auto written = makeEngine(
+      trainModule("adam", "lr_schedule = #fuse.lr_schedule<cosine, warmup = 3, "
+                          "decay_steps = 8, min = 0.2>, clip_norm = 0.5 : f64, "
+                          "clip_value = 0.05 : f64"));
   EngineOptions options;
   LrSchedule schedule;
   schedule.kind = LrScheduleKind::Cosine;
@@ -306,7 +305,8 @@ TEST(ScheduleOverrides, InvalidOnesAreErrors) {
 }
 
 TEST(ScheduleParser, ParsesSpecsAndNamesTheOptionInErrors) {
-  LrSchedule s = unwrap(parseLrSchedule("cosine:warmup=100,steps=5000,min=0.1"));
+  LrSchedule s =
+      unwrap(parseLrSchedule("cosine:warmup=100,steps=5000,min=0.1"));
   EXPECT_EQ(s.kind, LrScheduleKind::Cosine);
   EXPECT_EQ(s.warmup, 100);
   EXPECT_EQ(s.decaySteps, 5000);
@@ -433,29 +433,31 @@ TEST_P(Clipping, MatchesAHostImplementationOver50Steps) {
     for (int j = 0; j < 3; ++j)
       hb[j] -= double(lr) * gb[j];
 
-    std::vector<Tensor> out = unwrap(train.call(
-        {w, b, x, y, Tensor::fromValues<float>({}, {lr}),
-         Tensor::fromValues<int64_t>({}, {t})}));
+    std::vector<Tensor> out =
+        unwrap(train.call({w, b, x, y, Tensor::fromValues<float>({}, {lr}),
+                           Tensor::fromValues<int64_t>({}, {t})}));
     EXPECT_NEAR(out[0].data<float>()[0], loss, 1e-5 * std::max(1.0, loss))
         << c.name << ": loss of step " << t;
   }
   EXPECT_GE(clippedSteps, 25) << c.name;
   for (int i = 0; i < 12; ++i)
-    EXPECT_NEAR(w.data<float>()[i], hw[i], 1e-5 * std::max(1.0, std::abs(hw[i])))
+    EXPECT_NEAR(w.data<float>()[i], hw[i],
+                1e-5 * std::max(1.0, std::abs(hw[i])))
         << c.name << ": w[" << i << "]";
   for (int j = 0; j < 3; ++j)
-    EXPECT_NEAR(b.data<float>()[j], hb[j], 1e-5 * std::max(1.0, std::abs(hb[j])))
+    EXPECT_NEAR(b.data<float>()[j], hb[j],
+                1e-5 * std::max(1.0, std::abs(hb[j])))
         << c.name << ": b[" << j << "]";
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    All, Clipping,
-    ::testing::Values(ClipCase{"norm", 0.5, std::nullopt},
-                      ClipCase{"value", std::nullopt, 0.1},
-                      ClipCase{"norm_and_value", 1.0, 0.2}),
-    [](const ::testing::TestParamInfo<ClipCase> &info) {
-      return std::string(info.param.name);
-    });
+INSTANTIATE_TEST_SUITE_P(All, Clipping,
+                         ::testing::Values(ClipCase{"norm", 0.5, std::nullopt},
+                                           ClipCase{"value", std::nullopt, 0.1},
+                                           ClipCase{"norm_and_value", 1.0,
+                                                    0.2}),
+                         [](const ::testing::TestParamInfo<ClipCase> &info) {
+                           return std::string(info.param.name);
+                         });
 
 // Fused and unfused (EngineOptions::fusion = false), clipping gives the
 // same bits: one code path for both.

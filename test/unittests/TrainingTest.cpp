@@ -22,8 +22,8 @@
 
 #include <cstring>
 #include <fstream>
-#include <sstream>
 #include <functional>
+#include <sstream>
 
 using namespace fuse;
 using namespace fuse::testing;
@@ -486,7 +486,8 @@ TEST(Fit, ValidationSplitHoldsOutASeededShare) {
   auto engine = makeEngine(seedTrainingModule());
   FitOptions options;
   options.batchSize = 8;
-  for (double bad : {0.0, 1.0, -0.5, std::numeric_limits<double>::quiet_NaN()}) {
+  for (double bad :
+       {0.0, 1.0, -0.5, std::numeric_limits<double>::quiet_NaN()}) {
     options.validationSplit = bad;
     char text[32];
     std::snprintf(text, sizeof(text), "%g", bad);

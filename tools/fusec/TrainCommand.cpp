@@ -139,12 +139,12 @@ cl::opt<double> clipNorm(
              "clip_grad_norm_; overrides the model's clip_norm)"),
     cl::value_desc("X"), cl::cat(fusec::category()),
     cl::sub(fusec::trainCommand));
-cl::opt<double> clipValue(
-    "clip-value",
-    cl::desc("Clamp every gradient element to [-X, X] (overrides the "
-             "model's clip_value)"),
-    cl::value_desc("X"), cl::cat(fusec::category()),
-    cl::sub(fusec::trainCommand));
+cl::opt<double>
+    clipValue("clip-value",
+              cl::desc("Clamp every gradient element to [-X, X] (overrides the "
+                       "model's clip_value)"),
+              cl::value_desc("X"), cl::cat(fusec::category()),
+              cl::sub(fusec::trainCommand));
 cl::opt<uint64_t> seed("seed",
                        cl::desc("Seed of the initializers and the data order "
                                 "(default 0, or the resumed checkpoint's)"),
@@ -756,9 +756,9 @@ int fusec::trainMain() {
   if (s.earlyStopped) {
     const EpochSummary &best = s.history[*s.bestEpoch - s.history[0].epoch];
     llvm::outs() << "Early stopping after epoch " << s.history.back().epoch + 1
-                 << ": no val_loss below the best for "
-                 << earlyStoppingPatience << " epoch"
-                 << (earlyStoppingPatience == 1 ? "" : "s") << "; the best, "
+                 << ": no val_loss below the best for " << earlyStoppingPatience
+                 << " epoch" << (earlyStoppingPatience == 1 ? "" : "s")
+                 << "; the best, "
                  << "epoch " << *s.bestEpoch + 1 << "'s "
                  << llvm::format("%.4f", shown(*best.validationLoss))
                  << (s.restoredBestWeights ? ", restored" : "") << "\n";

@@ -133,8 +133,9 @@ Attribute LrScheduleAttr::parse(AsmParser &parser, Type) {
   std::optional<ScheduleKind> kind = symbolizeScheduleKind(keyword);
   if (!kind) {
     parser.emitError(loc, "unknown learning-rate schedule '")
-        << keyword << "', expected constant, step, exponential, cosine or "
-                      "linear";
+        << keyword
+        << "', expected constant, step, exponential, cosine or "
+           "linear";
     return {};
   }
   int64_t warmup = 0, decaySteps = 0;
@@ -159,7 +160,7 @@ Attribute LrScheduleAttr::parse(AsmParser &parser, Type) {
     }
     if (parser.parseEqual())
       return {};
-    if (key == "warmup" ? parser.parseInteger(warmup)
+    if (key == "warmup"        ? parser.parseInteger(warmup)
         : key == "decay_steps" ? parser.parseInteger(decaySteps)
         : key == "gamma"       ? parser.parseFloat(gamma)
                                : parser.parseFloat(min))

@@ -555,10 +555,8 @@ Value lowerLrSchedule(OpBuilder &b, LrScheduleOp op) {
   double gamma = schedule.getGamma().convertToDouble();
   double min = schedule.getMin().convertToDouble();
   // Steps since the warmup (clamped at 0: inside it the decay is unused).
-  Value since =
-      arith::MaxSIOp::create(b, loc, arith::SubIOp::create(b, loc, s.step,
-                                                           i64(warmup)),
-                             i64(0));
+  Value since = arith::MaxSIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, s.step, i64(warmup)), i64(0));
   // min(since, D) / D, the share of the decay done.
   auto progress = [&] {
     return s.div(toF64(arith::MinSIOp::create(b, loc, since, i64(decaySteps))),
@@ -593,8 +591,8 @@ Value lowerLrSchedule(OpBuilder &b, LrScheduleOp op) {
   if (warmup > 0) {
     Value warming = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
                                           s.step, i64(warmup));
-    factor = s.select(warming,
-                      s.div(toF64(s.step), s.constant(double(warmup))), factor);
+    factor = s.select(warming, s.div(toF64(s.step), s.constant(double(warmup))),
+                      factor);
   }
   Value lr = convertFloat(b, loc, s.mul(s.lr, factor), b.getF32Type());
   return tensor::FromElementsOp::create(b, loc, op.getType(), lr);
@@ -617,12 +615,11 @@ SmallVector<Value> lowerClipGradients(OpBuilder &b, ClipGradientsOp op) {
           element.getIntOrFloatBitWidth() < 32 ? b.getF32Type() : element;
       auto scalarType = RankedTensorType::get({}, accumulator);
       Value init =
-          linalg::FillOp::create(
-              b, loc,
-              ValueRange{arith::ConstantOp::create(
-                  b, loc, b.getFloatAttr(accumulator, 0.0))},
-              ValueRange{
-                  tensor::EmptyOp::create(b, loc, scalarType, ValueRange{})})
+          linalg::FillOp::create(b, loc,
+                                 ValueRange{arith::ConstantOp::create(
+                                     b, loc, b.getFloatAttr(accumulator, 0.0))},
+                                 ValueRange{tensor::EmptyOp::create(
+                                     b, loc, scalarType, ValueRange{})})
               .getResult(0);
       unsigned rank = type.getRank();
       auto reduction = linalg::GenericOp::create(
@@ -638,17 +635,16 @@ SmallVector<Value> lowerClipGradients(OpBuilder &b, ClipGradientsOp op) {
                 ValueRange{arith::AddFOp::create(
                     nb, nl, args[1], arith::MulFOp::create(nb, nl, x, x))});
           });
-      sum = s.add(sum, convertFloat(b, loc,
-                                    tensor::ExtractOp::create(
-                                        b, loc, reduction.getResult(0),
-                                        ValueRange{}),
-                                    b.getF64Type()));
+      sum = s.add(
+          sum, convertFloat(b, loc,
+                            tensor::ExtractOp::create(
+                                b, loc, reduction.getResult(0), ValueRange{}),
+                            b.getF64Type()));
     }
     // As clip_grad_norm_: min(1, max_norm / (norm + 1e-6)), NaN kept.
     Value norm = s.sqrt(sum);
-    Value ratio =
-        s.div(s.constant(clipNorm->convertToDouble()),
-              s.add(norm, s.constant(1e-6)));
+    Value ratio = s.div(s.constant(clipNorm->convertToDouble()),
+                        s.add(norm, s.constant(1e-6)));
     scale = arith::MinimumFOp::create(b, loc, s.constant(1.0), ratio);
   }
   std::optional<double> bound;
