@@ -77,6 +77,65 @@ def Fuse_InitializerAttr : AttrDef<Fuse_Dialect, "Initializer"> {
   }];
 }
 
+def Fuse_LrScheduleKind : I32EnumAttr<"ScheduleKind",
+    "learning-rate schedule", [
+      I32EnumAttrCase<"constant", 0>,
+      I32EnumAttrCase<"step", 1>,
+      I32EnumAttrCase<"exponential", 2>,
+      I32EnumAttrCase<"cosine", 3>,
+      I32EnumAttrCase<"linear", 4>
+    ]> {
+  let cppNamespace = "::fuse";
+  let genSpecializedAttr = 0;
+}
+
+def Fuse_LrScheduleAttr : AttrDef<Fuse_Dialect, "LrSchedule"> {
+  let mnemonic = "lr_schedule";
+  let summary = "A learning-rate schedule: a factor of the global step";
+  let description = [{
+    The attribute `lr_schedule` of `fuse.train_step`: the step function's
+    learning rate at step `t` (the global step counter, 0 first) is its `lr`
+    input times `factor(t)`, computed in f64 in compiled code from the step
+    counter (`fuse.lr_schedule`), so changing the schedule's position never
+    recompiles and a K-step call applies it per step, bitwise as K single
+    steps. The scaled rate is rounded to f32 once per step.
+
+    With `W = warmup` (default 0) and `s = t - W`, after the warmup:
+
+    | kind | factor(t) for t >= W | as |
+    |---|---|---|
+    | `constant` | 1 | |
+    | `step, decay_steps = D, gamma = g` | g^floor(s / D) | torch StepLR |
+    | `exponential, decay_steps = D, gamma = g` | g^(s / D) | Keras ExponentialDecay |
+    | `cosine, decay_steps = D, min = m` | m + (1 - m) (1 + cos(pi min(s, D) / D)) / 2 | Keras CosineDecay (`alpha`) |
+    | `linear, decay_steps = D, min = m` | 1 - (1 - m) min(s, D) / D | torch LinearLR |
+
+    and `t / W` during the warmup (`t < W`), as Keras' and Hugging Face's
+    warmups: the first step's rate is 0. `constant, warmup = W` is a linear
+    warmup. `gamma` defaults to 0.1 (StepLR's), `min` to 0; `decay_steps`
+    (at least 1) is needed by every kind but `constant`, which takes none.
+    `warmup` must be at least 0, `gamma` above 0, `min` in [0, 1].
+
+    ```mlir
+    fuse.train_step @train {loss = @loss, params = array<i64: 0, 1>,
+        optimizer = "adam",
+        lr_schedule = #fuse.lr_schedule<cosine, warmup = 100, decay_steps = 1000, min = 0.1>}
+    ```
+  }];
+  let parameters = (ins EnumParameter<Fuse_LrScheduleKind>:$kind,
+                        "int64_t":$warmup, "int64_t":$decay_steps,
+                        APFloatParameter<"">:$gamma,
+                        APFloatParameter<"">:$min);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Whether the factor is 1 at every step (`constant` without warmup).
+    bool isIdentity() const {
+      return getKind() == ScheduleKind::constant && getWarmup() == 0;
+    }
+  }];
+}
+
 def Fuse_LoweringStrategy : I32EnumAttr<"LoweringStrategy",
     "how the CPU code generator lowers a linalg op", [
       I32EnumAttrCase<"matmul_tiles", 0>,

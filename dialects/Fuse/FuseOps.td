@@ -1138,6 +1138,71 @@ def Fuse_LambOp : Fuse_OptimizerOp<"lamb"> {
       DefaultValuedAttr<F64Attr, "0.0">:$weight_decay);
 }
 
+def Fuse_LrScheduleOp : Fuse_Op<"lr_schedule", [Pure]> {
+  let summary = "The learning rate of a step under a schedule";
+  let description = [{
+    `lr` times the schedule's factor at the global step `step`
+    (`#fuse.lr_schedule` gives the formulas), computed in f64 and rounded to
+    f32 once. `fuse-expand-train-step` puts it between a step function's
+    `lr` input and its optimizer ops when the `fuse.train_step` has an
+    `lr_schedule` (none for `constant` without warmup).
+
+    ```mlir
+    %lr2 = fuse.lr_schedule %lr, %step
+        {schedule = #fuse.lr_schedule<step, decay_steps = 100, gamma = 0.5>}
+    ```
+  }];
+  let arguments = (ins Fuse_LearningRate:$lr, Fuse_StepTensor:$step,
+                       Fuse_LrScheduleAttr:$schedule);
+  let results = (outs Fuse_LearningRate:$result);
+  let assemblyFormat = "$lr `,` $step attr-dict";
+}
+
+def Fuse_ClipGradientsOp : Fuse_Op<"clip_gradients",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "Gradient clipping by global norm and by value";
+  let description = [{
+    The gradients of one training step, clipped as
+    `torch.nn.utils.clip_grad_norm_` (Keras' `global_clipnorm`) when
+    `clip_norm` is set, then as `clip_grad_value_` (Keras' `clipvalue`)
+    when `clip_value` is:
+
+    ```
+    norm = sqrt(sum over every gradient g and element i of g[i]^2)
+    g = g * min(1, clip_norm / (norm + 1e-6))
+    g = clamp(g, -clip_value, clip_value)
+    ```
+
+    The squares of each gradient are summed in f32 (in its own type when
+    wider), the sums in f64, where the scale is computed and rounded to the
+    gradients' type once: one reduction over all gradients, before the
+    optimizer's update. A NaN gradient makes every gradient NaN under
+    `clip_norm`, as in PyTorch. `fuse-expand-train-step` inserts it between
+    the gradients and the optimizer ops when the `fuse.train_step` has
+    `clip_norm` or `clip_value`; each must be a finite number above 0, and
+    one at least is set.
+
+    ```mlir
+    %g:2 = fuse.clip_gradients %gw, %gb {clip_norm = 1.0 : f64}
+        : tensor<4x3xf32>, tensor<3xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Fuse_FloatTensor>:$grads,
+                       OptionalAttr<F64Attr>:$clip_norm,
+                       OptionalAttr<F64Attr>:$clip_value);
+  let results = (outs Variadic<Fuse_FloatTensor>:$results);
+  let assemblyFormat = "$grads attr-dict `:` type($grads)";
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *, std::optional<::mlir::Location>,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      ::llvm::append_range(types, adaptor.getGrads().getTypes());
+      return ::mlir::success();
+    }
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Automatic differentiation
 //===----------------------------------------------------------------------===//
@@ -1200,18 +1265,32 @@ def Fuse_TrainStepOp : Fuse_Op<"train_step",
     their own, with the same states and hyperparameters but
     `weight_decay = 0`.
 
+    `lr_schedule` (`#fuse.lr_schedule`) scales the learning rate by a
+    factor of the step counter, in the step function (`fuse.lr_schedule`
+    between `lr` and the optimizer ops). `clip_norm` clips the gradients'
+    global L2 norm and `clip_value` each gradient element, before the
+    update (`fuse.clip_gradients`, over every parameter's gradient, those of
+    `no_decay` included); each is a finite number above 0. Without them the
+    step function is unchanged.
+
     ```mlir
     fuse.train_step @train {loss = @loss, params = array<i64: 0, 1, 2, 3>,
                             optimizer = "adam", step_arg = 6,
-                            hyperparameters = {eps = 1.0e-7 : f64}}
+                            hyperparameters = {eps = 1.0e-7 : f64},
+                            lr_schedule = #fuse.lr_schedule<cosine, warmup = 100, decay_steps = 900>,
+                            clip_norm = 1.0 : f64}
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, FlatSymbolRefAttr:$loss,
                        DenseI64ArrayAttr:$params, StrAttr:$optimizer,
                        OptionalAttr<DictionaryAttr>:$hyperparameters,
                        OptionalAttr<I64Attr>:$step_arg,
-                       OptionalAttr<DenseI64ArrayAttr>:$no_decay);
+                       OptionalAttr<DenseI64ArrayAttr>:$no_decay,
+                       OptionalAttr<Fuse_LrScheduleAttr>:$lr_schedule,
+                       OptionalAttr<F64Attr>:$clip_norm,
+                       OptionalAttr<F64Attr>:$clip_value);
   let assemblyFormat = "$sym_name attr-dict";
+  let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// The loss's arguments (of `numLossArguments`) that are neither
     /// parameters nor the step counter: the batch, in order.

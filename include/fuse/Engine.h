@@ -15,6 +15,7 @@
 #define FUSE_ENGINE_H
 
 #include "fuse/Initializer.h"
+#include "fuse/LrSchedule.h"
 #include "fuse/Tensor.h"
 
 #include "llvm/Support/Error.h"
@@ -76,6 +77,11 @@ struct EngineOptions {
   /// The caller keeps it alive as long as the engine and reads it between
   /// calls.
   CompileStats *compileStats = nullptr;
+  /// Set on every `fuse.train_step` of each module loaded, replacing its
+  /// own: the learning-rate schedule and gradient clipping (what `fusec
+  /// train --lr-schedule`, `--clip-norm` and `--clip-value` set). They are
+  /// compiled into the step functions; the disk cache tells them apart.
+  TrainStepOverrides trainStep;
 };
 
 /// Per-function counters. Times in milliseconds.

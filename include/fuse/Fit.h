@@ -59,6 +59,25 @@ struct FitOptions {
   /// stops with an error naming the step (or epoch) and the tensor, before
   /// any checkpoint of the diverged parameters is written.
   bool allowNonFiniteLoss = false;
+  /// Holds out this share of the training data, in (0, 1), as a validation
+  /// set evaluated after each epoch (Keras' `validation_split`): the last
+  /// N - floor(N * (1 - split)) examples of a seeded permutation of them
+  /// (the seed's, drawn apart from the epochs' orders), so the same seed
+  /// holds out the same examples. A checkpoint records it; resuming with
+  /// another is an error.
+  std::optional<double> validationSplit;
+  /// A validation set of its own (Keras' `validation_data`; a text's
+  /// held-out tail), instead of validationSplit.
+  const data::DataSource *validationData = nullptr;
+  /// Early stopping on the validation loss, as Keras' EarlyStopping
+  /// (monitor `val_loss`, min_delta 0): training stops after this many
+  /// epochs (at least 0) in a row without a validation loss below the best
+  /// so far. Needs a validation set. A resumed run starts counting afresh.
+  std::optional<int64_t> earlyStoppingPatience;
+  /// When early stopping stops training, restores the parameters, optimizer
+  /// states and step of the best epoch before the final checkpoint is
+  /// written: it is the best epoch's checkpoint. Needs early stopping.
+  bool restoreBestWeights = false;
 };
 
 /// After each call of the K-step function.
@@ -78,6 +97,8 @@ struct EpochSummary {
   double trainLoss = 0; ///< their mean loss
   double seconds = 0;   ///< their training time
   std::optional<double> testLoss, testAccuracy;
+  /// On the validation set (validationSplit or validationData).
+  std::optional<double> validationLoss, validationAccuracy;
   /// False when maxSeconds ended training before the epoch's last step.
   bool complete = true;
 };
@@ -94,6 +115,15 @@ struct FitSummary {
   unsigned threads = 1; ///< threads of each call (the engine's)
   /// maxSeconds ended training before --epochs were done.
   bool stoppedEarly = false;
+  /// Early stopping ended training (after history.back()).
+  bool earlyStopped = false;
+  /// The epoch (counting from 0) of the lowest validation loss of this run.
+  std::optional<int64_t> bestEpoch;
+  /// restoreBestWeights restored it: the trainer and the final checkpoint
+  /// hold its parameters, states and step.
+  bool restoredBestWeights = false;
+  /// The examples trained on and validated on (validationSplit).
+  int64_t trainExamples = 0, validationExamples = 0;
 };
 
 struct FitCallbacks {

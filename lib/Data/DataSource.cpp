@@ -1,6 +1,10 @@
 //===- DataSource.cpp - Examples of inputs and labels for training --------===//
 
 #include "fuse/Data/DataSource.h"
+#include "fuse/Data/Batches.h"
+
+#include <cmath>
+#include <cstdio>
 
 #include <algorithm>
 #include <numeric>
@@ -55,4 +59,48 @@ DataSource::findLabelOutside(int64_t classes) const {
     }
   }
   return std::nullopt;
+}
+
+llvm::Error SubsetDataSource::gather(llvm::ArrayRef<int64_t> indices,
+                                     void *inputs, void *labels) const {
+  llvm::SmallVector<int64_t, 256> mapped;
+  mapped.reserve(indices.size());
+  for (int64_t i : indices) {
+    if (i < 0 || i >= size())
+      return llvm::createStringError("example #" + llvm::Twine(i) +
+                                     " is outside the subset's " +
+                                     llvm::Twine(size()));
+    mapped.push_back(indices_[i]);
+  }
+  return parent_->gather(mapped, inputs, labels);
+}
+
+int64_t fuse::data::validationCount(int64_t n, double fraction) {
+  return n - int64_t(std::floor(double(n) * (1.0 - fraction)));
+}
+
+llvm::Expected<std::pair<SubsetDataSource, SubsetDataSource>>
+fuse::data::splitForValidation(const DataSource &source, double fraction,
+                               uint64_t seed) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", fraction);
+  if (!(fraction > 0 && fraction < 1))
+    return llvm::createStringError(
+        "the validation split must be in (0, 1) (--validation-split " +
+        llvm::Twine(text) + ")");
+  int64_t n = source.size();
+  int64_t held = validationCount(n, fraction);
+  if (held < 1 || held >= n)
+    return llvm::createStringError(
+        "the validation split (--validation-split " + llvm::Twine(text) +
+        ") of " + llvm::Twine(n) + " examples leaves " +
+        (held < 1 ? "no validation example" : "no training example"));
+  // Epoch -1's permutation: the epochs' orders are those of 0, 1, ...
+  std::vector<int64_t> order = epochOrder(n, seed, -1);
+  std::vector<int64_t> kept(order.begin(), order.end() - held);
+  std::vector<int64_t> out(order.end() - held, order.end());
+  llvm::sort(kept);
+  llvm::sort(out);
+  return std::make_pair(SubsetDataSource(source, std::move(kept)),
+                        SubsetDataSource(source, std::move(out)));
 }

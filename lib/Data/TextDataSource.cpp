@@ -194,14 +194,15 @@ TextDataSource::findLabelOutside(int64_t classes) const {
 
 Expected<TextSplit> fuse::data::splitText(const TextCorpus &corpus,
                                           llvm::StringRef path, int64_t context,
-                                          double validationFraction) {
+                                          double validationFraction,
+                                          llvm::StringRef option) {
   if (context < 1)
     return llvm::createStringError(
         "the context must be at least 1 token (--context " +
         llvm::Twine(context) + ")");
   if (!(validationFraction > 0 && validationFraction < 1))
     return llvm::createStringError(
-        "the validation fraction must be in (0, 1) (--validation-fraction " +
+        "the validation fraction must be in (0, 1) (" + option + " " +
         shortDouble(validationFraction) + ")");
   int64_t length = corpus.size();
   std::optional<int64_t> window = llvm::checkedAdd(context, int64_t(1));
@@ -219,7 +220,7 @@ Expected<TextSplit> fuse::data::splitText(const TextCorpus &corpus,
   int64_t tail = int64_t(std::floor(double(length) * validationFraction));
   tail = std::clamp<int64_t>(tail, 0, length);
   int64_t head = length - tail;
-  std::string share = "(--validation-fraction " +
+  std::string share = "(" + option.str() + " " +
                       shortDouble(validationFraction) + ") of its " +
                       std::to_string(length) + " bytes is";
   if (tail < *window)

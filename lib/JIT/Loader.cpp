@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/SHA256.h"
 
 using namespace fuse;
@@ -58,6 +59,49 @@ std::optional<DType> dtypeOfType(mlir::Type type) {
 } // namespace fuse
 
 namespace {
+
+/// Sets `overrides` on every fuse.train_step of `module`; returns a text
+/// that tells the result apart from the source's (for the disk cache's
+/// key), empty when there is nothing to set.
+llvm::Expected<std::string>
+applyOverrides(mlir::ModuleOp module, const TrainStepOverrides &overrides) {
+  if (overrides.empty())
+    return std::string();
+  std::string key;
+  llvm::raw_string_ostream os(key);
+  mlir::Builder b(module.getContext());
+  fuse::LrScheduleAttr schedule;
+  if (const std::optional<LrSchedule> &s = overrides.lrSchedule) {
+    std::string error = lrScheduleError(*s);
+    if (!error.empty())
+      return llvm::createStringError("invalid lr_schedule: " + error);
+    bool gamma = s->kind == LrScheduleKind::Step ||
+                 s->kind == LrScheduleKind::Exponential;
+    schedule = fuse::LrScheduleAttr::get(
+        module.getContext(), static_cast<fuse::ScheduleKind>(s->kind),
+        s->warmup, s->decaySteps,
+        llvm::APFloat(s->gamma.value_or(gamma ? kDefaultLrGamma : 0.0)),
+        llvm::APFloat(s->min.value_or(0.0)));
+    os << " lr_schedule = " << schedule;
+  }
+  for (auto [name, value] : {std::pair{"clip_norm", overrides.clipNorm},
+                             std::pair{"clip_value", overrides.clipValue}})
+    if (value) {
+      std::string error = clipError(name, *value);
+      if (!error.empty())
+        return llvm::createStringError(error);
+      os << " " << name << " = " << llvm::format("%a", *value);
+    }
+  for (auto step : module.getOps<fuse::TrainStepOp>()) {
+    if (schedule)
+      step.setLrScheduleAttr(schedule);
+    if (overrides.clipNorm)
+      step.setClipNormAttr(b.getF64FloatAttr(*overrides.clipNorm));
+    if (overrides.clipValue)
+      step.setClipValueAttr(b.getF64FloatAttr(*overrides.clipValue));
+  }
+  return key;
+}
 
 /// The public mirror of `#fuse.init`.
 Initializer toInitializer(fuse::InitializerAttr attr) {
@@ -144,6 +188,15 @@ Error Engine::loadString(llvm::StringRef source, llvm::StringRef bufferName) {
   }
   if (!loaded->module)
     return llvm::createStringError(diagnostics);
+  llvm::Expected<std::string> overridden =
+      applyOverrides(*loaded->module, impl.options.trainStep);
+  if (!overridden)
+    return overridden.takeError();
+  if (!overridden->empty())
+    loaded->sourceHash =
+        llvm::toHex(llvm::SHA256::hash(llvm::arrayRefFromStringRef(
+                        loaded->source + "\n//" + *overridden)),
+                    /*LowerCase=*/true);
   nameArguments(*loaded->module, loaded->sourceMgr);
   {
     // Whole-module rewrites happen once, before any specialization.

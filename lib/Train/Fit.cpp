@@ -15,6 +15,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <limits>
 #include <numeric>
 #include <thread>
 
@@ -28,6 +30,29 @@ namespace {
 constexpr int64_t kDefaultBatchSize = 32;
 /// The checkpoint's metadata key of the number of training examples.
 constexpr llvm::StringLiteral kExamplesKey = "num_examples";
+/// The checkpoint's metadata key of FitOptions::validationSplit, exactly
+/// (a hexadecimal float).
+constexpr llvm::StringLiteral kValidationSplitKey = "validation_split";
+
+/// `x` exactly, as a hexadecimal float ("0x1.999999999999ap-4").
+std::string hexDouble(double x) {
+  char text[64];
+  std::snprintf(text, sizeof(text), "%a", x);
+  return text;
+}
+
+/// A hexadecimal float of hexDouble as people write it ("0.1"), or the text
+/// itself when it is not one.
+std::string shortHex(llvm::StringRef hex) {
+  char *end = nullptr;
+  std::string text = hex.str();
+  double x = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || *end)
+    return "'" + text + "'";
+  char out[32];
+  std::snprintf(out, sizeof(out), "%g", x);
+  return out;
+}
 
 double secondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
@@ -220,7 +245,7 @@ class Evaluator {
 public:
   static Expected<std::optional<Evaluator>>
   create(Engine &engine, const Trainer &trainer, const FitOptions &options,
-         const data::DataSource &test) {
+         const data::DataSource &test, llvm::StringRef what = "test") {
     Expected<Function &> eval =
         engine.lookup(abi::evalFunctionName(options.stepFunction));
     if (!eval) {
@@ -251,7 +276,7 @@ public:
         matchData(eval->name(), batchArgs, 1, test, e.batch_);
     if (!layout)
       return layout.takeError();
-    if (Error err = checkLabels(test, batchArgs[layout->labels], "test"))
+    if (Error err = checkLabels(test, batchArgs[layout->labels], what))
       return std::move(err);
     e.layout_ = std::move(*layout);
     // A batch is gathered from the source into these, then evaluated.
@@ -411,6 +436,37 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
                                    llvm::Twine(text) +
                                    "): it must be a finite number, at least 0");
   }
+  std::optional<int64_t> heldOut;
+  if (options.validationSplit) {
+    double split = *options.validationSplit;
+    char text[32];
+    std::snprintf(text, sizeof(text), "%g", split);
+    if (!(split > 0 && split < 1))
+      return llvm::createStringError(
+          "the validation split must be in (0, 1) (--validation-split " +
+          llvm::Twine(text) + ")");
+    if (options.validationData)
+      return llvm::createStringError(
+          "a validation split (--validation-split) and validation data both "
+          "give the validation set: give one");
+    heldOut = data::validationCount(train.size(), split);
+  }
+  const bool validating = options.validationSplit || options.validationData;
+  if (options.earlyStoppingPatience) {
+    if (*options.earlyStoppingPatience < 0)
+      return llvm::createStringError(
+          "the early-stopping patience must not be negative "
+          "(--early-stopping-patience " +
+          llvm::Twine(*options.earlyStoppingPatience) + ")");
+    if (!validating)
+      return llvm::createStringError(
+          "early stopping (--early-stopping-patience) watches the validation "
+          "loss: it needs a validation set (--validation-split)");
+  }
+  if (options.restoreBestWeights && !options.earlyStoppingPatience)
+    return llvm::createStringError(
+        "--restore-best-weights restores the best epoch's weights when early "
+        "stopping ends training: it needs --early-stopping-patience");
   if (!options.weightsPath.empty() && !options.resumePath.empty())
     return llvm::createStringError(
         "initial weights (--weights) and a checkpoint to resume "
@@ -444,16 +500,31 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
         !epoch)
       return epoch.takeError();
     // Checkpoints before it was recorded have none: nothing to check.
+    const int64_t trainSize = train.size() - heldOut.value_or(0);
     Expected<int64_t> examples =
-        resolve<int64_t>(*metadata, kExamplesKey, std::nullopt, train.size(),
+        resolve<int64_t>(*metadata, kExamplesKey, std::nullopt, trainSize,
                          options.resumePath, /*min=*/1);
     if (!examples)
       return examples.takeError();
-    if (*examples != train.size())
+    // The split is part of the data order: the same one, or none.
+    auto stored = metadata->find(kValidationSplitKey.str());
+    std::string chosen =
+        options.validationSplit ? hexDouble(*options.validationSplit) : "";
+    if ((stored == metadata->end() ? "" : stored->second) != chosen)
+      return llvm::createStringError(
+          options.resumePath + ": the checkpoint was trained with " +
+          (stored == metadata->end()
+               ? std::string("no validation split")
+               : "validation split " + shortHex(stored->second)) +
+          ", not " +
+          (options.validationSplit ? "--validation-split " + shortHex(chosen)
+                                   : std::string("none")) +
+          ": resuming with another would change the training data");
+    if (*examples != trainSize)
       return llvm::createStringError(
           options.resumePath + ": the checkpoint was trained on " +
           llvm::Twine(*examples) + " examples, the training data has " +
-          llvm::Twine(train.size()) +
+          llvm::Twine(trainSize) +
           ": resuming on other data would change the data order");
     summary.seed = *seed;
     summary.batchSize = *batch;
@@ -468,6 +539,24 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
       if (Error err = loadWeights(trainer, options.weightsPath))
         return std::move(err);
   }
+  // The validation split, drawn with the run's seed (the checkpoint's on
+  // resume); `train` is its training part from here on.
+  std::optional<std::pair<data::SubsetDataSource, data::SubsetDataSource>>
+      split;
+  const data::DataSource *validation = options.validationData;
+  if (options.validationSplit) {
+    auto parts =
+        data::splitForValidation(train, *options.validationSplit, summary.seed);
+    if (!parts)
+      return parts.takeError();
+    split.emplace(std::move(*parts));
+    validation = &split->second;
+  }
+  const data::DataSource &trainData = split ? split->first : train;
+  if (validation && validation->size() == 0)
+    return llvm::createStringError("the validation set has no examples");
+  summary.trainExamples = trainData.size();
+  summary.validationExamples = validation ? validation->size() : 0;
   if (Error err = trainer.setInput(
           abi::kLearningRateArgName,
           Tensor::fromValues<float>({}, {options.learningRate})))
@@ -482,12 +571,12 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
     if (arg.stacked)
       batchArgs.push_back(arg);
   Expected<BatchLayout> layout =
-      matchData(trainer.function().name(), batchArgs, 2, train, batch);
+      matchData(trainer.function().name(), batchArgs, 2, trainData, batch);
   if (!layout)
     return layout.takeError();
-  if (Error err = checkLabels(train, batchArgs[layout->labels], "training"))
+  if (Error err = checkLabels(trainData, batchArgs[layout->labels], "training"))
     return std::move(err);
-  std::optional<Evaluator> evaluator;
+  std::optional<Evaluator> evaluator, validator;
   if (test) {
     Expected<std::optional<Evaluator>> e =
         Evaluator::create(engine, trainer, options, *test);
@@ -495,23 +584,40 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
       return e.takeError();
     evaluator = std::move(*e);
   }
+  if (validation) {
+    Expected<std::optional<Evaluator>> e =
+        Evaluator::create(engine, trainer, options, *validation, "validation");
+    if (!e)
+      return e.takeError();
+    validator = std::move(*e);
+    if (!validator && options.earlyStoppingPatience)
+      return llvm::createStringError(
+          "early stopping (--early-stopping-patience) needs the validation "
+          "loss, and '" +
+          options.stepFunction + "' has no evaluation function (" +
+          abi::evalFunctionName(options.stepFunction) + ")");
+  }
 
   // Compile up front, so that training time is training: full batches, the
   // shorter last one, evaluation. Only the shapes matter: zeroed batches.
-  const int64_t n = train.size();
+  const int64_t n = trainData.size();
   auto compileStart = std::chrono::steady_clock::now();
   // With a second core, the evaluation compiles on a second thread,
   // started once the step (the longer compile) is lowered: the engine frees
   // its MLIR context while it generates the step's code, so the
   // evaluation's lowering and code generation overlap it.
-  std::vector<std::vector<Tensor>> evalCalls;
-  if (evaluator)
-    evalCalls = evaluator->preparedArguments(trainer, *test);
+  // The evaluation function's calls on the test and validation sets.
+  std::vector<std::pair<Function *, std::vector<Tensor>>> evalCalls;
+  for (auto [e, data] :
+       {std::pair{&evaluator, test}, std::pair{&validator, validation}})
+    if (*e)
+      for (std::vector<Tensor> &args : (*e)->preparedArguments(trainer, *data))
+        evalCalls.emplace_back(&(*e)->function(), std::move(args));
   Error evalError = Error::success();
   (void)!!evalError;
   auto compileEvaluation = [&] {
-    for (const std::vector<Tensor> &args : evalCalls)
-      if (Error err = evaluator->function().prepare(args)) {
+    for (auto &[function, args] : evalCalls)
+      if (Error err = function->prepare(args)) {
         evalError = std::move(err);
         return;
       }
@@ -532,11 +638,11 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
   });
   {
     Expected<Tensor> inputs =
-        examples(train.input(), std::min(batch, n), "a batch's inputs");
+        examples(trainData.input(), std::min(batch, n), "a batch's inputs");
     if (!inputs)
       return inputs.takeError();
     Expected<Tensor> labels =
-        examples(train.label(), std::min(batch, n), "a batch's labels");
+        examples(trainData.label(), std::min(batch, n), "a batch's labels");
     if (!labels)
       return labels.takeError();
     for (int64_t b : {std::min(batch, n), n % batch}) {
@@ -589,10 +695,36 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
         " steps overflow the 64-bit step counter");
   const int64_t endStep = std::max(*epochSteps, startStep);
   Expected<std::unique_ptr<data::ChunkLoader>> loader =
-      data::ChunkLoader::create(train, chunking, startStep, endStep);
+      data::ChunkLoader::create(trainData, chunking, startStep, endStep);
   if (!loader)
     return loader.takeError();
 
+  // Early stopping: the best validation loss, the epochs since, and (to
+  // restore) the carried tensors and step of the best epoch.
+  double bestLoss = std::numeric_limits<double>::infinity();
+  int64_t epochsWithoutImprovement = 0;
+  struct Snapshot {
+    std::vector<Tensor> tensors;
+    int64_t step = 0;
+  } best;
+  auto snapshot = [&](Snapshot &into) -> Error {
+    into.tensors.clear();
+    for (const std::string &name : trainer.stateNames()) {
+      Expected<Tensor> state = trainer.state(name);
+      if (!state)
+        return state.takeError();
+      into.tensors.push_back(state->contiguousCopy());
+    }
+    into.step = trainer.step();
+    return Error::success();
+  };
+  auto restore = [&](const Snapshot &from) -> Error {
+    for (auto [name, tensor] : llvm::zip(trainer.stateNames(), from.tensors))
+      if (Error err = trainer.setState(name, tensor))
+        return err;
+    trainer.setStep(from.step);
+    return Error::success();
+  };
   int64_t epoch = -1;
   EpochSummary current;
   std::vector<Tensor> batches(2);
@@ -622,15 +754,58 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
             ": training stopped, no checkpoint of its parameters written "
             "(allowNonFiniteLoss, fusec train --allow-nan, continues)");
     }
-    if (!options.checkpointPath.empty()) {
-      // The epochs done: a checkpoint inside an epoch resumes it from its
-      // step.
+    if (validator) {
+      Expected<std::pair<double, std::optional<double>>> result =
+          validator->run(trainer, *validation);
+      if (!result)
+        return result.takeError();
+      current.validationLoss = result->first;
+      current.validationAccuracy = result->second;
+      if (!std::isfinite(result->first) && !options.allowNonFiniteLoss)
+        return llvm::createStringError(
+            "the validation loss after epoch " + llvm::Twine(epoch + 1) + "/" +
+            llvm::Twine(options.epochs) + " is " +
+            (std::isnan(result->first) ? "nan" : "infinite") +
+            ": training stopped, no checkpoint of its parameters written "
+            "(allowNonFiniteLoss, fusec train --allow-nan, continues)");
+      // Keras' EarlyStopping: an improvement is a loss below the best.
+      if (complete && options.earlyStoppingPatience) {
+        if (result->first < bestLoss) {
+          bestLoss = result->first;
+          summary.bestEpoch = epoch;
+          epochsWithoutImprovement = 0;
+          if (options.restoreBestWeights)
+            if (Error err = snapshot(best))
+              return err;
+        } else if (++epochsWithoutImprovement >=
+                   *options.earlyStoppingPatience) {
+          summary.earlyStopped = true;
+        }
+      }
+    }
+    auto metadataOf = [&](int64_t epochsDone) {
       Metadata metadata = {{"seed", std::to_string(summary.seed)},
                            {"batch_size", std::to_string(batch)},
-                           {"epoch", std::to_string(epoch + complete)},
+                           {"epoch", std::to_string(epochsDone)},
                            {kExamplesKey.str(), std::to_string(n)}};
+      if (options.validationSplit)
+        metadata[kValidationSplitKey.str()] =
+            hexDouble(*options.validationSplit);
+      return metadata;
+    };
+    if (summary.earlyStopped && options.restoreBestWeights &&
+        summary.bestEpoch) {
+      if (Error err = restore(best))
+        return err;
+      summary.restoredBestWeights = true;
+    }
+    if (!options.checkpointPath.empty()) {
+      // The epochs done: a checkpoint inside an epoch resumes it from its
+      // step; a restored one is the best epoch's.
+      int64_t epochsDone = summary.restoredBestWeights ? *summary.bestEpoch + 1
+                                                       : epoch + complete;
       if (Error err = saveCheckpoint(trainer, options.checkpointPath,
-                                     std::move(metadata)))
+                                     metadataOf(epochsDone)))
         return err;
     }
     summary.history.push_back(current);
@@ -691,17 +866,20 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
         return std::move(err);
       break;
     }
-    if (endsEpoch)
+    if (endsEpoch) {
       if (Error err = endEpoch(/*complete=*/true))
         return std::move(err);
+      if (summary.earlyStopped)
+        break;
+    }
     if (autoK && trainer.step() < endStep) {
       // About 0.1 s per call: progress stays live, the call cost vanishes.
       autoK = false;
       chunking.stepsPerCall = std::clamp<int64_t>(
           int64_t(0.1 / std::max(callSeconds / double(chunk.steps), 1e-9)), 1,
           256);
-      loader =
-          data::ChunkLoader::create(train, chunking, trainer.step(), endStep);
+      loader = data::ChunkLoader::create(trainData, chunking, trainer.step(),
+                                         endStep);
       if (!loader)
         return loader.takeError();
     }

@@ -4,7 +4,9 @@
 // and gradients (fuse.value_and_grad, which fuse-autodiff then expands) and
 // one optimizer op over all parameters (two when some are excluded from
 // weight decay), every new parameter and state computed in place of its
-// argument.
+// argument. A train_step's lr_schedule and clipping become a
+// fuse.lr_schedule on the learning rate and a fuse.clip_gradients on the
+// gradients; without them the function is unchanged.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +19,9 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "fuse-expand-train-step"
 
 namespace fuse {
 #define GEN_PASS_DEF_FUSEEXPANDTRAINSTEP
@@ -158,9 +163,25 @@ LogicalResult expand(TrainStepOp step, SymbolTable &symbols) {
                       stateInitializer(context, stateValues[k]));
       states.push_back(func.getArgument(index));
     }
+  // Clipping sees every gradient (both groups'): one global norm.
+  ValueRange allGrads = grads.getResults().drop_front();
+  if (step.getClipNormAttr() || step.getClipValueAttr()) {
+    auto clip = ClipGradientsOp::create(
+        body, loc, allGrads, step.getClipNormAttr(), step.getClipValueAttr());
+    allGrads = clip.getResults();
+    LLVM_DEBUG(llvm::dbgs() << "expand-train-step: " << step.getSymName()
+                            << " clips its gradients: " << clip << "\n");
+  }
+  // The scheduled rate, once for both groups; none for a factor of 1.
+  if (LrScheduleAttr schedule = step.getLrScheduleAttr();
+      schedule && !schedule.isIdentity()) {
+    lr = LrScheduleOp::create(body, loc, lr.getType(), lr, counter, schedule);
+    LLVM_DEBUG(llvm::dbgs()
+               << "expand-train-step: " << step.getSymName()
+               << " schedules its learning rate: " << schedule << "\n");
+  }
   // One optimizer op per group: the parameters with weight decay, and
   // those of no_decay without (each group's states in its op's layout).
-  ValueRange allGrads = grads.getResults().drop_front();
   SmallVector<bool> excluded(n, false);
   if (std::optional<ArrayRef<int64_t>> noDecay = step.getNoDecay())
     for (auto [j, i] : llvm::enumerate(paramIndices))

@@ -89,3 +89,57 @@ func.func @mse(%w: tensor<4x4xf32>, %x: tensor<4x4xf32>) -> tensor<f32> {
   return %l : tensor<f32>
 }
 fuse.train_step @adagrad_step {loss = @mse, params = array<i64: 0>, optimizer = "adagrad", hyperparameters = {initial_accumulator_value = 0.1 : f64}}
+
+// -----
+
+// A learning-rate schedule and clipping: the gradients of both groups (the
+// no_decay bias's too) are clipped together, by one fuse.clip_gradients,
+// and both optimizer ops take the one scheduled rate.
+// CHECK-LABEL: func.func @scheduled
+// CHECK-SAME: %[[LR:[^:]*]]: tensor<f32>, %[[STEP:[^:]*]]: tensor<i64> {fuse.step_counter})
+// CHECK: %[[G:.*]]:3 = fuse.value_and_grad @loss
+// CHECK: %[[C:.*]]:2 = fuse.clip_gradients %[[G]]#1, %[[G]]#2 {clip_norm = 1.000000e+00 : f64, clip_value = 5.000000e-01 : f64} : tensor<3x2xf32>, tensor<2xf32>
+// CHECK: %[[S:.*]] = fuse.lr_schedule %[[LR]], %[[STEP]] {schedule = #fuse.lr_schedule<cosine, warmup = 10, decay_steps = 90, min = 1.000000e-01>}
+// CHECK: fuse.adam %[[S]], %[[STEP]] params({{.*}}) grads(%[[C]]#0 : tensor<3x2xf32>)
+// CHECK: fuse.adam %[[S]], %[[STEP]] params({{.*}}) grads(%[[C]]#1 : tensor<2xf32>)
+// CHECK-NOT: fuse.train_step
+func.func @loss(%w: tensor<3x2xf32>, %b: tensor<2xf32>, %x: tensor<?x3xf32>, %y: tensor<?xi32>) -> tensor<f32> {
+  %h = fuse.matmul %x, %w : (tensor<?x3xf32>, tensor<3x2xf32>) -> tensor<?x2xf32>
+  %o = fuse.add %h, %b : (tensor<?x2xf32>, tensor<2xf32>) -> tensor<?x2xf32>
+  %l = fuse.softmax_cross_entropy %o, %y : (tensor<?x2xf32>, tensor<?xi32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+fuse.train_step @scheduled {loss = @loss, params = array<i64: 0, 1>, optimizer = "adam", no_decay = array<i64: 1>, hyperparameters = {decoupled, weight_decay = 0.1 : f64}, lr_schedule = #fuse.lr_schedule<cosine, warmup = 10, decay_steps = 90, min = 0.1>, clip_norm = 1.0 : f64, clip_value = 0.5 : f64}
+
+// -----
+
+// A constant schedule without warmup scales nothing: the step is the
+// unscheduled one, the optimizer reads the lr argument itself; clipping by
+// value alone has no norm.
+// CHECK-LABEL: func.func @constant
+// CHECK-SAME: %[[LR:[^:]*]]: tensor<f32>, %[[STEP:[^:]*]]: tensor<i64> {fuse.step_counter})
+// CHECK-NOT: fuse.lr_schedule
+// CHECK: %[[C:.*]] = fuse.clip_gradients %{{.*}} {clip_value = 2.000000e+00 : f64} : tensor<4xf32>
+// CHECK-NOT: fuse.lr_schedule
+// CHECK: fuse.sgd %[[LR]], %[[STEP]] params(%{{.*}} : tensor<4xf32>) grads(%[[C]] : tensor<4xf32>)
+func.func @mse(%x: tensor<4xf32>, %w: tensor<4xf32>) -> tensor<f32> {
+  %l = fuse.mse_loss %w, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+fuse.train_step @constant {loss = @mse, params = array<i64: 1>, optimizer = "sgd", lr_schedule = #fuse.lr_schedule<constant>, clip_value = 2.0 : f64}
+
+// -----
+
+// A warmup alone is a schedule (constant after it); no clipping, no
+// fuse.clip_gradients.
+// CHECK-LABEL: func.func @warmup
+// CHECK-SAME: %[[LR:[^:]*]]: tensor<f32>, %[[STEP:[^:]*]]: tensor<i64> {fuse.step_counter})
+// CHECK-NOT: fuse.clip_gradients
+// CHECK: %[[S:.*]] = fuse.lr_schedule %[[LR]], %[[STEP]] {schedule = #fuse.lr_schedule<constant, warmup = 5>}
+// CHECK-NOT: fuse.clip_gradients
+// CHECK: fuse.sgd %[[S]], %[[STEP]]
+func.func @mse(%x: tensor<4xf32>, %w: tensor<4xf32>) -> tensor<f32> {
+  %l = fuse.mse_loss %w, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+fuse.train_step @warmup {loss = @mse, params = array<i64: 1>, optimizer = "sgd", lr_schedule = #fuse.lr_schedule<constant, warmup = 5>}

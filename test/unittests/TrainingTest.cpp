@@ -21,7 +21,9 @@
 #include "llvm/Support/FileSystem.h"
 
 #include <cstring>
+#include <fstream>
 #include <functional>
+#include <sstream>
 
 using namespace fuse;
 using namespace fuse::testing;
@@ -456,6 +458,158 @@ TEST(Fit, InvalidLearningRatesAreRejected) {
             "at least 0");
   options.learningRate = 0;
   EXPECT_EQ(errorOf(fit(*engine, set, nullptr, options).takeError()), "");
+}
+
+//===----------------------------------------------------------------------===//
+// Validation split and early stopping
+//===----------------------------------------------------------------------===//
+
+// As Keras' validation_split: the last N - floor(N (1 - f)) examples of a
+// seeded permutation, disjoint from the training part, the same for the
+// same seed; a share outside (0, 1), or one leaving a part empty, is an
+// error naming the option.
+TEST(Fit, ValidationSplitHoldsOutASeededShare) {
+  data::TensorDataSource set = imageSet(32, [](int64_t i) { return i % 10; });
+  auto a = unwrap(data::splitForValidation(set, 0.1, 5));
+  auto b = unwrap(data::splitForValidation(set, 0.1, 5));
+  auto c = unwrap(data::splitForValidation(set, 0.1, 6));
+  EXPECT_EQ(a.first.size(), 28);
+  EXPECT_EQ(a.second.size(), 4);
+  EXPECT_EQ(a.second.indices(), b.second.indices());
+  EXPECT_NE(a.second.indices(), c.second.indices());
+  std::vector<int64_t> all(a.first.indices().begin(), a.first.indices().end());
+  llvm::append_range(all, a.second.indices());
+  llvm::sort(all);
+  for (int64_t i = 0; i < 32; ++i)
+    EXPECT_EQ(all[i], i);
+
+  auto engine = makeEngine(seedTrainingModule());
+  FitOptions options;
+  options.batchSize = 8;
+  for (double bad :
+       {0.0, 1.0, -0.5, std::numeric_limits<double>::quiet_NaN()}) {
+    options.validationSplit = bad;
+    char text[32];
+    std::snprintf(text, sizeof(text), "%g", bad);
+    EXPECT_EQ(errorOf(fit(*engine, set, nullptr, options)),
+              std::string("the validation split must be in (0, 1) "
+                          "(--validation-split ") +
+                  text + ")");
+  }
+  options.validationSplit = 0.99;
+  EXPECT_EQ(errorOf(fit(*engine, set, nullptr, options)),
+            "the validation split (--validation-split 0.99) of 32 examples "
+            "leaves no training example");
+  options.validationSplit = 1e-17;
+  EXPECT_EQ(errorOf(fit(*engine, set, nullptr, options)),
+            "the validation split (--validation-split 1e-17) of 32 examples "
+            "leaves no validation example");
+
+  options.validationSplit = 0.25;
+  options.epochs = 2;
+  FitSummary summary = unwrap(fit(*engine, set, &set, options));
+  EXPECT_EQ(summary.trainExamples, 24);
+  EXPECT_EQ(summary.validationExamples, 8);
+  EXPECT_EQ(summary.steps, 6); // 3 batches of 8 per epoch
+  ASSERT_EQ(summary.history.size(), 2u);
+  for (const EpochSummary &e : summary.history) {
+    EXPECT_TRUE(e.validationLoss && std::isfinite(*e.validationLoss));
+    EXPECT_TRUE(e.validationAccuracy);
+    EXPECT_TRUE(e.testLoss);
+  }
+}
+
+TEST(Fit, EarlyStoppingOptionsAreChecked) {
+  data::TensorDataSource set = imageSet(16, [](int64_t i) { return i % 10; });
+  auto engine = makeEngine(seedTrainingModule());
+  FitOptions options;
+  options.batchSize = 8;
+  options.earlyStoppingPatience = 2;
+  EXPECT_EQ(errorOf(fit(*engine, set, &set, options)),
+            "early stopping (--early-stopping-patience) watches the "
+            "validation loss: it needs a validation set (--validation-split)");
+  options.validationSplit = 0.5;
+  options.earlyStoppingPatience = -1;
+  EXPECT_EQ(errorOf(fit(*engine, set, nullptr, options)),
+            "the early-stopping patience must not be negative "
+            "(--early-stopping-patience -1)");
+  options.earlyStoppingPatience.reset();
+  options.restoreBestWeights = true;
+  EXPECT_EQ(errorOf(fit(*engine, set, nullptr, options)),
+            "--restore-best-weights restores the best epoch's weights when "
+            "early stopping ends training: it needs "
+            "--early-stopping-patience");
+}
+
+/// The bytes of the file at `path`.
+std::string fileBytes(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+// Labels unrelated to the images: the validation loss soon stops improving
+// and training stops `patience` epochs after its best, as Keras'
+// EarlyStopping; with restoreBestWeights the final checkpoint is the one a
+// run of just the best epochs writes, byte for byte. A resumed run must
+// hold out the same share.
+TEST(Fit, EarlyStoppingStopsAfterPatienceAndRestoresTheBestEpoch) {
+  data::TensorDataSource set =
+      imageSet(64, [](int64_t i) { return int32_t((i * 7 + i / 3) % 10); });
+  TempDir dir;
+  std::string stopped = (dir.path + "/stopped.safetensors").str();
+  std::string reference = (dir.path + "/reference.safetensors").str();
+  FitOptions options;
+  options.batchSize = 8;
+  options.epochs = 40;
+  options.seed = 3;
+  options.learningRate = 0.003f;
+  options.validationSplit = 0.25;
+  options.earlyStoppingPatience = 2;
+  options.restoreBestWeights = true;
+  options.checkpointPath = stopped;
+  auto engine = makeEngine(seedTrainingModule());
+  FitSummary summary = unwrap(fit(*engine, set, nullptr, options));
+  ASSERT_TRUE(summary.earlyStopped);
+  ASSERT_TRUE(summary.bestEpoch);
+  EXPECT_TRUE(summary.restoredBestWeights);
+  int64_t best = *summary.bestEpoch;
+  ASSERT_EQ(int64_t(summary.history.size()), best + 1 + 2);
+  for (const EpochSummary &e : summary.history) {
+    if (e.epoch < best) {
+      EXPECT_GT(*e.validationLoss, *summary.history[best].validationLoss);
+    } else if (e.epoch > best) {
+      EXPECT_GE(*e.validationLoss, *summary.history[best].validationLoss);
+    }
+  }
+  // The trainer's step is the best epoch's: 6 steps per epoch.
+  EXPECT_EQ(summary.totalSteps, (best + 1) * 6);
+
+  options.earlyStoppingPatience.reset();
+  options.restoreBestWeights = false;
+  options.epochs = best + 1;
+  options.checkpointPath = reference;
+  engine = makeEngine(seedTrainingModule());
+  unwrap(fit(*engine, set, nullptr, options));
+  std::string a = fileBytes(stopped), b = fileBytes(reference);
+  EXPECT_FALSE(a.empty());
+  EXPECT_TRUE(a == b) << "the restored checkpoint differs from epoch "
+                      << best + 1 << "'s";
+
+  options.resumePath = reference;
+  options.checkpointPath.clear();
+  options.epochs = best + 2;
+  options.validationSplit = 0.5;
+  EXPECT_EQ(errorOf(fit(*engine, set, nullptr, options)),
+            reference + ": the checkpoint was trained with validation split "
+                        "0.25, not --validation-split 0.5: resuming with "
+                        "another would change the training data");
+  options.validationSplit.reset();
+  EXPECT_EQ(errorOf(fit(*engine, set, nullptr, options)),
+            reference + ": the checkpoint was trained with validation split "
+                        "0.25, not none: resuming with another would change "
+                        "the training data");
 }
 
 } // namespace

@@ -74,6 +74,27 @@ cl::opt<double> validationFraction(
              "validation (default 0.1)"),
     cl::init(data::kDefaultValidationFraction), cl::cat(fusec::category()),
     cl::sub(fusec::trainCommand));
+cl::opt<double> validationSplit(
+    "validation-split",
+    cl::desc("Hold out this share of the training data, in (0, 1), for "
+             "validation after each epoch: a seeded draw of an IDX set's "
+             "training images (recorded in the checkpoint), or the tail of a "
+             "text (as --validation-fraction)"),
+    cl::value_desc("F"), cl::cat(fusec::category()),
+    cl::sub(fusec::trainCommand));
+cl::opt<int64_t> earlyStoppingPatience(
+    "early-stopping-patience",
+    cl::desc("Stop training after this many epochs in a row without a "
+             "validation loss below the best (Keras' EarlyStopping; needs a "
+             "validation set)"),
+    cl::value_desc("N"), cl::cat(fusec::category()),
+    cl::sub(fusec::trainCommand));
+cl::opt<bool> restoreBestWeights(
+    "restore-best-weights",
+    cl::desc("When early stopping ends training, restore the best epoch's "
+             "parameters, optimizer states and step before writing the "
+             "final checkpoint"),
+    cl::cat(fusec::category()), cl::sub(fusec::trainCommand));
 cl::opt<double> maxSeconds(
     "max-seconds",
     cl::desc("End training at the first call after this many seconds of "
@@ -103,6 +124,27 @@ cl::opt<int64_t> stepsPerCall(
 cl::opt<float> learningRate("lr", cl::desc("Learning rate"), cl::init(1e-3f),
                             cl::cat(fusec::category()),
                             cl::sub(fusec::trainCommand));
+cl::opt<std::string> lrSchedule(
+    "lr-schedule",
+    cl::desc("Scale --lr by a schedule of the global step, computed in the "
+             "compiled steps (overrides the model's lr_schedule): "
+             "KIND[:KEY=VALUE,...], KIND constant, step, exponential, cosine "
+             "or linear, KEYs warmup, steps, gamma, min; e.g. "
+             "cosine:warmup=100,steps=5000,min=0.1"),
+    cl::value_desc("SPEC"), cl::cat(fusec::category()),
+    cl::sub(fusec::trainCommand));
+cl::opt<double> clipNorm(
+    "clip-norm",
+    cl::desc("Clip the gradients' global L2 norm to this (as PyTorch's "
+             "clip_grad_norm_; overrides the model's clip_norm)"),
+    cl::value_desc("X"), cl::cat(fusec::category()),
+    cl::sub(fusec::trainCommand));
+cl::opt<double>
+    clipValue("clip-value",
+              cl::desc("Clamp every gradient element to [-X, X] (overrides the "
+                       "model's clip_value)"),
+              cl::value_desc("X"), cl::cat(fusec::category()),
+              cl::sub(fusec::trainCommand));
 cl::opt<uint64_t> seed("seed",
                        cl::desc("Seed of the initializers and the data order "
                                 "(default 0, or the resumed checkpoint's)"),
@@ -229,15 +271,17 @@ public:
     os_ << llvm::format("%lld steps in %.2fs - ", (long long)e.steps, e.seconds)
         << perStep(e.seconds, e.steps)
         << llvm::format(" - loss: %.4f", shown(e.trainLoss));
-    llvm::StringRef prefix = text_ ? "val" : "test";
-    if (e.testLoss)
-      os_ << " - " << prefix << llvm::format("_loss: %.4f", shown(*e.testLoss));
-    if (e.testLoss && text_)
+    if (e.validationLoss)
+      os_ << llvm::format(" - val_loss: %.4f", shown(*e.validationLoss));
+    if (e.validationLoss && text_)
       os_ << llvm::format(" - val_bpc: %.4f",
-                          shown(bitsPerCharacter(*e.testLoss)));
+                          shown(bitsPerCharacter(*e.validationLoss)));
+    if (e.validationAccuracy)
+      os_ << llvm::format(" - val_accuracy: %.4f", *e.validationAccuracy);
+    if (e.testLoss)
+      os_ << llvm::format(" - test_loss: %.4f", shown(*e.testLoss));
     if (e.testAccuracy)
-      os_ << " - " << prefix
-          << llvm::format("_accuracy: %.4f", *e.testAccuracy);
+      os_ << llvm::format(" - test_accuracy: %.4f", *e.testAccuracy);
     os_ << "\n";
     os_.flush();
   }
@@ -286,22 +330,22 @@ llvm::Error writeJson(llvm::StringRef path, const FitSummary &s,
     return bitsPerCharacter(*loss);
   };
   // The evaluation of an epoch (or of the run's last): a test split's loss
-  // and accuracy, or a text's validation loss, bits per character and
-  // next-token accuracy.
+  // and accuracy; the validation loss and accuracy when validating (a
+  // text's, with bits per character, always).
   auto evaluation = [&](const EpochSummary *e) {
-    std::optional<double> loss, accuracy;
-    if (e) {
-      loss = e->testLoss;
-      accuracy = e->testAccuracy;
-    }
+    EpochSummary none;
+    if (!e)
+      e = &none;
     if (!text) {
-      number("test_loss", loss);
-      number("test_accuracy", accuracy);
-      return;
+      number("test_loss", e->testLoss);
+      number("test_accuracy", e->testAccuracy);
     }
-    number("validation_loss", loss);
-    number("bits_per_character", bits(loss));
-    number("validation_accuracy", accuracy);
+    if (!text && !s.validationExamples)
+      return;
+    number("validation_loss", e->validationLoss);
+    if (text)
+      number("bits_per_character", bits(e->validationLoss));
+    number("validation_accuracy", e->validationAccuracy);
   };
   json.object([&] {
     json.attribute("format", text ? "text" : "idx");
@@ -317,6 +361,14 @@ llvm::Error writeJson(llvm::StringRef path, const FitSummary &s,
            s.trainSeconds > 0 ? double(s.steps) / s.trainSeconds : 0.0);
     number("compile_seconds", s.compileSeconds);
     json.attribute("stopped_early", s.stoppedEarly);
+    json.attribute("train_examples", s.trainExamples);
+    json.attribute("validation_examples", s.validationExamples);
+    json.attribute("early_stopped", s.earlyStopped);
+    if (s.bestEpoch)
+      json.attribute("best_epoch", *s.bestEpoch + 1);
+    else
+      json.attribute("best_epoch", nullptr);
+    json.attribute("restored_best_weights", s.restoredBestWeights);
     if (text) {
       json.attribute("context", text->context);
       json.attribute("files", text->files);
@@ -523,6 +575,11 @@ int fusec::trainMain() {
     return 1;
   };
   const bool text = format == DataFormat::Text;
+  if (validationSplit.getNumOccurrences() &&
+      validationFraction.getNumOccurrences())
+    return fail(llvm::createStringError(
+        "--validation-split and --validation-fraction both set the held-out "
+        "share of the text: give one"));
   for (const cl::Option *textOnly : std::initializer_list<const cl::Option *>{
            &contextOption, &validationFraction})
     if (!text && textOnly->getNumOccurrences())
@@ -536,6 +593,22 @@ int fusec::trainMain() {
     if (llvm::Error e = checkWritable(jsonPath))
       return fail(std::move(e));
   EngineOptions engineOptions;
+  if (lrSchedule.getNumOccurrences()) {
+    llvm::Expected<LrSchedule> schedule = parseLrSchedule(lrSchedule);
+    if (!schedule)
+      return fail(schedule.takeError());
+    engineOptions.trainStep.lrSchedule = *schedule;
+  }
+  for (auto [option, value] :
+       {std::pair{&clipNorm, &engineOptions.trainStep.clipNorm},
+        std::pair{&clipValue, &engineOptions.trainStep.clipValue}}) {
+    if (!option->getNumOccurrences())
+      continue;
+    std::string error = clipError("--" + option->ArgStr.str(), *option);
+    if (!error.empty())
+      return fail(llvm::createStringError(error));
+    *value = double(*option);
+  }
   engineOptions.fusion = fusec::fusion;
   engineOptions.winograd = fusec::winograd;
   engineOptions.threads = fusec::threads();
@@ -572,18 +645,23 @@ int fusec::trainMain() {
     llvm::Expected<data::TextCorpus> corpus = data::readTextCorpus(data);
     if (!corpus)
       return fail(corpus.takeError());
-    llvm::Expected<data::TextSplit> split =
-        data::splitText(*corpus, data, *context, validationFraction);
+    // A text's validation set is its tail: windows overlap, so a random
+    // draw of them would validate on training bytes.
+    bool bySplit = validationSplit.getNumOccurrences() > 0;
+    llvm::Expected<data::TextSplit> split = data::splitText(
+        *corpus, data, *context,
+        bySplit ? double(validationSplit) : double(validationFraction),
+        bySplit ? "--validation-split" : "--validation-fraction");
     if (!split)
       return fail(split.takeError());
     textSplit = std::move(*split);
     train = &textSplit->train;
-    test = &textSplit->validation;
+    test = nullptr;
     textInfo.context = *context;
     textInfo.files = int64_t(corpus->files.size());
     textInfo.bytes = corpus->size();
     textInfo.trainWindows = train->size();
-    textInfo.validationWindows = test->size();
+    textInfo.validationWindows = textSplit->validation.size();
     textInfo.validationBytes = corpus->size() - textSplit->validation.begin();
   } else {
     llvm::Expected<data::TensorDataSource> idx =
@@ -618,15 +696,29 @@ int fusec::trainMain() {
     options.evalBatchSize = std::max<int64_t>(1, 65536 / textInfo.context);
 
   options.allowNonFiniteLoss = allowNan;
+  if (text)
+    options.validationData = &textSplit->validation;
+  else if (validationSplit.getNumOccurrences())
+    options.validationSplit = validationSplit;
+  if (earlyStoppingPatience.getNumOccurrences())
+    options.earlyStoppingPatience = earlyStoppingPatience;
+  options.restoreBestWeights = restoreBestWeights;
   llvm::outs() << "Training '" << step << "' of " << model << " on ";
   if (text)
     llvm::outs() << train->size() << " windows of " << textInfo.context
                  << " tokens of " << data << " (" << textInfo.files << " file"
                  << (textInfo.files == 1 ? "" : "s") << ", " << textInfo.bytes
-                 << " bytes), validating on " << test->size()
+                 << " bytes), validating on " << textInfo.validationWindows
                  << " windows of its last " << textInfo.validationBytes
                  << " bytes";
-  else
+  else if (options.validationSplit) {
+    int64_t held = data::validationCount(train->size(), validationSplit);
+    llvm::outs() << train->size() - held << " images of " << data
+                 << ", validating on " << held
+                 << " held out (--validation-split "
+                 << llvm::format("%g", double(validationSplit))
+                 << "), testing on " << test->size();
+  } else
     llvm::outs() << train->size() << " images of " << data << ", testing on "
                  << test->size();
   llvm::outs() << ", " << (*engine)->threads() << " thread"
@@ -661,11 +753,22 @@ int fusec::trainMain() {
                          ? ""
                          : "; --resume " + checkpoint + " continues from there")
                  << "\n";
+  if (s.earlyStopped) {
+    const EpochSummary &best = s.history[*s.bestEpoch - s.history[0].epoch];
+    llvm::outs() << "Early stopping after epoch " << s.history.back().epoch + 1
+                 << ": no val_loss below the best for " << earlyStoppingPatience
+                 << " epoch" << (earlyStoppingPatience == 1 ? "" : "s")
+                 << "; the best, "
+                 << "epoch " << *s.bestEpoch + 1 << "'s "
+                 << llvm::format("%.4f", shown(*best.validationLoss))
+                 << (s.restoredBestWeights ? ", restored" : "") << "\n";
+  }
   const EpochSummary *last = s.history.empty() ? nullptr : &s.history.back();
-  if (text && last && last->testLoss)
+  if (text && last && last->validationLoss)
     llvm::outs() << llvm::format(
         "Validation loss: %.4f (%.4f bits per character)\n",
-        shown(*last->testLoss), shown(bitsPerCharacter(*last->testLoss)));
+        shown(*last->validationLoss),
+        shown(bitsPerCharacter(*last->validationLoss)));
   else if (last && last->testAccuracy)
     llvm::outs() << llvm::format("Test accuracy: %.4f\n", *last->testAccuracy);
   if (fusec::profile) {

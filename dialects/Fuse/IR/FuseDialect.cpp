@@ -2,11 +2,13 @@
 
 #include "Fuse/IR/FuseDialect.h"
 #include "Fuse/IR/FuseOps.h"
+#include "fuse/LrSchedule.h"
 
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/TilingInterface.h"
 
+#include "llvm/ADT/SmallSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -109,6 +111,99 @@ InitializerAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (scaleName(kind).empty() && value != 0)
     return emitError() << "'" << stringifyInitKind(kind)
                        << "' takes no parameters";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// #fuse.lr_schedule
+//===----------------------------------------------------------------------===//
+
+static bool takesGamma(ScheduleKind kind) {
+  return kind == ScheduleKind::step || kind == ScheduleKind::exponential;
+}
+static bool takesMin(ScheduleKind kind) {
+  return kind == ScheduleKind::cosine || kind == ScheduleKind::linear;
+}
+
+Attribute LrScheduleAttr::parse(AsmParser &parser, Type) {
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef keyword;
+  if (parser.parseLess() || parser.parseKeyword(&keyword))
+    return {};
+  std::optional<ScheduleKind> kind = symbolizeScheduleKind(keyword);
+  if (!kind) {
+    parser.emitError(loc, "unknown learning-rate schedule '")
+        << keyword
+        << "', expected constant, step, exponential, cosine or "
+           "linear";
+    return {};
+  }
+  int64_t warmup = 0, decaySteps = 0;
+  double gamma = takesGamma(*kind) ? kDefaultLrGamma : 0.0, min = 0.0;
+  llvm::SmallSet<StringRef, 4> seen;
+  while (succeeded(parser.parseOptionalComma())) {
+    SMLoc keyLoc = parser.getCurrentLocation();
+    StringRef key;
+    if (parser.parseKeyword(&key))
+      return {};
+    bool known = key == "warmup" || key == "decay_steps" ||
+                 (key == "gamma" && takesGamma(*kind)) ||
+                 (key == "min" && takesMin(*kind));
+    if (!known) {
+      parser.emitError(keyLoc, "'")
+          << keyword << "' takes no parameter '" << key << "'";
+      return {};
+    }
+    if (!seen.insert(key).second) {
+      parser.emitError(keyLoc, "'") << key << "' appears more than once";
+      return {};
+    }
+    if (parser.parseEqual())
+      return {};
+    if (key == "warmup"        ? parser.parseInteger(warmup)
+        : key == "decay_steps" ? parser.parseInteger(decaySteps)
+        : key == "gamma"       ? parser.parseFloat(gamma)
+                               : parser.parseFloat(min))
+      return {};
+  }
+  if (parser.parseGreater())
+    return {};
+  return parser.getChecked<LrScheduleAttr>(loc, parser.getContext(), *kind,
+                                           warmup, decaySteps, APFloat(gamma),
+                                           APFloat(min));
+}
+
+void LrScheduleAttr::print(AsmPrinter &printer) const {
+  ScheduleKind kind = getKind();
+  printer << "<" << stringifyScheduleKind(kind);
+  if (getWarmup() != 0)
+    printer << ", warmup = " << getWarmup();
+  if (kind != ScheduleKind::constant)
+    printer << ", decay_steps = " << getDecaySteps();
+  if (takesGamma(kind))
+    printer << ", gamma = " << getGamma();
+  if (takesMin(kind) && !getMin().isZero())
+    printer << ", min = " << getMin();
+  printer << ">";
+}
+
+LogicalResult
+LrScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                       ScheduleKind kind, int64_t warmup, int64_t decaySteps,
+                       APFloat gamma, APFloat min) {
+  // The library's checks (fuse/LrSchedule.h), so that --lr-schedule and the
+  // attribute say the same.
+  LrSchedule schedule;
+  schedule.kind = static_cast<LrScheduleKind>(kind);
+  schedule.warmup = warmup;
+  schedule.decaySteps = decaySteps;
+  if (takesGamma(kind) || !gamma.isZero())
+    schedule.gamma = gamma.convertToDouble();
+  if (takesMin(kind) || !min.isZero())
+    schedule.min = min.convertToDouble();
+  std::string error = lrScheduleError(schedule);
+  if (!error.empty())
+    return emitError() << "invalid #fuse.lr_schedule: " << error;
   return success();
 }
 

@@ -1,6 +1,7 @@
 //===- FuseOps.cpp - fuse op verifiers and type inference -----------------===//
 
 #include "Fuse/IR/FuseOps.h"
+#include "fuse/LrSchedule.h"
 
 #include "mlir/Dialect/Traits.h"
 #include "mlir/IR/Builders.h"
@@ -1414,6 +1415,35 @@ ValueAndGradOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 //===----------------------------------------------------------------------===//
 // Training
 //===----------------------------------------------------------------------===//
+
+/// Checks an optional clipping bound `name` of `op`: finite, above 0.
+static LogicalResult verifyClipBound(Operation *op, StringRef name,
+                                     std::optional<APFloat> bound) {
+  if (!bound)
+    return success();
+  std::string error = clipError(name, bound->convertToDouble());
+  if (!error.empty())
+    return op->emitOpError(error);
+  return success();
+}
+
+LogicalResult ClipGradientsOp::verify() {
+  if (!getClipNorm() && !getClipValue())
+    return emitOpError("clips nothing: needs clip_norm or clip_value");
+  if (getGrads().empty())
+    return emitOpError("needs at least one gradient");
+  if (failed(verifyClipBound(*this, "clip_norm", getClipNorm())) ||
+      failed(verifyClipBound(*this, "clip_value", getClipValue())))
+    return failure();
+  return success();
+}
+
+LogicalResult TrainStepOp::verify() {
+  if (failed(verifyClipBound(*this, "clip_norm", getClipNorm())) ||
+      failed(verifyClipBound(*this, "clip_value", getClipValue())))
+    return failure();
+  return success();
+}
 
 LogicalResult
 TrainStepOp::verifySymbolUses(SymbolTableCollection &symbolTable) {

@@ -58,6 +58,12 @@ def ConvertFuseOptimizersToLinalg
     operation instead, as an eager framework runs it: the unfused baseline.
     Both forms perform the same operations in the same order; per-call
     scalars are computed in f64.
+
+    First, `fuse.lr_schedule` becomes scalar arithmetic on the step counter
+    (f64, rounded to f32 once), and `fuse.clip_gradients` one sum-of-squares
+    reduction per gradient (the global norm and its scale in f64) and one
+    element-wise pass per gradient that scales and clamps it, read by the
+    updates; the same code in both forms.
   }];
   let options = [
     Option<"fuse", "fuse", "bool", /*default=*/"true",

@@ -20,6 +20,8 @@
 
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace fuse::data {
 
@@ -63,6 +65,38 @@ public:
   virtual llvm::Expected<std::optional<BadLabel>>
   findLabelOutside(int64_t classes) const;
 };
+
+/// The examples `indices` of `parent` (each in [0, parent.size())), in
+/// that order. The parent must outlive it.
+class SubsetDataSource : public DataSource {
+public:
+  SubsetDataSource(const DataSource &parent, std::vector<int64_t> indices)
+      : parent_(&parent), indices_(std::move(indices)) {}
+  int64_t size() const override { return int64_t(indices_.size()); }
+  TensorSpec input() const override { return parent_->input(); }
+  TensorSpec label() const override { return parent_->label(); }
+  llvm::Error gather(llvm::ArrayRef<int64_t> indices, void *inputs,
+                     void *labels) const override;
+  std::optional<int64_t> numClasses() const override {
+    return parent_->numClasses();
+  }
+  llvm::ArrayRef<int64_t> indices() const { return indices_; }
+
+private:
+  const DataSource *parent_;
+  std::vector<int64_t> indices_;
+};
+
+/// The number of examples of `n` that a validation split of `fraction`
+/// holds out, as Keras' `validation_split`: n - floor(n * (1 - fraction)).
+int64_t validationCount(int64_t n, double fraction);
+
+/// `source` split for validation as Keras' `validation_split`, the examples
+/// drawn by a seeded permutation (the same `seed` holds out the same ones;
+/// each part in ascending order): the training part first. Errors name
+/// --validation-split: a fraction outside (0, 1), or a part left empty.
+llvm::Expected<std::pair<SubsetDataSource, SubsetDataSource>>
+splitForValidation(const DataSource &source, double fraction, uint64_t seed);
 
 } // namespace fuse::data
 

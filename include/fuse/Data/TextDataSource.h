@@ -112,12 +112,13 @@ struct TextSplit {
 };
 
 /// Splits `corpus` (read from `path`, named in errors) for a model of
-/// `context` tokens per example. Errors name --context or
-/// --validation-fraction and the path: a context under 1, a fraction
-/// outside (0, 1), a head or tail shorter than T + 1 bytes.
-llvm::Expected<TextSplit> splitText(const TextCorpus &corpus,
-                                    llvm::StringRef path, int64_t context,
-                                    double validationFraction);
+/// `context` tokens per example. Errors name --context or `option` (the
+/// fraction's, as the caller spells it) and the path: a context under 1, a
+/// fraction outside (0, 1), a head or tail shorter than T + 1 bytes.
+llvm::Expected<TextSplit>
+splitText(const TextCorpus &corpus, llvm::StringRef path, int64_t context,
+          double validationFraction,
+          llvm::StringRef option = "--validation-fraction");
 
 } // namespace fuse::data
 

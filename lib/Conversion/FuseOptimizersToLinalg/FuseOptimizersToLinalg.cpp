@@ -19,6 +19,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace fuse {
 #define GEN_PASS_DEF_CONVERTFUSEOPTIMIZERSTOLINALG
@@ -531,6 +532,158 @@ SmallVector<Value> emitUnfusedLamb(OpBuilder &b, Location loc,
   return regroup(perParam, 2);
 }
 
+//===----------------------------------------------------------------------===//
+// Learning-rate schedules and gradient clipping
+//===----------------------------------------------------------------------===//
+
+/// `lr * factor(step)` in f64, rounded to f32 once (#fuse.lr_schedule).
+Value lowerLrSchedule(OpBuilder &b, LrScheduleOp op) {
+  Location loc = op.getLoc();
+  LrScheduleAttr schedule = op.getSchedule();
+  // In order: arguments' evaluation order is unspecified.
+  Value rate = tensor::ExtractOp::create(b, loc, op.getLr(), ValueRange{});
+  Value counter = tensor::ExtractOp::create(b, loc, op.getStep(), ValueRange{});
+  CallScalars s(b, loc, rate, counter);
+  auto i64 = [&](int64_t v) {
+    return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
+  };
+  auto toF64 = [&](Value v) {
+    return arith::SIToFPOp::create(b, loc, b.getF64Type(), v);
+  };
+  int64_t warmup = schedule.getWarmup();
+  int64_t decaySteps = schedule.getDecaySteps();
+  double gamma = schedule.getGamma().convertToDouble();
+  double min = schedule.getMin().convertToDouble();
+  // Steps since the warmup (clamped at 0: inside it the decay is unused).
+  Value since = arith::MaxSIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, s.step, i64(warmup)), i64(0));
+  // min(since, D) / D, the share of the decay done.
+  auto progress = [&] {
+    return s.div(toF64(arith::MinSIOp::create(b, loc, since, i64(decaySteps))),
+                 s.constant(double(decaySteps)));
+  };
+  Value factor;
+  switch (schedule.getKind()) {
+  case ScheduleKind::constant:
+    factor = s.constant(1.0);
+    break;
+  case ScheduleKind::step:
+    factor = math::PowFOp::create(
+        b, loc, s.constant(gamma),
+        toF64(arith::DivSIOp::create(b, loc, since, i64(decaySteps))));
+    break;
+  case ScheduleKind::exponential:
+    factor = math::PowFOp::create(
+        b, loc, s.constant(gamma),
+        s.div(toF64(since), s.constant(double(decaySteps))));
+    break;
+  case ScheduleKind::cosine: {
+    Value cosine = math::CosOp::create(
+        b, loc, s.mul(s.constant(llvm::numbers::pi), progress()));
+    Value half = s.mul(s.constant(0.5), s.add(s.constant(1.0), cosine));
+    factor = s.add(s.constant(min), s.mul(s.constant(1.0 - min), half));
+    break;
+  }
+  case ScheduleKind::linear:
+    factor = s.sub(s.constant(1.0), s.mul(s.constant(1.0 - min), progress()));
+    break;
+  }
+  if (warmup > 0) {
+    Value warming = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                          s.step, i64(warmup));
+    factor = s.select(warming, s.div(toF64(s.step), s.constant(double(warmup))),
+                      factor);
+  }
+  Value lr = convertFloat(b, loc, s.mul(s.lr, factor), b.getF32Type());
+  return tensor::FromElementsOp::create(b, loc, op.getType(), lr);
+}
+
+/// fuse.clip_gradients: the squares of each gradient summed (one reduction
+/// per gradient, in f32 or wider), the sums added and the scale computed in
+/// f64, then each gradient scaled and clamped in one element-wise pass.
+SmallVector<Value> lowerClipGradients(OpBuilder &b, ClipGradientsOp op) {
+  Location loc = op.getLoc();
+  ValueRange grads = op.getGrads();
+  Value scale;
+  if (std::optional<APFloat> clipNorm = op.getClipNorm()) {
+    ScalarArith s(b, loc, b.getF64Type());
+    Value sum = s.constant(0.0);
+    for (Value g : grads) {
+      auto type = cast<RankedTensorType>(g.getType());
+      Type element = type.getElementType();
+      Type accumulator =
+          element.getIntOrFloatBitWidth() < 32 ? b.getF32Type() : element;
+      auto scalarType = RankedTensorType::get({}, accumulator);
+      Value init =
+          linalg::FillOp::create(b, loc,
+                                 ValueRange{arith::ConstantOp::create(
+                                     b, loc, b.getFloatAttr(accumulator, 0.0))},
+                                 ValueRange{tensor::EmptyOp::create(
+                                     b, loc, scalarType, ValueRange{})})
+              .getResult(0);
+      unsigned rank = type.getRank();
+      auto reduction = linalg::GenericOp::create(
+          b, loc, TypeRange{scalarType}, ValueRange{g}, ValueRange{init},
+          SmallVector<AffineMap>{b.getMultiDimIdentityMap(rank),
+                                 AffineMap::get(rank, 0, b.getContext())},
+          SmallVector<utils::IteratorType>(rank,
+                                           utils::IteratorType::reduction),
+          [&](OpBuilder &nb, Location nl, ValueRange args) {
+            Value x = convertFloat(nb, nl, args[0], accumulator);
+            linalg::YieldOp::create(
+                nb, nl,
+                ValueRange{arith::AddFOp::create(
+                    nb, nl, args[1], arith::MulFOp::create(nb, nl, x, x))});
+          });
+      sum = s.add(
+          sum, convertFloat(b, loc,
+                            tensor::ExtractOp::create(
+                                b, loc, reduction.getResult(0), ValueRange{}),
+                            b.getF64Type()));
+    }
+    // As clip_grad_norm_: min(1, max_norm / (norm + 1e-6)), NaN kept.
+    Value norm = s.sqrt(sum);
+    Value ratio = s.div(s.constant(clipNorm->convertToDouble()),
+                        s.add(norm, s.constant(1e-6)));
+    scale = arith::MinimumFOp::create(b, loc, s.constant(1.0), ratio);
+  }
+  std::optional<double> bound;
+  if (std::optional<APFloat> clipValue = op.getClipValue())
+    bound = clipValue->convertToDouble();
+
+  SmallVector<Value> results;
+  for (Value g : grads) {
+    auto type = cast<RankedTensorType>(g.getType());
+    Type element = type.getElementType();
+    Value elementScale;
+    if (scale)
+      elementScale = convertFloat(b, loc, scale, element);
+    Value init = tensor::EmptyOp::create(b, loc, type.getShape(), element);
+    unsigned rank = type.getRank();
+    auto clipped = linalg::GenericOp::create(
+        b, loc, TypeRange{type}, ValueRange{g}, ValueRange{init},
+        SmallVector<AffineMap>(2, b.getMultiDimIdentityMap(rank)),
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+        [&](OpBuilder &nb, Location nl, ValueRange args) {
+          Value x = args[0];
+          if (elementScale)
+            x = arith::MulFOp::create(nb, nl, x, elementScale);
+          if (bound) {
+            auto c = [&](double v) {
+              return arith::ConstantOp::create(nb, nl,
+                                               nb.getFloatAttr(element, v));
+            };
+            x = arith::MinimumFOp::create(
+                nb, nl, arith::MaximumFOp::create(nb, nl, x, c(-*bound)),
+                c(*bound));
+          }
+          linalg::YieldOp::create(nb, nl, x);
+        });
+    results.push_back(clipped.getResult(0));
+  }
+  return results;
+}
+
 struct ConvertFuseOptimizersToLinalgPass
     : fuse::impl::ConvertFuseOptimizersToLinalgBase<
           ConvertFuseOptimizersToLinalgPass> {
@@ -542,6 +695,21 @@ struct ConvertFuseOptimizersToLinalgPass
   }
 
   void runOnOperation() override {
+    // The schedules and clipping first: the optimizers read their results.
+    SmallVector<Operation *> scheduling;
+    getOperation().walk([&](Operation *op) {
+      if (isa<LrScheduleOp, ClipGradientsOp>(op))
+        scheduling.push_back(op);
+    });
+    for (Operation *op : scheduling) {
+      OpBuilder b(op);
+      if (auto schedule = dyn_cast<LrScheduleOp>(op))
+        op->replaceAllUsesWith(ValueRange{lowerLrSchedule(b, schedule)});
+      else
+        op->replaceAllUsesWith(
+            lowerClipGradients(b, cast<ClipGradientsOp>(op)));
+      op->erase();
+    }
     SmallVector<Operation *> optimizers;
     getOperation().walk(
         [&](OptimizerOpInterface op) { optimizers.push_back(op); });

@@ -203,3 +203,81 @@ func.func @lamb(%lr: tensor<f32>, %step: tensor<i64>, %p0: tensor<4x3xf32>, %p1:
   %r:6 = fuse.lamb %lr, %step params(%p0, %p1 : tensor<4x3xf32>, tensor<4x3xf32>) grads(%g0, %g1 : tensor<4x3xf32>, tensor<4x3xf32>) states(%m0, %m1, %v0, %v1 : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>) {weight_decay = 0.01 : f64} -> tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>
   return %r#0, %r#1, %r#2, %r#3, %r#4, %r#5 : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>
 }
+
+// -----
+
+// A cosine schedule with warmup: scalar f64 arithmetic on the step counter,
+// rounded to f32 once, the rate a 0-d tensor again for the optimizer.
+// CHECK-LABEL: func.func @cosine_schedule
+// CHECK: %[[LR:.*]] = tensor.extract %{{.*}}[] : tensor<f32>
+// CHECK: %[[STEP:.*]] = tensor.extract %{{.*}}[] : tensor<i64>
+// CHECK: %[[LR64:.*]] = arith.extf %[[LR]] : f32 to f64
+// CHECK: %[[SINCE:.*]] = arith.subi %[[STEP]], %{{.*}} : i64
+// CHECK: arith.maxsi %[[SINCE]]
+// CHECK: arith.minsi
+// CHECK: math.cos %{{.*}} : f64
+// CHECK: %[[WARM:.*]] = arith.cmpi slt, %[[STEP]]
+// CHECK: %[[FACTOR:.*]] = arith.select %[[WARM]]
+// CHECK: %[[SCALED:.*]] = arith.mulf %[[LR64]], %[[FACTOR]] : f64
+// CHECK: %[[R:.*]] = arith.truncf %[[SCALED]] : f64 to f32
+// CHECK: tensor.from_elements %[[R]] : tensor<f32>
+// CHECK-NOT: fuse.lr_schedule
+func.func @cosine_schedule(%lr: tensor<f32>, %s: tensor<i64>) -> tensor<f32> {
+  %0 = fuse.lr_schedule %lr, %s {schedule = #fuse.lr_schedule<cosine, warmup = 10, decay_steps = 100, min = 0.1>}
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// Step decay: gamma^(since / D) with an integer quotient; no warmup, no select.
+// CHECK-LABEL: func.func @step_schedule
+// CHECK: %[[Q:.*]] = arith.divsi %{{.*}}, %{{.*}} : i64
+// CHECK: %[[QF:.*]] = arith.sitofp %[[Q]] : i64 to f64
+// CHECK: math.powf %{{.*}}, %[[QF]] : f64
+// CHECK-NOT: arith.select
+// CHECK: tensor.from_elements
+func.func @step_schedule(%lr: tensor<f32>, %s: tensor<i64>) -> tensor<f32> {
+  %0 = fuse.lr_schedule %lr, %s {schedule = #fuse.lr_schedule<step, decay_steps = 30, gamma = 0.5>}
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// Clipping by global norm and value: one sum of squares per gradient, their
+// f64 sum, min(1, c / (norm + 1e-6)), then one element-wise pass per
+// gradient scaling and clamping it.
+// CHECK-LABEL: func.func @clip
+// CHECK-SAME: (%[[G:.*]]: tensor<4xf32>, %[[H:.*]]: tensor<2x3xf32>)
+// CHECK: %[[SG:.*]] = linalg.generic {{.*}}iterator_types = ["reduction"]{{.*}} ins(%[[G]] : tensor<4xf32>)
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: %[[SH:.*]] = linalg.generic {{.*}}iterator_types = ["reduction", "reduction"]{{.*}} ins(%[[H]] : tensor<2x3xf32>)
+// CHECK: %[[NORM:.*]] = math.sqrt %{{.*}} : f64
+// CHECK: %[[D:.*]] = arith.addf %[[NORM]], %{{.*}} : f64
+// CHECK: %[[RATIO:.*]] = arith.divf %{{.*}}, %[[D]] : f64
+// CHECK: %[[SCALE:.*]] = arith.minimumf %{{.*}}, %[[RATIO]] : f64
+// CHECK: %[[S32:.*]] = arith.truncf %[[SCALE]] : f64 to f32
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel"]{{.*}} ins(%[[G]] : tensor<4xf32>)
+// CHECK: arith.mulf %{{.*}}, %[[S32]] : f32
+// CHECK: arith.maximumf
+// CHECK: arith.minimumf
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]{{.*}} ins(%[[H]] : tensor<2x3xf32>)
+// CHECK-NOT: fuse.clip_gradients
+func.func @clip(%g: tensor<4xf32>, %h: tensor<2x3xf32>) -> (tensor<4xf32>, tensor<2x3xf32>) {
+  %0:2 = fuse.clip_gradients %g, %h {clip_norm = 1.0 : f64, clip_value = 0.5 : f64} : tensor<4xf32>, tensor<2x3xf32>
+  return %0#0, %0#1 : tensor<4xf32>, tensor<2x3xf32>
+}
+
+// -----
+
+// By value only: no reduction.
+// CHECK-LABEL: func.func @clip_value
+// CHECK-NOT: "reduction"
+// CHECK: linalg.generic
+// CHECK-NOT: arith.mulf
+// CHECK: arith.maximumf
+// CHECK: arith.minimumf
+func.func @clip_value(%g: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = fuse.clip_gradients %g {clip_value = 0.5 : f64} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

@@ -1214,3 +1214,103 @@ func.func @f() {
   %0 = fuse.iota {axis = 0 : i64} : tensor<200xi8>
   return
 }
+
+// -----
+
+func.func @loss(%w: tensor<4xf32>, %x: tensor<4xf32>) -> tensor<f32> {
+  %l = fuse.mse_loss %w, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+// expected-error @below {{invalid #fuse.lr_schedule: warmup must be at least 0, got -5}}
+fuse.train_step @t {loss = @loss, params = array<i64: 0>, optimizer = "sgd", lr_schedule = #fuse.lr_schedule<cosine, warmup = -5, decay_steps = 100>}
+
+// -----
+
+// expected-error @below {{invalid #fuse.lr_schedule: 'cosine' needs decay_steps of at least 1, got 0}}
+func.func @f() attributes {s = #fuse.lr_schedule<cosine>} {
+  return
+}
+
+// -----
+
+// expected-error @below {{invalid #fuse.lr_schedule: 'constant' takes no decay_steps}}
+func.func @f() attributes {s = #fuse.lr_schedule<constant, decay_steps = 10>} {
+  return
+}
+
+// -----
+
+// expected-error @below {{invalid #fuse.lr_schedule: gamma must be a finite number above 0}}
+func.func @f() attributes {s = #fuse.lr_schedule<step, decay_steps = 10, gamma = 0.0>} {
+  return
+}
+
+// -----
+
+// expected-error @below {{invalid #fuse.lr_schedule: min must be in [0, 1]}}
+func.func @f() attributes {s = #fuse.lr_schedule<linear, decay_steps = 10, min = 1.5>} {
+  return
+}
+
+// -----
+
+// expected-error @below {{'cosine' takes no parameter 'gamma'}}
+func.func @f() attributes {s = #fuse.lr_schedule<cosine, decay_steps = 10, gamma = 0.5>} {
+  return
+}
+
+// -----
+
+// expected-error @below {{'warmup' appears more than once}}
+func.func @f() attributes {s = #fuse.lr_schedule<constant, warmup = 1, warmup = 2>} {
+  return
+}
+
+// -----
+
+// expected-error @below {{unknown learning-rate schedule 'onecycle', expected constant, step, exponential, cosine or linear}}
+func.func @f() attributes {s = #fuse.lr_schedule<onecycle>} {
+  return
+}
+
+// -----
+
+func.func @loss(%w: tensor<4xf32>, %x: tensor<4xf32>) -> tensor<f32> {
+  %l = fuse.mse_loss %w, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+// expected-error @below {{'fuse.train_step' op clip_norm must be a finite number above 0, got 0}}
+fuse.train_step @t {loss = @loss, params = array<i64: 0>, optimizer = "sgd", clip_norm = 0.0 : f64}
+
+// -----
+
+func.func @loss(%w: tensor<4xf32>, %x: tensor<4xf32>) -> tensor<f32> {
+  %l = fuse.mse_loss %w, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+// expected-error @below {{'fuse.train_step' op clip_value must be a finite number above 0, got -1}}
+fuse.train_step @t {loss = @loss, params = array<i64: 0>, optimizer = "sgd", clip_value = -1.0 : f64}
+
+// -----
+
+func.func @f(%g: tensor<4xf32>) {
+  // expected-error @below {{'fuse.clip_gradients' op clips nothing: needs clip_norm or clip_value}}
+  %0 = fuse.clip_gradients %g : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: tensor<4xf32>) {
+  // expected-error @below {{'fuse.clip_gradients' op clip_norm must be a finite number above 0, got inf}}
+  %0 = fuse.clip_gradients %g {clip_norm = 0x7FF0000000000000 : f64} : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%lr: tensor<f32>, %s: tensor<i64>) {
+  // expected-error @below {{'fuse.lr_schedule' op requires attribute 'schedule'}}
+  %0 = fuse.lr_schedule %lr, %s
+  return
+}

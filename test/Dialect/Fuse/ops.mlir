@@ -186,6 +186,26 @@ func.func @optimizers(%lr: tensor<f32>, %s: tensor<i64>, %p: tensor<4xf32>, %q: 
   return
 }
 
+// Schedules round-trip; step's default gamma 0.1 is printed, min 0 is not.
+// CHECK-LABEL: func @schedules
+func.func @schedules(%lr: tensor<f32>, %s: tensor<i64>, %g: tensor<4xf32>, %h: tensor<2x3xf32>) {
+  // CHECK: fuse.lr_schedule %{{.*}}, %{{.*}} {schedule = #fuse.lr_schedule<constant>}
+  %0 = fuse.lr_schedule %lr, %s {schedule = #fuse.lr_schedule<constant>}
+  // CHECK: fuse.lr_schedule %{{.*}}, %{{.*}} {schedule = #fuse.lr_schedule<constant, warmup = 10>}
+  %1 = fuse.lr_schedule %lr, %s {schedule = #fuse.lr_schedule<constant, warmup = 10>}
+  // CHECK: fuse.lr_schedule %{{.*}}, %{{.*}} {schedule = #fuse.lr_schedule<step, decay_steps = 30, gamma = 1.000000e-01>}
+  %2 = fuse.lr_schedule %lr, %s {schedule = #fuse.lr_schedule<step, decay_steps = 30>}
+  // CHECK: fuse.lr_schedule %{{.*}}, %{{.*}} {schedule = #fuse.lr_schedule<exponential, warmup = 3, decay_steps = 100, gamma = 5.000000e-01>}
+  %3 = fuse.lr_schedule %lr, %s {schedule = #fuse.lr_schedule<exponential, decay_steps = 100, gamma = 0.5, warmup = 3>}
+  // CHECK: fuse.lr_schedule %{{.*}}, %{{.*}} {schedule = #fuse.lr_schedule<cosine, warmup = 100, decay_steps = 1000, min = 1.000000e-01>}
+  %4 = fuse.lr_schedule %lr, %s {schedule = #fuse.lr_schedule<cosine, warmup = 100, decay_steps = 1000, min = 0.1>}
+  // CHECK: fuse.lr_schedule %{{.*}}, %{{.*}} {schedule = #fuse.lr_schedule<linear, decay_steps = 50>}
+  %5 = fuse.lr_schedule %lr, %s {schedule = #fuse.lr_schedule<linear, decay_steps = 50, min = 0.0>}
+  // CHECK: fuse.clip_gradients %{{.*}}, %{{.*}} {clip_norm = 1.000000e+00 : f64, clip_value = 5.000000e-01 : f64} : tensor<4xf32>, tensor<2x3xf32>
+  %6:2 = fuse.clip_gradients %g, %h {clip_norm = 1.0 : f64, clip_value = 0.5 : f64} : tensor<4xf32>, tensor<2x3xf32>
+  return
+}
+
 // Every initializer kind; uniform and normal print their default 0.05.
 // CHECK-LABEL: func @initializers
 // CHECK-SAME: {fuse.init = #fuse.init<zeros>}
