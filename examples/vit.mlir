@@ -1,8 +1,8 @@
 // A small vision transformer for 28x28 images (Fashion-MNIST): the same
 // blocks as examples/gpt.mlir, on images.
 //   4x4 patches (49 of 16 pixels) -> linear 64 + learned position
-//   embedding -> 2 pre-LN blocks of multi-head attention (4 heads of 16,
-//   not causal) and a GELU MLP 64 -> 128 -> 64 -> layer norm -> mean over
+//   embedding -> 2 pre-LN blocks of multi-head attention (fuse.attention, 4 heads
+//   of 16, not causal) and a GELU MLP 64 -> 128 -> 64 -> layer norm -> mean over
 //   the patches -> dense 10 -> softmax cross-entropy with integer labels.
 // 71946 parameters. @train is one AdamW step (weight decay 0.05, none on
 // biases and layer norms); `fusec train examples/vit.mlir --epochs 5`
@@ -49,7 +49,6 @@ func.func @loss(
   %eb = fuse.add %e, %bp : (tensor<?x64xf32>, tensor<64xf32>) -> tensor<?x64xf32>
   %e3 = fuse.reshape %eb : (tensor<?x64xf32>) -> tensor<?x49x64xf32>
   %h0 = fuse.add %e3, %pos : (tensor<?x49x64xf32>, tensor<49x64xf32>) -> tensor<?x49x64xf32>
-  %scale = fuse.constant dense<2.500000000e-01> : tensor<f32>
   // Block 0: attention.
   %ln1_0 = fuse.layer_norm %h0, %ln1_g0, %ln1_b0 : (tensor<?x49x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<?x49x64xf32>
   %a0 = fuse.reshape %ln1_0 : (tensor<?x49x64xf32>) -> tensor<?x64xf32>
@@ -59,20 +58,13 @@ func.func @loss(
   %qs0 = fuse.slice %qkv3_0 {offsets = array<i64: 0, 0, 0>} : (tensor<?x49x192xf32>) -> tensor<?x49x64xf32>
   %qh04 = fuse.reshape %qs0 : (tensor<?x49x64xf32>) -> tensor<?x49x4x16xf32>
   %qh0t = fuse.transpose %qh04 {permutation = array<i64: 0, 2, 1, 3>} : (tensor<?x49x4x16xf32>) -> tensor<?x4x49x16xf32>
-  %qh0 = fuse.reshape %qh0t : (tensor<?x4x49x16xf32>) -> tensor<?x49x16xf32>
   %ks0 = fuse.slice %qkv3_0 {offsets = array<i64: 0, 0, 64>} : (tensor<?x49x192xf32>) -> tensor<?x49x64xf32>
   %kh04 = fuse.reshape %ks0 : (tensor<?x49x64xf32>) -> tensor<?x49x4x16xf32>
   %kh0t = fuse.transpose %kh04 {permutation = array<i64: 0, 2, 1, 3>} : (tensor<?x49x4x16xf32>) -> tensor<?x4x49x16xf32>
-  %kh0 = fuse.reshape %kh0t : (tensor<?x4x49x16xf32>) -> tensor<?x49x16xf32>
   %vs0 = fuse.slice %qkv3_0 {offsets = array<i64: 0, 0, 128>} : (tensor<?x49x192xf32>) -> tensor<?x49x64xf32>
   %vh04 = fuse.reshape %vs0 : (tensor<?x49x64xf32>) -> tensor<?x49x4x16xf32>
   %vh0t = fuse.transpose %vh04 {permutation = array<i64: 0, 2, 1, 3>} : (tensor<?x49x4x16xf32>) -> tensor<?x4x49x16xf32>
-  %vh0 = fuse.reshape %vh0t : (tensor<?x4x49x16xf32>) -> tensor<?x49x16xf32>
-  %sc0 = fuse.batch_matmul %qh0, %kh0 {transpose_rhs} : (tensor<?x49x16xf32>, tensor<?x49x16xf32>) -> tensor<?x49x49xf32>
-  %scs0 = fuse.mul %sc0, %scale : (tensor<?x49x49xf32>, tensor<f32>) -> tensor<?x49x49xf32>
-  %pr0 = fuse.softmax %scs0 : tensor<?x49x49xf32>
-  %att0 = fuse.batch_matmul %pr0, %vh0 : (tensor<?x49x49xf32>, tensor<?x49x16xf32>) -> tensor<?x49x16xf32>
-  %att4_0 = fuse.reshape %att0 : (tensor<?x49x16xf32>) -> tensor<?x4x49x16xf32>
+  %att4_0 = fuse.attention %qh0t, %kh0t, %vh0t : (tensor<?x4x49x16xf32>, tensor<?x4x49x16xf32>, tensor<?x4x49x16xf32>) -> tensor<?x4x49x16xf32>
   %attt0 = fuse.transpose %att4_0 {permutation = array<i64: 0, 2, 1, 3>} : (tensor<?x4x49x16xf32>) -> tensor<?x49x4x16xf32>
   %attf0 = fuse.reshape %attt0 : (tensor<?x49x4x16xf32>) -> tensor<?x64xf32>
   %o0 = fuse.matmul %attf0, %wo0 : (tensor<?x64xf32>, tensor<64x64xf32>) -> tensor<?x64xf32>
@@ -98,20 +90,13 @@ func.func @loss(
   %qs1 = fuse.slice %qkv3_1 {offsets = array<i64: 0, 0, 0>} : (tensor<?x49x192xf32>) -> tensor<?x49x64xf32>
   %qh14 = fuse.reshape %qs1 : (tensor<?x49x64xf32>) -> tensor<?x49x4x16xf32>
   %qh1t = fuse.transpose %qh14 {permutation = array<i64: 0, 2, 1, 3>} : (tensor<?x49x4x16xf32>) -> tensor<?x4x49x16xf32>
-  %qh1 = fuse.reshape %qh1t : (tensor<?x4x49x16xf32>) -> tensor<?x49x16xf32>
   %ks1 = fuse.slice %qkv3_1 {offsets = array<i64: 0, 0, 64>} : (tensor<?x49x192xf32>) -> tensor<?x49x64xf32>
   %kh14 = fuse.reshape %ks1 : (tensor<?x49x64xf32>) -> tensor<?x49x4x16xf32>
   %kh1t = fuse.transpose %kh14 {permutation = array<i64: 0, 2, 1, 3>} : (tensor<?x49x4x16xf32>) -> tensor<?x4x49x16xf32>
-  %kh1 = fuse.reshape %kh1t : (tensor<?x4x49x16xf32>) -> tensor<?x49x16xf32>
   %vs1 = fuse.slice %qkv3_1 {offsets = array<i64: 0, 0, 128>} : (tensor<?x49x192xf32>) -> tensor<?x49x64xf32>
   %vh14 = fuse.reshape %vs1 : (tensor<?x49x64xf32>) -> tensor<?x49x4x16xf32>
   %vh1t = fuse.transpose %vh14 {permutation = array<i64: 0, 2, 1, 3>} : (tensor<?x49x4x16xf32>) -> tensor<?x4x49x16xf32>
-  %vh1 = fuse.reshape %vh1t : (tensor<?x4x49x16xf32>) -> tensor<?x49x16xf32>
-  %sc1 = fuse.batch_matmul %qh1, %kh1 {transpose_rhs} : (tensor<?x49x16xf32>, tensor<?x49x16xf32>) -> tensor<?x49x49xf32>
-  %scs1 = fuse.mul %sc1, %scale : (tensor<?x49x49xf32>, tensor<f32>) -> tensor<?x49x49xf32>
-  %pr1 = fuse.softmax %scs1 : tensor<?x49x49xf32>
-  %att1 = fuse.batch_matmul %pr1, %vh1 : (tensor<?x49x49xf32>, tensor<?x49x16xf32>) -> tensor<?x49x16xf32>
-  %att4_1 = fuse.reshape %att1 : (tensor<?x49x16xf32>) -> tensor<?x4x49x16xf32>
+  %att4_1 = fuse.attention %qh1t, %kh1t, %vh1t : (tensor<?x4x49x16xf32>, tensor<?x4x49x16xf32>, tensor<?x4x49x16xf32>) -> tensor<?x4x49x16xf32>
   %attt1 = fuse.transpose %att4_1 {permutation = array<i64: 0, 2, 1, 3>} : (tensor<?x4x49x16xf32>) -> tensor<?x49x4x16xf32>
   %attf1 = fuse.reshape %attt1 : (tensor<?x49x4x16xf32>) -> tensor<?x64xf32>
   %o1 = fuse.matmul %attf1, %wo1 : (tensor<?x64xf32>, tensor<64x64xf32>) -> tensor<?x64xf32>
