@@ -34,6 +34,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/IntrinsicsX86.h"
 #include "llvm/IR/Module.h"
@@ -322,6 +323,16 @@ llvm::Error exportModel() {
       return target.takeError();
     options.target = std::move(*target);
   }
+  // Code for any executable or shared library: position-independent, the
+  // small code model (the JIT's large one needs text relocations in a PIE).
+  llvm::Expected<llvm::orc::JITTargetMachineBuilder> machine =
+      fuse::targetMachineBuilder(options.target ? *options.target
+                                                : fuse::hostTarget());
+  if (!machine)
+    return machine.takeError();
+  machine->setRelocationModel(llvm::Reloc::PIC_);
+  machine->setCodeModel(llvm::CodeModel::Small);
+  options.machine = &*machine;
   llvm::Expected<fuse::CompileResult> result =
       fuse::lowerSpecialized(*module, impl, options);
   if (!result) {
