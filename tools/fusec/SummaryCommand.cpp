@@ -3,9 +3,9 @@
 // `fusec summary MODEL.mlir` lists what Keras' `model.summary()` does for a
 // model's `fuse.train_step`: each parameter's name, shape, count and
 // initializer, and the total; and the floating-point operations of one
-// example: the multiply-adds (2 FLOPs each) of the matmuls, batch matmuls
-// and convolutions of the forward pass (`@<step>_eval`, dropout off) and of
-// the training step (`@<step>`, the differentiated function: forward and
+// example: the multiply-adds (2 FLOPs each) of the matmuls, batch matmuls,
+// convolutions and attentions of the forward pass (`@<step>_eval`, dropout off)
+// and of the training step (`@<step>`, the differentiated function: forward and
 // backward, simplified as compiled: the gradients actually computed, not an
 // estimate of 3x the forward; a first layer's input gradient is not
 // computed). Element-wise ops, reductions and the optimizer's update are
@@ -69,6 +69,17 @@ int64_t elements(ArrayRef<int64_t> shape) {
   return n;
 }
 
+/// The leading (batch and head) elements, T, S, D and Dv of an attention's
+/// query [..., T, D], key [..., S, D] and value [..., S, Dv].
+std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>
+attentionDims(Value query, Value key, Value value) {
+  auto q = cast<RankedTensorType>(query.getType()).getShape();
+  auto k = cast<RankedTensorType>(key.getType()).getShape();
+  auto v = cast<RankedTensorType>(value.getType()).getShape();
+  return {elements(q.drop_back(2)), q[q.size() - 2], k[k.size() - 2], q.back(),
+          v.back()};
+}
+
 /// The multiply-adds of `func`'s contractions (static shapes).
 int64_t multiplyAdds(func::FuncOp func) {
   int64_t total = 0;
@@ -95,6 +106,18 @@ int64_t multiplyAdds(func::FuncOp func) {
     } else if (auto grad = dyn_cast<fuse::Conv2DFilterGradOp>(op)) {
       ArrayRef<int64_t> filter = shape(grad.getFilter());
       total += elements(shape(grad.getGrad())) * elements(filter.drop_back());
+    } else if (auto attention = dyn_cast<fuse::AttentionOp>(op)) {
+      // Scores Q K^T and their product with V, every block (a causal mask
+      // skips about half; counted dense, as the scores' matmuls would be).
+      auto [lead, t, s, d, dv] = attentionDims(
+          attention.getQuery(), attention.getKey(), attention.getValue());
+      total += lead * t * s * (d + dv);
+    } else if (auto grad = dyn_cast<fuse::AttentionGradOp>(op)) {
+      // The scores again, then the gradients of V, of the probabilities,
+      // of Q and of K.
+      auto [lead, t, s, d, dv] =
+          attentionDims(grad.getQuery(), grad.getKey(), grad.getValue());
+      total += lead * t * s * (3 * d + 2 * dv);
     }
   });
   return total;
@@ -214,7 +237,8 @@ llvm::Error summarize() {
        << "\n";
   }
   os << "Total parameters: " << total << "\n";
-  os << "FLOPs per example (2 per multiply-add of matmuls and convolutions): "
+  os << "FLOPs per example (2 per multiply-add of matmuls, convolutions and "
+        "attentions): "
      << "forward " << 2 * *forward << ", training step " << 2 * *training
      << llvm::format(" (%.2fx the forward)",
                      *forward ? double(*training) / double(*forward) : 0.0)
