@@ -50,7 +50,11 @@ install(TARGETS ${FUSE_EXPORTED_LIBRARIES}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
-# The tools, defined before this file is included (tools/).
+# The tools, defined before this file is included (tools/). Installed, they
+# keep the run path of the LLVM/MLIR shared libraries they link (CMake
+# strips the build tree's).
+set_target_properties(fusec fuse-opt PROPERTIES
+  INSTALL_RPATH_USE_LINK_PATH TRUE)
 install(TARGETS fusec fuse-opt RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/fuse/
