@@ -12,6 +12,7 @@
 #   lib/libFuse*.a                   the libraries below
 #   lib/cmake/Fuse/                  FuseConfig.cmake, FuseConfigVersion.cmake,
 #                                    FuseTargets*.cmake (namespace Fuse::)
+#   bin/fusec, bin/fuse-opt          the tools
 
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
@@ -48,6 +49,13 @@ install(TARGETS ${FUSE_EXPORTED_LIBRARIES}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+
+# The tools, defined before this file is included (tools/). Installed, they
+# keep the run path of the LLVM/MLIR shared libraries they link (CMake
+# strips the build tree's).
+set_target_properties(fusec fuse-opt PROPERTIES
+  INSTALL_RPATH_USE_LINK_PATH TRUE)
+install(TARGETS fusec fuse-opt RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/fuse/
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/fuse

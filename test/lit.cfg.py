@@ -14,6 +14,9 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.fuse_obj_root, "test")
 
 config.substitutions.append(("%examples", os.path.join(config.fuse_src_root, "examples")))
+# LLVM's libraries (libomp, which exported objects call), for C programs.
+config.substitutions.append(
+    ("%llvm_libdir", os.path.join(os.path.dirname(config.llvm_tools_dir), "lib")))
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

@@ -33,6 +33,9 @@ file(REMOVE_RECURSE "${PREFIX}" "${BINARY_DIR}")
 
 run_step("install Fuse"
   "${CMAKE_COMMAND}" --install "${FUSE_BUILD_DIR}" --prefix "${PREFIX}")
+# The tools are installed too, and run from the prefix.
+run_step("run the installed fusec" "${PREFIX}/bin/fusec" --version)
+run_step("run the installed fuse-opt" "${PREFIX}/bin/fuse-opt" --version)
 
 set(configure_args -G Ninja -S "${SOURCE_DIR}" -B "${BINARY_DIR}"
   "-DCMAKE_PREFIX_PATH=${PREFIX}")

@@ -110,8 +110,9 @@ constexpr llvm::StringLiteral kStepsSuffix = "_steps";
 constexpr llvm::StringLiteral kEvalSuffix = "_eval";
 
 /// `@<step>_predict`, the logits of the loss's cross-entropy from the
-/// parameters and inputs (no labels, dropout off). Produced by
-/// fuse-derive-predict; consumed by fusec sample.
+/// parameters and inputs (no labels, dropout off), then their softmax (the
+/// class probabilities). Produced by fuse-derive-predict; consumed by fusec
+/// sample (the logits), fuse::predict and fusec export.
 constexpr llvm::StringLiteral kPredictSuffix = "_predict";
 
 /// The name of the K-step function wrapping `step`.

@@ -1,6 +1,7 @@
 //===- Fit.cpp - Training a model on a data source ------------------------===//
 
 #include "fuse/Fit.h"
+#include "Evaluator.h"
 #include "fuse/ABI.h"
 #include "fuse/Checkpoint.h"
 #include "fuse/Data/Batches.h"
@@ -23,6 +24,7 @@
 using namespace fuse;
 using llvm::Error;
 using llvm::Expected;
+using namespace fuse::detail;
 
 namespace {
 
@@ -57,116 +59,6 @@ std::string shortHex(llvm::StringRef hex) {
 double secondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
       .count();
-}
-
-/// Where a function takes the inputs and labels of a batch, and the shapes
-/// it wants an example's in.
-struct BatchLayout {
-  unsigned inputs = 0, labels = 0; ///< positions among its batch inputs
-  std::vector<int64_t> inputShape, labelShape;
-};
-
-/// Matches `batchArgs` (a step's or an evaluation's batch inputs, whose
-/// leading `lead` dims are steps and examples) to the data source.
-Expected<BatchLayout> matchData(llvm::StringRef function,
-                                llvm::ArrayRef<ArgumentInfo> batchArgs,
-                                size_t lead, const data::DataSource &data,
-                                int64_t batchSize) {
-  std::string inputs;
-  for (const ArgumentInfo &arg : batchArgs)
-    inputs += (inputs.empty() ? "" : ", ") + arg.name + ": " + arg.typeString();
-  auto mismatch = [&](const llvm::Twine &why) {
-    return llvm::createStringError("the model does not fit the data: '" +
-                                   function + "' takes the batch (" + inputs +
-                                   "); " + why);
-  };
-  if (batchArgs.size() != 2)
-    return mismatch("it needs two: inputs and labels");
-  BatchLayout layout;
-  layout.labels = labelsArgument(batchArgs[0], batchArgs[1]);
-  layout.inputs = 1 - layout.labels;
-
-  // The model's argument takes an example of `spec` in any static shape
-  // with as many elements.
-  auto match = [&](const ArgumentInfo &arg, const data::TensorSpec &spec,
-                   bool isInput, std::vector<int64_t> &shape) -> Error {
-    if (arg.dtype != spec.dtype)
-      return mismatch(llvm::Twine("the ") + (isInput ? "inputs" : "labels") +
-                      " are " + dtypeName(spec.dtype) + ", '" + arg.name +
-                      "' is " + dtypeName(arg.dtype));
-    if (arg.shape.size() < lead)
-      return mismatch("'" + arg.name + "' has no batch dim");
-    llvm::ArrayRef<int64_t> modelExample =
-        llvm::ArrayRef(arg.shape).drop_front(lead);
-    int64_t modelElements = 1;
-    for (int64_t d : modelExample) {
-      if (d < 0) {
-        modelElements = -1;
-        break;
-      }
-      modelElements *= d;
-    }
-    int64_t exampleElements = spec.numElements();
-    // Dynamic dims take the data's, where the ranks match and the static
-    // dims agree: `?x?xi32` tokens take windows of T tokens as T.
-    bool takesDataShape =
-        modelElements < 0 && modelExample.size() == spec.shape.size() &&
-        llvm::all_of(llvm::zip_equal(modelExample, spec.shape), [](auto dims) {
-          auto [model, data] = dims;
-          return model < 0 || model == data;
-        });
-    if (!takesDataShape && modelElements != exampleElements) {
-      std::string dataShape;
-      for (int64_t d : spec.shape)
-        dataShape += (dataShape.empty() ? "" : "x") + std::to_string(d);
-      return mismatch(
-          llvm::Twine(isInput ? "an example of the data is "
-                              : "an example's labels are ") +
-          (dataShape.empty() ? "a scalar" : dataShape) + " (" +
-          llvm::Twine(exampleElements) + " values), '" + arg.name + "' wants " +
-          (modelElements < 0 ? std::string("a dynamic shape")
-                             : std::to_string(modelElements) + " values"));
-    }
-    int64_t modelBatch = arg.shape[lead - 1];
-    if (modelBatch >= 0 && modelBatch != batchSize)
-      return mismatch("its batch dim is " + llvm::Twine(modelBatch) +
-                      ", the batch size " + llvm::Twine(batchSize));
-    if (takesDataShape)
-      shape.assign(spec.shape.begin(), spec.shape.end());
-    else
-      shape.assign(modelExample.begin(), modelExample.end());
-    return Error::success();
-  };
-  if (Error err = match(batchArgs[layout.inputs], data.input(),
-                        /*isInput=*/true, layout.inputShape))
-    return std::move(err);
-  if (Error err = match(batchArgs[layout.labels], data.label(),
-                        /*isInput=*/false, layout.labelShape))
-    return std::move(err);
-  return layout;
-}
-
-/// Checks the labels of the data source `what` against the class count of
-/// the model's labels argument `arg` (none: nothing to check).
-Error checkLabels(const data::DataSource &data, const ArgumentInfo &arg,
-                  llvm::StringRef what) {
-  if (arg.classes <= 0)
-    return Error::success();
-  // A source that bounds its labels within the model's classes (an IDX
-  // split checked on loading) needs no second scan.
-  if (std::optional<int64_t> bound = data.numClasses();
-      bound && *bound <= arg.classes)
-    return Error::success();
-  Expected<std::optional<BadLabel>> bad = data.findLabelOutside(arg.classes);
-  if (!bad)
-    return bad.takeError();
-  if (!*bad)
-    return Error::success();
-  return llvm::createStringError(
-      "the model does not fit the data: label #" + llvm::Twine((*bad)->index) +
-      " of the " + what + " set is " + llvm::Twine((*bad)->value) +
-      ", outside [0, " + llvm::Twine(arg.classes) + "): '" + arg.name +
-      "' feeds a cross-entropy over " + llvm::Twine(arg.classes) + " classes");
 }
 
 /// The first NaN or infinite element of the float tensor `t` (contiguous):
@@ -223,145 +115,6 @@ Error checkFinite(const Trainer &trainer, int64_t epoch, int64_t epochs) {
   }
   return Error::success();
 }
-
-/// A view of the contiguous `t` as `lead` dims then `example`.
-Tensor reshaped(const Tensor &t, llvm::ArrayRef<int64_t> lead,
-                llvm::ArrayRef<int64_t> example) {
-  llvm::SmallVector<int64_t, 6> shape(lead.begin(), lead.end());
-  shape.append(example.begin(), example.end());
-  return Tensor::view(t.data(), t.dtype(), shape);
-}
-
-/// A zeroed buffer of `count` examples of `spec`.
-Expected<Tensor> examples(const data::TensorSpec &spec, int64_t count,
-                          const llvm::Twine &what) {
-  llvm::SmallVector<int64_t, 6> shape = {count};
-  shape.append(spec.shape.begin(), spec.shape.end());
-  return Tensor::allocate(spec.dtype, shape, what, /*zeroed=*/true);
-}
-
-/// The model's `<step>_eval` (fuse-derive-eval) run over a data set.
-class Evaluator {
-public:
-  static Expected<std::optional<Evaluator>>
-  create(Engine &engine, const Trainer &trainer, const FitOptions &options,
-         const data::DataSource &test, llvm::StringRef what = "test") {
-    Expected<Function &> eval =
-        engine.lookup(abi::evalFunctionName(options.stepFunction));
-    if (!eval) {
-      // A hand-written step function has none: no evaluation.
-      llvm::consumeError(eval.takeError());
-      return std::nullopt;
-    }
-    Evaluator e(*eval);
-    std::vector<ArgumentInfo> batchArgs;
-    for (auto [i, arg] : llvm::enumerate(eval->arguments())) {
-      if (llvm::is_contained(trainer.stateNames(), arg.name)) {
-        e.stateArgs_.push_back({i, arg.name});
-        continue;
-      }
-      e.batchArgs_.push_back(i);
-      batchArgs.push_back(arg);
-    }
-    // Batches divide the test set where they can: one specialization.
-    int64_t n = test.size();
-    e.batch_ = std::min<int64_t>(std::max<int64_t>(options.evalBatchSize, 1),
-                                 std::max<int64_t>(n, 1));
-    for (int64_t b = e.batch_; b >= e.batch_ / 2 && b > 0; --b)
-      if (n % b == 0) {
-        e.batch_ = b;
-        break;
-      }
-    Expected<BatchLayout> layout =
-        matchData(eval->name(), batchArgs, 1, test, e.batch_);
-    if (!layout)
-      return layout.takeError();
-    if (Error err = checkLabels(test, batchArgs[layout->labels], what))
-      return std::move(err);
-    e.layout_ = std::move(*layout);
-    // A batch is gathered from the source into these, then evaluated.
-    Expected<Tensor> inputs =
-        examples(test.input(), e.batch_, "the evaluation batch's inputs");
-    if (!inputs)
-      return inputs.takeError();
-    Expected<Tensor> labels =
-        examples(test.label(), e.batch_, "the evaluation batch's labels");
-    if (!labels)
-      return labels.takeError();
-    e.inputs_ = std::move(*inputs);
-    e.labels_ = std::move(*labels);
-    e.indices_.resize(e.batch_);
-    e.labelsPerExample_ = test.label().numElements();
-    e.hasAccuracy_ = eval->results().size() >= 2;
-    return std::optional<Evaluator>(std::move(e));
-  }
-
-  /// The arguments of the specializations evaluation will use (only their
-  /// shapes matter), for Function::prepare.
-  std::vector<std::vector<Tensor>>
-  preparedArguments(const Trainer &trainer,
-                    const data::DataSource &test) const {
-    std::vector<std::vector<Tensor>> calls;
-    int64_t n = test.size();
-    for (int64_t b : {batch_, n % batch_})
-      if (b > 0)
-        calls.push_back(arguments(trainer, b));
-    return calls;
-  }
-  Function &function() const { return *eval_; }
-
-  /// The mean loss and the accuracy over `test`.
-  Expected<std::pair<double, std::optional<double>>>
-  run(const Trainer &trainer, const data::DataSource &test) {
-    double lossSum = 0, correct = 0;
-    int64_t n = test.size();
-    for (int64_t begin = 0; begin < n; begin += batch_) {
-      int64_t count = std::min(batch_, n - begin);
-      std::iota(indices_.begin(), indices_.begin() + count, begin);
-      if (Error err = test.gather(llvm::ArrayRef(indices_.data(), count),
-                                  inputs_.data(), labels_.data()))
-        return std::move(err);
-      Expected<std::vector<Tensor>> results =
-          eval_->call(arguments(trainer, count));
-      if (!results)
-        return results.takeError();
-      lossSum += double((*results)[0].data<float>()[0]) * double(count);
-      if (hasAccuracy_)
-        correct += (*results)[1].data<int32_t>()[0];
-    }
-    std::optional<double> accuracy;
-    // Per label: an example may hold several (one per position).
-    if (hasAccuracy_)
-      accuracy = correct / (double(n) * double(labelsPerExample_));
-    return std::make_pair(lossSum / double(n), accuracy);
-  }
-
-private:
-  explicit Evaluator(Function &eval) : eval_(&eval) {}
-
-  /// The first `count` examples of the batch buffers.
-  std::vector<Tensor> arguments(const Trainer &trainer, int64_t count) const {
-    std::vector<Tensor> args(eval_->numArguments());
-    for (auto &[index, name] : stateArgs_)
-      args[index] = cantFail(trainer.state(name));
-    args[batchArgs_[layout_.inputs]] =
-        reshaped(inputs_, {count}, layout_.inputShape);
-    args[batchArgs_[layout_.labels]] =
-        reshaped(labels_, {count}, layout_.labelShape);
-    return args;
-  }
-
-  Function *eval_;
-  std::vector<std::pair<size_t, std::string>> stateArgs_;
-  std::vector<size_t> batchArgs_;
-  BatchLayout layout_;
-  int64_t batch_ = 1;
-  bool hasAccuracy_ = false;
-  /// One batch of the test source, and its example indices.
-  Tensor inputs_, labels_;
-  int64_t labelsPerExample_ = 1;
-  std::vector<int64_t> indices_;
-};
 
 /// The checkpoint's value of `key` (at least `min`), checked against the
 /// caller's choice.
@@ -578,15 +331,16 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
     return std::move(err);
   std::optional<Evaluator> evaluator, validator;
   if (test) {
-    Expected<std::optional<Evaluator>> e =
-        Evaluator::create(engine, trainer, options, *test);
+    Expected<std::optional<Evaluator>> e = Evaluator::create(
+        engine, trainer, options.stepFunction, options.evalBatchSize, *test);
     if (!e)
       return e.takeError();
     evaluator = std::move(*e);
   }
   if (validation) {
     Expected<std::optional<Evaluator>> e =
-        Evaluator::create(engine, trainer, options, *validation, "validation");
+        Evaluator::create(engine, trainer, options.stepFunction,
+                          options.evalBatchSize, *validation, "validation");
     if (!e)
       return e.takeError();
     validator = std::move(*e);

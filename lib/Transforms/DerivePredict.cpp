@@ -3,7 +3,10 @@
 // Each fuse.train_step whose loss is one softmax cross-entropy gets a
 // prediction function compiled from the same loss function: the ops its
 // logits depend on, in inference mode, from the parameters and the inputs
-// they read (never the labels). What `fusec sample` calls to generate text.
+// they read (never the labels), and their softmax: the class probabilities,
+// computed by the same compiled code for `fusec predict`, `fuse::predict`
+// and `fusec export`, so all three agree bitwise. What `fusec sample` calls
+// to generate text (from the logits).
 //
 //===----------------------------------------------------------------------===//
 
@@ -74,7 +77,7 @@ LogicalResult derive(TrainStepOp step, SymbolTable &symbols) {
   OpBuilder b(step);
   auto predict = func::FuncOp::create(
       b, step.getLoc(), name,
-      FunctionType::get(context, types, {logits.getType()}));
+      FunctionType::get(context, types, {logits.getType(), logits.getType()}));
   Block *entry = predict.addEntryBlock();
   IRMapping map;
   for (auto [j, i] : llvm::enumerate(order)) {
@@ -99,7 +102,11 @@ LogicalResult derive(TrainStepOp step, SymbolTable &symbols) {
     }
     body.clone(*op, map);
   }
-  func::ReturnOp::create(body, step.getLoc(), map.lookup(logits));
+  Value predicted = map.lookup(logits);
+  // The logits are [N, C]: the softmax over the classes, the last axis.
+  Value probabilities = SoftmaxOp::create(body, step.getLoc(), predicted);
+  func::ReturnOp::create(body, step.getLoc(),
+                         ValueRange{predicted, probabilities});
   LLVM_DEBUG(llvm::dbgs() << "derived " << name << " with " << order.size()
                           << " arguments\n");
   symbols.insert(predict);

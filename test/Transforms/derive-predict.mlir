@@ -2,17 +2,19 @@
 
 // An MLP with dropout: the prediction function takes the parameters (in
 // `params` order) then the inputs the logits read (not the labels, not the
-// step counter), computes the logits with dropout off and returns them.
+// step counter), computes the logits with dropout off and returns them
+// and their softmax, the class probabilities.
 // The train_step stays.
 // CHECK-LABEL: func.func @train_predict
-// CHECK-SAME: (%[[W1:[^:]*]]: tensor<6x4xf32>, %[[B1:[^:]*]]: tensor<4xf32>, %[[W2:[^:]*]]: tensor<4x3xf32>, %[[X:[^:]*]]: tensor<?x6xf32>) -> tensor<?x3xf32>
+// CHECK-SAME: (%[[W1:[^:]*]]: tensor<6x4xf32>, %[[B1:[^:]*]]: tensor<4xf32>, %[[W2:[^:]*]]: tensor<4x3xf32>, %[[X:[^:]*]]: tensor<?x6xf32>) -> (tensor<?x3xf32>, tensor<?x3xf32>)
 // CHECK: %[[H:.*]] = fuse.matmul %[[X]], %[[W1]]
 // CHECK: %[[HB:.*]] = fuse.add %[[H]], %[[B1]]
 // CHECK: %[[A:.*]] = fuse.relu %[[HB]]
 // CHECK-NOT: fuse.dropout
 // CHECK: %[[O:.*]] = fuse.matmul %[[A]], %[[W2]]
 // CHECK-NOT: fuse.softmax_cross_entropy
-// CHECK: return %[[O]] : tensor<?x3xf32>
+// CHECK: %[[P:.*]] = fuse.softmax %[[O]] : tensor<?x3xf32>
+// CHECK: return %[[O]], %[[P]] : tensor<?x3xf32>, tensor<?x3xf32>
 // CHECK: fuse.train_step @train
 func.func @loss(%w1: tensor<6x4xf32>, %b1: tensor<4xf32>, %x: tensor<?x6xf32>, %y: tensor<?xi32>, %step: tensor<i64>, %w2: tensor<4x3xf32>) -> tensor<f32> {
   %h = fuse.matmul %x, %w1 : (tensor<?x6xf32>, tensor<6x4xf32>) -> tensor<?x4xf32>
@@ -30,7 +32,7 @@ fuse.train_step @train {loss = @loss, params = array<i64: 0, 1, 5>, optimizer = 
 // A language model: token logits over every position, the labels reshaped
 // apart; the tokens are the one input.
 // CHECK-LABEL: func.func @lm_predict
-// CHECK-SAME: (%[[E:[^:]*]]: tensor<16x4xf32>, %[[T:[^:]*]]: tensor<?x8xi32>) -> tensor<?x16xf32>
+// CHECK-SAME: (%[[E:[^:]*]]: tensor<16x4xf32>, %[[T:[^:]*]]: tensor<?x8xi32>) -> (tensor<?x16xf32>, tensor<?x16xf32>)
 // CHECK: fuse.gather %[[E]], %[[T]]
 // CHECK-NOT: fuse.softmax_cross_entropy
 func.func @lm_loss(%e: tensor<16x4xf32>, %t: tensor<?x8xi32>, %y: tensor<?x8xi32>) -> tensor<f32> {

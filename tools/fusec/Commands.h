@@ -46,6 +46,23 @@ int trainMain();
 extern llvm::cl::SubCommand sampleCommand;
 int sampleMain();
 
+/// `fusec predict MODEL.mlir --weights CKPT ...`: probabilities and labels.
+extern llvm::cl::SubCommand predictCommand;
+int predictMain();
+
+/// `fusec evaluate MODEL.mlir --weights CKPT ...`: loss and metrics.
+extern llvm::cl::SubCommand evaluateCommand;
+int evaluateMain();
+
+/// `fusec export MODEL.mlir --weights CKPT -o model.o`: an object file and
+/// a C header, the weights inside.
+extern llvm::cl::SubCommand exportCommand;
+int exportMain();
+
+/// `fusec summary MODEL.mlir`: parameters, their counts and FLOPs.
+extern llvm::cl::SubCommand summaryCommand;
+int summaryMain();
+
 } // namespace fusec
 
 #endif // FUSE_TOOLS_FUSEC_COMMANDS_H

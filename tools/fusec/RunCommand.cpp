@@ -3,6 +3,7 @@
 #include "Commands.h"
 
 #include "fuse/CompileStats.h"
+#include "fuse/Data/Safetensors.h"
 #include "fuse/Engine.h"
 #include "fuse/Npy.h"
 #include "fuse/Profile.h"
@@ -15,6 +16,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 #include <random>
 
@@ -27,14 +29,17 @@ namespace {
 cl::opt<std::string> input(cl::Positional, cl::desc("<input .mlir file>"),
                            cl::Required, cl::cat(fusec::category()),
                            cl::sub(fusec::runCommand));
-cl::opt<std::string> entry("entry", cl::desc("The function to call"),
-                           cl::Required, cl::cat(fusec::category()),
+cl::opt<std::string> entry("entry",
+                           cl::desc("The function to call (missing: the "
+                                    "module's functions are listed)"),
+                           cl::cat(fusec::category()),
                            cl::sub(fusec::runCommand));
 cl::list<std::string> args(
     "arg",
     cl::desc("One argument, in order: DIMSxDTYPE=FILL (e.g. 64x784xf32=random, "
              "4xi32=iota, f32=0.5; FILL is a number, zeros, ones, iota or "
-             "random[:SEED]) or @FILE.npy"),
+             "random[:SEED]), @FILE.npy or @FILE.safetensors:NAME (one "
+             "tensor of a checkpoint)"),
     cl::cat(fusec::category()), cl::sub(fusec::runCommand));
 cl::opt<std::string> npyOut("npy-out",
                             cl::desc("Write result i to PREFIX<i>.npy"),
@@ -222,9 +227,42 @@ static std::optional<Value> parseConstant(llvm::StringRef text) {
   return std::nullopt;
 }
 
+/// Tensor `name` of the safetensors file `path` (a checkpoint's parameter
+/// or optimizer state).
+static llvm::Expected<Tensor> readCheckpointTensor(llvm::StringRef spec,
+                                                   llvm::StringRef path,
+                                                   llvm::StringRef name) {
+  llvm::Expected<data::Safetensors> file = data::readSafetensors(path);
+  if (!file)
+    return file.takeError();
+  if (const Tensor *t = file->find(name))
+    return *t;
+  std::vector<std::string> names;
+  for (const data::NamedTensor &entry : file->tensors)
+    names.push_back(entry.name);
+  return specError(spec, "no tensor '" + name + "' in " + path + " (it has " +
+                             llvm::join(names, ", ") + ")");
+}
+
 static llvm::Expected<Tensor> parseArg(llvm::StringRef spec) {
-  if (spec.starts_with("@"))
-    return readNpy(spec.drop_front());
+  if (spec.starts_with("@")) {
+    llvm::StringRef file = spec.drop_front();
+    // @FILE.safetensors:NAME; a file name may hold ':' too, the tensor
+    // name is after the last one past the extension.
+    size_t ext = file.find(".safetensors:");
+    if (ext != llvm::StringRef::npos) {
+      llvm::StringRef path = file.take_front(ext + strlen(".safetensors"));
+      llvm::StringRef name = file.drop_front(path.size() + 1);
+      if (name.empty())
+        return specError(spec, "expected @FILE.safetensors:NAME, the name "
+                               "of one of its tensors");
+      return readCheckpointTensor(spec, path, name);
+    }
+    if (file.ends_with(".safetensors"))
+      return specError(spec, "a safetensors file holds several tensors: "
+                             "name one, @FILE.safetensors:NAME");
+    return readNpy(file);
+  }
   auto [type, fill] = spec.split('=');
   if (fill.empty())
     return specError(spec, "expected DIMSxDTYPE=FILL or @FILE.npy");
@@ -331,9 +369,16 @@ int fusec::runMain() {
     return fail(engine.takeError());
   if (llvm::Error e = (*engine)->loadFile(input))
     return fail(std::move(e));
+  if (entry.empty())
+    return fail(llvm::createStringError(
+        "--entry is needed: the function to call; the module's functions "
+        "are " +
+        llvm::join((*engine)->functionNames(), ", ")));
   llvm::Expected<Function &> function = (*engine)->lookup(entry);
   if (!function)
-    return fail(function.takeError());
+    return fail(llvm::createStringError(
+        llvm::toString(function.takeError()) + "; the module's functions are " +
+        llvm::join((*engine)->functionNames(), ", ")));
   std::vector<Tensor> tensors;
   for (const std::string &spec : args) {
     llvm::Expected<Tensor> t = parseArg(spec);

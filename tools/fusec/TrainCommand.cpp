@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "DataSets.h"
 
 #include "fuse/ABI.h"
 #include "fuse/Checkpoint.h"
@@ -33,6 +34,7 @@
 #include <limits>
 
 using namespace fuse;
+using namespace fusec;
 namespace cl = llvm::cl;
 
 cl::SubCommand fusec::trainCommand(
@@ -200,13 +202,6 @@ std::string dataPath() {
 /// Bits per token (per byte, per character of ASCII text) of a mean
 /// cross-entropy in nats.
 double bitsPerCharacter(double loss) { return loss / std::log(2.0); }
-
-/// What a text run trains on, for the summary.
-struct TextInfo {
-  int64_t context = 0;
-  int64_t files = 0, bytes = 0;
-  int64_t trainWindows = 0, validationWindows = 0, validationBytes = 0;
-};
 
 /// Keras' progress bar on a terminal; a line every few seconds otherwise.
 class Progress {
@@ -499,73 +494,6 @@ llvm::Error checkOutputPaths() {
   return llvm::Error::success();
 }
 
-/// The class count the data's labels must fit: the smallest C of the
-/// cross-entropies the step function `step`'s integer per-step arguments
-/// (the labels) feed, as fuse-mark-class-labels found it. An error naming
-/// the model when a label argument has none (its labels are computed, or
-/// feed no cross-entropy): fusec train never trains on unchecked labels.
-/// A text model's tokens are integers too: with `text`, the integer
-/// arguments that feed no cross-entropy are inputs, and one must feed one.
-llvm::Expected<int64_t> classCount(Engine &engine, llvm::StringRef model,
-                                   llvm::StringRef step, bool text) {
-  llvm::Expected<Function &> fn = engine.lookup(step);
-  if (fn && !llvm::errorToBool(
-                engine.lookup(abi::stepsFunctionName(step)).takeError())) {
-    std::optional<int64_t> classes;
-    for (const ArgumentInfo &arg : fn->arguments()) {
-      if (!arg.perStep || isFloatingPoint(arg.dtype) ||
-          (text && arg.classes <= 0))
-        continue;
-      if (arg.classes <= 0)
-        return llvm::createStringError(
-            "cannot check the data's labels against '" + model + "': '" +
-            arg.name + "' of '" + step +
-            "' does not feed a softmax_cross_entropy directly (through "
-            "slices, casts or reshapes), so its class count is unknown");
-      classes = std::min(classes.value_or(arg.classes), arg.classes);
-    }
-    if (text && !classes)
-      return llvm::createStringError(
-          "cannot check the data's labels against '" + model +
-          "': no batch input of '" + step +
-          "' feeds a softmax_cross_entropy directly (through slices, casts "
-          "or reshapes), so none is known to be the next tokens");
-    // No integer batch input: fit reports that the model does not fit.
-    return classes.value_or(std::numeric_limits<int64_t>::max());
-  }
-  if (!fn)
-    llvm::consumeError(fn.takeError());
-  // Not a step function: the trainer's error says why.
-  llvm::Expected<std::unique_ptr<Trainer>> trainer =
-      Trainer::create(engine, step);
-  if (!trainer)
-    return trainer.takeError();
-  return llvm::createStringError("'" + step + "' is not a step function");
-}
-
-/// The window length of a text model: the static T of the step function's
-/// token input [B, T] (the batch input fit does not take for the labels),
-/// or an error saying why --context is needed.
-llvm::Expected<int64_t> modelContext(Engine &engine, llvm::StringRef step) {
-  Function &fn = cantFail(engine.lookup(step));
-  std::vector<const ArgumentInfo *> batch;
-  for (const ArgumentInfo &arg : fn.arguments())
-    if (arg.perStep)
-      batch.push_back(&arg);
-  if (batch.size() != 2)
-    return llvm::createStringError(
-        "--context is needed: '" + step + "' takes " +
-        llvm::Twine(batch.size()) +
-        " batch inputs, not two (tokens and next tokens)");
-  const ArgumentInfo &tokens = *batch[1 - labelsArgument(*batch[0], *batch[1])];
-  if (tokens.shape.size() != 2 || tokens.shape[1] < 0)
-    return llvm::createStringError(
-        "--context is needed: '" + tokens.name + "' of '" + step + "' is " +
-        tokens.typeString() +
-        ", not [batch, tokens] with a static number of tokens");
-  return tokens.shape[1];
-}
-
 } // namespace
 
 int fusec::trainMain() {
@@ -623,59 +551,25 @@ int fusec::trainMain() {
   if (llvm::Error e = (*engine)->loadFile(model))
     return fail(std::move(e));
 
-  // The data's labels are checked against the model's class count (the
-  // logits' last dim of its cross-entropy), naming the file; a model whose
-  // count cannot be found is an error, never trained unchecked.
-  llvm::Expected<int64_t> classes = classCount(**engine, model, step, text);
-  if (!classes)
-    return fail(classes.takeError());
+  // A text's validation set is its tail: windows overlap, so a random
+  // draw of them would validate on training bytes.
+  bool bySplit = validationSplit.getNumOccurrences() > 0;
+  llvm::Expected<std::unique_ptr<DataSets>> sets = loadDataSets(
+      **engine, model, step,
+      {text, dataPath(),
+       contextOption.getNumOccurrences() ? std::optional<int64_t>(contextOption)
+                                         : std::nullopt,
+       bySplit ? double(validationSplit) : double(validationFraction),
+       bySplit ? "--validation-split" : "--validation-fraction",
+       /*withTrain=*/true});
+  if (!sets)
+    return fail(sets.takeError());
   const std::string data = dataPath();
-  // The sources: an IDX set's splits, or a text's windows.
-  std::optional<data::TensorDataSource> idxTrain, idxTest;
-  std::optional<data::TextSplit> textSplit;
-  TextInfo textInfo;
-  const data::DataSource *train, *test;
-  if (text) {
-    llvm::Expected<int64_t> context =
-        contextOption.getNumOccurrences()
-            ? llvm::Expected<int64_t>(int64_t(contextOption))
-            : modelContext(**engine, step);
-    if (!context)
-      return fail(context.takeError());
-    llvm::Expected<data::TextCorpus> corpus = data::readTextCorpus(data);
-    if (!corpus)
-      return fail(corpus.takeError());
-    // A text's validation set is its tail: windows overlap, so a random
-    // draw of them would validate on training bytes.
-    bool bySplit = validationSplit.getNumOccurrences() > 0;
-    llvm::Expected<data::TextSplit> split = data::splitText(
-        *corpus, data, *context,
-        bySplit ? double(validationSplit) : double(validationFraction),
-        bySplit ? "--validation-split" : "--validation-fraction");
-    if (!split)
-      return fail(split.takeError());
-    textSplit = std::move(*split);
-    train = &textSplit->train;
-    test = nullptr;
-    textInfo.context = *context;
-    textInfo.files = int64_t(corpus->files.size());
-    textInfo.bytes = corpus->size();
-    textInfo.trainWindows = train->size();
-    textInfo.validationWindows = textSplit->validation.size();
-    textInfo.validationBytes = corpus->size() - textSplit->validation.begin();
-  } else {
-    llvm::Expected<data::TensorDataSource> idx =
-        data::loadIdxSplit(data, data::Split::Train, *classes);
-    if (!idx)
-      return fail(idx.takeError());
-    idxTrain = std::move(*idx);
-    idx = data::loadIdxSplit(data, data::Split::Test, *classes);
-    if (!idx)
-      return fail(idx.takeError());
-    idxTest = std::move(*idx);
-    train = &*idxTrain;
-    test = &*idxTest;
-  }
+  std::optional<data::TextSplit> &textSplit = (*sets)->textSplit;
+  const TextInfo &textInfo = (*sets)->textInfo;
+  // A text is validated on its tail, not tested.
+  const data::DataSource *train = (*sets)->train,
+                         *test = text ? nullptr : (*sets)->test;
   FitOptions options;
   options.stepFunction = step;
   options.epochs = epochs;
@@ -693,7 +587,7 @@ int fusec::trainMain() {
   // About 64K tokens per evaluation call: its logits stay a few tens of MB
   // whatever the window length.
   if (text)
-    options.evalBatchSize = std::max<int64_t>(1, 65536 / textInfo.context);
+    options.evalBatchSize = evaluationBatchSize(textInfo.context);
 
   options.allowNonFiniteLoss = allowNan;
   if (text)

@@ -29,6 +29,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/InitLLVM.h"
@@ -158,18 +159,25 @@ static void printVersion(llvm::raw_ostream &os) {
      << LLVM_VERSION_STRING << "\n";
 }
 
-/// The entry function: --entry, or the module's only function.
+/// The entry function: --entry, or the module's only function. Otherwise
+/// the error lists the functions by name.
 static FailureOr<func::FuncOp> findEntry(ModuleOp module) {
   SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
+  SmallVector<std::string> names;
+  for (func::FuncOp f : funcs)
+    names.push_back(f.getSymName().str());
+  llvm::sort(names);
+  std::string list = llvm::join(names, ", ");
   if (!entry.empty()) {
     for (func::FuncOp f : funcs)
       if (f.getSymName() == entry)
         return f;
-    return module.emitError("no function named '") << entry << "'";
+    return module.emitError("no function named '")
+           << entry << "'; the module's functions are " << list;
   }
   if (funcs.size() != 1)
     return module.emitError("the module has ")
-           << funcs.size() << " functions; choose one with --entry";
+           << funcs.size() << " functions; choose one with --entry: " << list;
   return funcs.front();
 }
 
@@ -379,12 +387,23 @@ int main(int argc, char **argv) {
       "[-o OUT]\n"
       "  fusec run FILE.mlir --entry=F --arg=SPEC...\n"
       "  fusec train MODEL.mlir [--epochs=N] [--batch-size=B] ...\n"
-      "  fusec sample MODEL.mlir --weights=CKPT [--prompt=TEXT] ...\n");
-  if ((fusec::runCommand || fusec::trainCommand || fusec::sampleCommand) &&
+      "  fusec sample MODEL.mlir --weights=CKPT [--prompt=TEXT] ...\n"
+      "  fusec predict MODEL.mlir --weights=CKPT [--data=DIR] [--json=F] "
+      "...\n"
+      "  fusec evaluate MODEL.mlir --weights=CKPT [--data=DIR] [--json=F] "
+      "...\n"
+      "  fusec export MODEL.mlir --weights=CKPT --entry=predict -o OBJ "
+      "...\n"
+      "  fusec summary MODEL.mlir [--json=F]\n");
+  if ((fusec::runCommand || fusec::trainCommand || fusec::sampleCommand ||
+       fusec::predictCommand || fusec::evaluateCommand ||
+       fusec::summaryCommand) &&
       (mtriple.getNumOccurrences() || mcpu.getNumOccurrences() ||
        mattr.getNumOccurrences())) {
     llvm::errs() << "fusec: error: --mtriple, --mcpu and --mattr choose the "
-                    "target of emitted code; run and train run on the host\n";
+                    "target of emitted code (fusec FILE --emit, fusec "
+                    "export); run, train, sample, predict and evaluate run "
+                    "on the host\n";
     return 1;
   }
   if (fusec::runCommand)
@@ -393,5 +412,13 @@ int main(int argc, char **argv) {
     return fusec::trainMain();
   if (fusec::sampleCommand)
     return fusec::sampleMain();
+  if (fusec::predictCommand)
+    return fusec::predictMain();
+  if (fusec::evaluateCommand)
+    return fusec::evaluateMain();
+  if (fusec::exportCommand)
+    return fusec::exportMain();
+  if (fusec::summaryCommand)
+    return fusec::summaryMain();
   return fusec::compileMain();
 }

@@ -55,12 +55,14 @@ def FuseDerivePredict : Pass<"fuse-derive-predict", "::mlir::ModuleOp"> {
     For each `fuse.train_step @train` whose loss has one
     `fuse.softmax_cross_entropy`, defines `@train_predict`: the ops its
     logits depend on, in inference mode (every `fuse.dropout` passes its
-    input through), returning the logits. Its arguments are the step's
-    parameters and the batch inputs the logits read (the labels are not
-    among them), in the step function's order:
+    input through), returning the logits and their softmax over the
+    classes (the probabilities: computed in the compiled function, so that
+    `fusec predict`, `fuse::predict` and an exported object agree bitwise).
+    Its arguments are the step's parameters and the batch inputs the logits
+    read (the labels are not among them), in the step function's order:
 
     ```
-    func.func @train_predict(params..., inputs...) -> logits
+    func.func @train_predict(params..., inputs...) -> (logits, probabilities)
     ```
 
     A loss without exactly one cross-entropy gets none. Runs before

@@ -10,6 +10,8 @@ usage: safetensors.py header FILE
          hold the same bytes in A and B; the metadata is not compared.
        safetensors.py set-metadata IN OUT KEY VALUE
          Writes IN to OUT with metadata KEY set to VALUE (the tensors kept).
+       safetensors.py drop IN OUT NAME...
+         Writes IN to OUT without the named tensors (the metadata kept).
 """
 
 import json
@@ -66,6 +68,19 @@ def main():
         text += b" " * (-len(text) % 8)
         with open(sys.argv[3], "wb") as f:
             f.write(struct.pack("<Q", len(text)) + text + data[8 + length:])
+    elif len(sys.argv) >= 5 and sys.argv[1] == "drop":
+        metadata, tensors = load(sys.argv[2])
+        header, body = {"__metadata__": metadata} if metadata else {}, b""
+        for name, (dtype, shape, data) in tensors.items():
+            if name in sys.argv[4:]:
+                continue
+            header[name] = {"dtype": dtype, "shape": shape,
+                            "data_offsets": [len(body), len(body) + len(data)]}
+            body += data
+        text = json.dumps(header, separators=(",", ":")).encode()
+        text += b" " * (-len(text) % 8)
+        with open(sys.argv[3], "wb") as f:
+            f.write(struct.pack("<Q", len(text)) + text + body)
     elif len(sys.argv) >= 4 and sys.argv[1] == "compare":
         (_, a), (_, b) = load(sys.argv[2]), load(sys.argv[3])
         names = sys.argv[4:]
