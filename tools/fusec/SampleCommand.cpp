@@ -76,8 +76,8 @@ int64_t nextToken(const float *logits, int64_t vocab, double t,
 }
 
 llvm::Error run() {
-  if (tokens < 0)
-    return llvm::createStringError("--tokens must be at least 0, got " +
+  if (tokens < 1)
+    return llvm::createStringError("--tokens must be at least 1, got " +
                                    std::to_string(tokens));
   if (!(temperature >= 0) || !std::isfinite(temperature))
     return llvm::createStringError(
