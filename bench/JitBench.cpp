@@ -368,10 +368,10 @@ const MatmulShape kMatmulShapes[] = {
     {128, 128, 64, false, true, 16},  // Q K^T
     {64, 64, 64, false, false, 64},
     // The GPT example's MLP at batch 16 x T 128 (2,048 tokens, d 128).
-    {2048, 512, 128, false, false},  // x W1
-    {2048, 128, 512, false, false},  // h W2
-    {512, 128, 2048, true, false},   // dW2 = h^T dy
-    {2048, 512, 128, false, true},   // dh = dy W2^T
+    {2048, 512, 128, false, false}, // x W1
+    {2048, 128, 512, false, false}, // h W2
+    {512, 128, 2048, true, false},  // dW2 = h^T dy
+    {2048, 512, 128, false, true},  // dh = dy W2^T
 };
 
 //===----------------------------------------------------------------------===//

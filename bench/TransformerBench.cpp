@@ -28,9 +28,8 @@ using namespace fuse;
 namespace {
 
 constexpr int64_t kBatch = 16, kContext = 128;
-constexpr double kMatrixParameters = 4 * (128 * 384 + 128 * 128 + 128 * 512 +
-                                          512 * 128) +
-                                     256 * 128;
+constexpr double kMatrixParameters =
+    4 * (128 * 384 + 128 * 128 + 128 * 512 + 512 * 128) + 256 * 128;
 constexpr double kStepFlops =
     6.0 * kMatrixParameters * kBatch * kContext +
     6.0 * 2.0 * kContext * kContext * 32 * 4 * 4 * kBatch;

@@ -70,25 +70,23 @@ std::string attentionModule(const Case &c, const std::string &t) {
     composed += "%r = fuse.iota {axis = 0 : i64} : " + index +
                 "\n%cc = fuse.iota {axis = 1 : i64} : " + index +
                 "\n%keep = fuse.compare ge, %r, %cc : (" + index + ", " +
-                index + ") -> " + mask +
-                "\n%ninf = fuse.constant dense<" +
-                (t == "f64" ? "0xFFF0000000000000" : "0xFF800000") + "> : " +
-                scalar + "\n%m = fuse.select %keep, %s, %ninf : (" + mask +
-                ", " + s + ", " + scalar + ") -> " + s + "\n";
+                index + ") -> " + mask + "\n%ninf = fuse.constant dense<" +
+                (t == "f64" ? "0xFFF0000000000000" : "0xFF800000") +
+                "> : " + scalar + "\n%m = fuse.select %keep, %s, %ninf : (" +
+                mask + ", " + s + ", " + scalar + ") -> " + s + "\n";
     scores = "%m";
   }
   composed += "%p = fuse.softmax " + scores + " : " + s +
               "\n%o = fuse.batch_matmul %p, %v : (" + s + ", " + v + ") -> " +
               o + "\n" + loss;
-  std::string results =
-      scalar + ", " + q + ", " + k + ", " + v;
+  std::string results = scalar + ", " + q + ", " + k + ", " + v;
   auto gradient = [&](const std::string &name) {
-    return "func.func @" + name + "_vg(%q: " + q + ", %k: " + k + ", %v: " +
-           v + ", %w: " + o + ") -> (" + results + ") {\n%g:4 = " +
-           "fuse.value_and_grad @" + name + "(%q, %k, %v, %w) {wrt = " +
-           "array<i64: 0, 1, 2>} : (" + q + ", " + k + ", " + v + ", " + o +
-           ") -> (" + results + ")\nreturn %g#0, %g#1, %g#2, %g#3 : " +
-           results + "\n}\n";
+    return "func.func @" + name + "_vg(%q: " + q + ", %k: " + k + ", %v: " + v +
+           ", %w: " + o + ") -> (" + results +
+           ") {\n%g:4 = " + "fuse.value_and_grad @" + name +
+           "(%q, %k, %v, %w) {wrt = " + "array<i64: 0, 1, 2>} : (" + q + ", " +
+           k + ", " + v + ", " + o + ") -> (" + results +
+           ")\nreturn %g#0, %g#1, %g#2, %g#3 : " + results + "\n}\n";
   };
   return fused + composed + gradient("fused") + gradient("composed");
 }
@@ -127,8 +125,8 @@ TEST(Attention, BlocksMatchComposition) {
     for (const Case &c : kCases) {
       SCOPED_TRACE(::testing::Message()
                    << (f64 ? "f64" : "f32") << " heads " << c.heads << " rows "
-                   << c.rows << " keys " << c.keys << " features "
-                   << c.features << (c.causal ? " causal" : ""));
+                   << c.rows << " keys " << c.keys << " features " << c.features
+                   << (c.causal ? " causal" : ""));
       auto engine = makeEngine(attentionModule(c, f64 ? "f64" : "f32"));
       std::vector<Tensor> args = argsOf(c, dtype);
       std::vector<Tensor> fused =

@@ -1,8 +1,8 @@
 //===- TransformerTest.cpp - Transformer blocks and the GPT example -------===//
 //
 // A pre-LN transformer block written with the fused ops (layer_norm,
-// attention, gelu) against the same block composed of primitive ops: the loss and every
-// gradient agree in f64 to 1e-10 relative (the two compute the same
+// attention, gelu) against the same block composed of primitive ops: the loss
+// and every gradient agree in f64 to 1e-10 relative (the two compute the same
 // formulas in a different order). And the GPT example (examples/gpt.mlir)
 // trains: on a short repeating text its next-byte loss falls from about
 // ln(256) = 5.5 to below 2.5 in 60 AdamW steps (a batch of 8 windows).
@@ -120,21 +120,24 @@ std::string block(const std::string &name, bool fused) {
                               "(tensor<4x4x4xf64>, tensor<4x4x4xf64>, "
                               "tensor<4x4x4xf64>) -> tensor<4x4x4xf64>\n")
                 : std::string(
-         "%s = fuse.batch_matmul %qh, %kh {transpose_rhs} : "
-         "(tensor<4x4x4xf64>, tensor<4x4x4xf64>) -> tensor<4x4x4xf64>\n"
-         "%half = fuse.constant dense<0.5> : tensor<f64>\n"
-         "%ss = fuse.mul %s, %half : (tensor<4x4x4xf64>, tensor<f64>) -> "
-         "tensor<4x4x4xf64>\n"
-         "%r = fuse.iota {axis = 0 : i64} : tensor<4x4xi32>\n"
-         "%c = fuse.iota {axis = 1 : i64} : tensor<4x4xi32>\n"
-         "%causal = fuse.compare ge, %r, %c : (tensor<4x4xi32>, "
-         "tensor<4x4xi32>) -> tensor<4x4xi1>\n"
-         "%ninf = fuse.constant dense<0xFFF0000000000000> : tensor<f64>\n"
-         "%m = fuse.select %causal, %ss, %ninf : (tensor<4x4xi1>, "
-         "tensor<4x4x4xf64>, tensor<f64>) -> tensor<4x4x4xf64>\n"
-         "%p = fuse.softmax %m : tensor<4x4x4xf64>\n"
-         "%o = fuse.batch_matmul %p, %vh : (tensor<4x4x4xf64>, "
-         "tensor<4x4x4xf64>) -> tensor<4x4x4xf64>\n")) +
+                      "%s = fuse.batch_matmul %qh, %kh {transpose_rhs} : "
+                      "(tensor<4x4x4xf64>, tensor<4x4x4xf64>) -> "
+                      "tensor<4x4x4xf64>\n"
+                      "%half = fuse.constant dense<0.5> : tensor<f64>\n"
+                      "%ss = fuse.mul %s, %half : (tensor<4x4x4xf64>, "
+                      "tensor<f64>) -> "
+                      "tensor<4x4x4xf64>\n"
+                      "%r = fuse.iota {axis = 0 : i64} : tensor<4x4xi32>\n"
+                      "%c = fuse.iota {axis = 1 : i64} : tensor<4x4xi32>\n"
+                      "%causal = fuse.compare ge, %r, %c : (tensor<4x4xi32>, "
+                      "tensor<4x4xi32>) -> tensor<4x4xi1>\n"
+                      "%ninf = fuse.constant dense<0xFFF0000000000000> : "
+                      "tensor<f64>\n"
+                      "%m = fuse.select %causal, %ss, %ninf : (tensor<4x4xi1>, "
+                      "tensor<4x4x4xf64>, tensor<f64>) -> tensor<4x4x4xf64>\n"
+                      "%p = fuse.softmax %m : tensor<4x4x4xf64>\n"
+                      "%o = fuse.batch_matmul %p, %vh : (tensor<4x4x4xf64>, "
+                      "tensor<4x4x4xf64>) -> tensor<4x4x4xf64>\n")) +
          "%o4 = fuse.reshape %o : (tensor<4x4x4xf64>) -> "
          "tensor<2x2x4x4xf64>\n"
          "%ot = fuse.transpose %o4 {permutation = array<i64: 0, 2, 1, 3>} : "

@@ -544,12 +544,10 @@ LogicalResult BatchMatmulOp::inferReturnTypes(MLIRContext *,
 
 /// The result type of attention ([..., T, Dv]), shared with its gradient's
 /// verifier.
-static LogicalResult inferAttentionType(std::optional<Location> loc,
-                                        RankedTensorType query,
-                                        RankedTensorType key,
-                                        RankedTensorType value,
-                                        std::optional<double> scale,
-                                        SmallVectorImpl<Type> &types) {
+static LogicalResult
+inferAttentionType(std::optional<Location> loc, RankedTensorType query,
+                   RankedTensorType key, RankedTensorType value,
+                   std::optional<double> scale, SmallVectorImpl<Type> &types) {
   int64_t rank = query.getRank();
   if (rank < 2)
     return emitOptionalError(loc, "expects a query of rank 2 or more, got ",
@@ -566,9 +564,9 @@ static LogicalResult inferAttentionType(std::optional<Location> loc,
   for (int64_t d = 0; d < rank - 2; ++d) {
     if (!dimsCompatible(q[d], k[d]) || !dimsCompatible(q[d], v[d]) ||
         !dimsCompatible(k[d], v[d]))
-      return emitOptionalError(loc, "leading dimension ", d,
-                               " differs: query ", shapeString(q), ", key ",
-                               shapeString(k), ", value ", shapeString(v));
+      return emitOptionalError(loc, "leading dimension ", d, " differs: query ",
+                               shapeString(q), ", key ", shapeString(k),
+                               ", value ", shapeString(v));
     shape.push_back(joinDims(joinDims(q[d], k[d]), v[d]));
   }
   if (!dimsCompatible(q[rank - 1], k[rank - 1]))

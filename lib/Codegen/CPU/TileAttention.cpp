@@ -88,10 +88,9 @@ public:
           b.getAffineMapArrayAttr({transposeLhs ? map(k, m) : map(m, k),
                                    transposeRhs ? map(n, k) : map(k, n),
                                    map(m, n)})));
-    return linalg::MatmulOp::create(b, loc, TypeRange{type({rows, cols})},
-                                    ValueRange{lhs, rhs},
-                                    ValueRange{filled({rows, cols}, 0.0)},
-                                    attrs)
+    return linalg::MatmulOp::create(
+               b, loc, TypeRange{type({rows, cols})}, ValueRange{lhs, rhs},
+               ValueRange{filled({rows, cols}, 0.0)}, attrs)
         ->getResult(0);
   }
 
@@ -100,12 +99,12 @@ public:
   /// the output's element) and returns the result's element. With `into`,
   /// the result overwrites it (a loop's carried tensor is updated in place,
   /// as bufferization needs of what a loop yields); else a new tensor.
-  Value map(ValueRange tiles, ValueRange rowVectors, int64_t rows,
-            int64_t cols, BodyFn body, Value into = {}) const {
+  Value map(ValueRange tiles, ValueRange rowVectors, int64_t rows, int64_t cols,
+            BodyFn body, Value into = {}) const {
     MLIRContext *context = b.getContext();
     AffineMap tile = AffineMap::getMultiDimIdentityMap(2, context);
-    AffineMap row = AffineMap::get(2, 0, {getAffineDimExpr(0, context)},
-                                   context);
+    AffineMap row =
+        AffineMap::get(2, 0, {getAffineDimExpr(0, context)}, context);
     SmallVector<Value> inputs(tiles);
     llvm::append_range(inputs, rowVectors);
     SmallVector<AffineMap> maps(tiles.size(), tile);
@@ -146,8 +145,8 @@ public:
                    BodyFn body) const {
     MLIRContext *context = b.getContext();
     AffineMap tile = AffineMap::getMultiDimIdentityMap(2, context);
-    AffineMap row = AffineMap::get(2, 0, {getAffineDimExpr(0, context)},
-                                   context);
+    AffineMap row =
+        AffineMap::get(2, 0, {getAffineDimExpr(0, context)}, context);
     SmallVector<AffineMap> maps(tiles.size(), tile);
     maps.push_back(row);
     return linalg::GenericOp::create(
@@ -230,8 +229,8 @@ Value toHeads(OpBuilder &b, Location loc, Value value) {
   int64_t heads = 1;
   for (int64_t d = 0; d < rank - 2; ++d)
     heads *= shape[d];
-  auto heads3 = RankedTensorType::get(
-      {heads, shape[rank - 2], shape[rank - 1]}, type.getElementType());
+  auto heads3 = RankedTensorType::get({heads, shape[rank - 2], shape[rank - 1]},
+                                      type.getElementType());
   if (rank == 2)
     return tensor::ExpandShapeOp::create(
         b, loc, heads3, value, ArrayRef<ReassociationIndices>{{0, 1}, {2}});
@@ -269,9 +268,11 @@ Value keyBlocksOf(BlockBuilder &k, const AttentionShape &s, Value block) {
   // min(all, ceil((block + 1) * blockRows / blockKeys))
   OpBuilder &b = k.b;
   Value one = k.index(1);
-  Value end = arith::MulIOp::create(
-      b, k.loc, arith::AddIOp::create(b, k.loc, block, one), k.index(s.blockRows));
-  Value blocks = arith::CeilDivUIOp::create(b, k.loc, end, k.index(s.blockKeys));
+  Value end = arith::MulIOp::create(b, k.loc,
+                                    arith::AddIOp::create(b, k.loc, block, one),
+                                    k.index(s.blockRows));
+  Value blocks =
+      arith::CeilDivUIOp::create(b, k.loc, end, k.index(s.blockKeys));
   return arith::MinUIOp::create(b, k.loc, blocks, k.index(all));
 }
 
@@ -296,8 +297,7 @@ ScoreBlock scoreBlock(BlockBuilder &k, const AttentionShape &s, Value queries,
   Value firstKey =
       arith::MulIOp::create(k.b, k.loc, keyBlock, k.index(s.blockKeys));
   Value keys = k.rowsOf(keysOfHead, firstKey, s.blockKeys, s.features);
-  Value scores = k.matmul(queries, keys, false, true, s.blockRows,
-                          s.blockKeys);
+  Value scores = k.matmul(queries, keys, false, true, s.blockRows, s.blockKeys);
   return {scores, firstRow, firstKey};
 }
 
@@ -337,8 +337,8 @@ OnlineStep onlineStep(BlockBuilder &k, const AttentionShape &s,
       {oldMax, blockMax}, rows,
       [](OpBuilder &b, Location loc, ValueRange args) -> Value {
         Value max = arith::MaximumFOp::create(b, loc, args[0], args[1]);
-        return math::ExpOp::create(
-            b, loc, arith::SubFOp::create(b, loc, args[0], max));
+        return math::ExpOp::create(b, loc,
+                                   arith::SubFOp::create(b, loc, args[0], max));
       });
   // The carried statistics are updated in place.
   Value max = k.mapRows(
@@ -347,24 +347,24 @@ OnlineStep onlineStep(BlockBuilder &k, const AttentionShape &s,
         return arith::MaximumFOp::create(b, loc, args[1], args[0]);
       },
       oldMax);
-  Value probabilities = k.map(
-      block.scores, max, rows, cols,
-      [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
-        Value score = maskedScore(s, b, loc, block, args[0]);
-        return math::ExpOp::create(
-            b, loc, arith::SubFOp::create(b, loc, score, args[1]));
-      });
+  Value probabilities =
+      k.map(block.scores, max, rows, cols,
+            [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+              Value score = maskedScore(s, b, loc, block, args[0]);
+              return math::ExpOp::create(
+                  b, loc, arith::SubFOp::create(b, loc, score, args[1]));
+            });
   Value scaledSum = k.mapRows(
       rescale, rows,
       [](OpBuilder &b, Location loc, ValueRange args) -> Value {
         return arith::MulFOp::create(b, loc, args[1], args[0]);
       },
       oldSum);
-  Value sum = k.reduceRows(
-      probabilities, scaledSum, rows, cols,
-      [](OpBuilder &b, Location loc, ValueRange args) -> Value {
-        return arith::AddFOp::create(b, loc, args[0], args[1]);
-      });
+  Value sum =
+      k.reduceRows(probabilities, scaledSum, rows, cols,
+                   [](OpBuilder &b, Location loc, ValueRange args) -> Value {
+                     return arith::AddFOp::create(b, loc, args[0], args[1]);
+                   });
   return {max, sum, probabilities, rescale};
 }
 
@@ -372,11 +372,11 @@ OnlineStep onlineStep(BlockBuilder &k, const AttentionShape &s,
 Value scaled(BlockBuilder &k, const AttentionShape &s, Value queries,
              int64_t rows) {
   Value factor = k.constant(s.scale);
-  return k.map(queries, {}, rows, s.features,
-               [&](OpBuilder &b, Location loc, ValueRange args) {
-                 return arith::MulFOp::create(b, loc, args[0], factor)
-                     .getResult();
-               });
+  return k.map(
+      queries, {}, rows, s.features,
+      [&](OpBuilder &b, Location loc, ValueRange args) {
+        return arith::MulFOp::create(b, loc, args[0], factor).getResult();
+      });
 }
 
 /// A loop from 0 to `count` (index values) carrying `inits`; `body` gets the
@@ -415,8 +415,8 @@ Value forwardHead(BlockBuilder &k, const AttentionShape &s, Value query,
               OnlineStep step = onlineStep(k, s, block, state[0], state[1]);
               Value values =
                   k.rowsOf(value, block.firstKey, s.blockKeys, s.values);
-              Value product = k.matmul(step.probabilities, values, false,
-                                       false, s.blockRows, s.values);
+              Value product = k.matmul(step.probabilities, values, false, false,
+                                       s.blockRows, s.values);
               Value accumulator = k.map(
                   product, step.rescale, s.blockRows, s.values,
                   [](OpBuilder &b, Location loc, ValueRange args) {
@@ -428,12 +428,12 @@ Value forwardHead(BlockBuilder &k, const AttentionShape &s, Value query,
                   state[2]);
               return {step.max, step.sum, accumulator};
             });
-        Value rows = k.map(
-            keyLoop.getResult(2), keyLoop.getResult(1), s.blockRows, s.values,
-            [](OpBuilder &b, Location loc, ValueRange args) {
-              return arith::DivFOp::create(b, loc, args[0], args[1])
-                  .getResult();
-            });
+        Value rows =
+            k.map(keyLoop.getResult(2), keyLoop.getResult(1), s.blockRows,
+                  s.values, [](OpBuilder &b, Location loc, ValueRange args) {
+                    return arith::DivFOp::create(b, loc, args[0], args[1])
+                        .getResult();
+                  });
         return {k.insertRows(rows, output[0], firstRow)};
       });
   return rowLoop.getResult(0);
@@ -452,8 +452,8 @@ SmallVector<Value> backwardHead(BlockBuilder &k, const AttentionShape &s,
   scf::ForOp rowLoop = buildLoop(
       k, k.index(s.rows / br), inits,
       [&](Value rowBlock, ValueRange grads) -> SmallVector<Value> {
-        Value firstRow = arith::MulIOp::create(k.b, k.loc, rowBlock,
-                                               k.index(br));
+        Value firstRow =
+            arith::MulIOp::create(k.b, k.loc, rowBlock, k.index(br));
         Value rowsOfQ = k.rowsOf(queries, firstRow, br, s.features);
         Value rowsOfO = k.rowsOf(output, firstRow, br, s.values);
         Value rowsOfG = k.rowsOf(outputGrad, firstRow, br, s.values);
@@ -477,14 +477,13 @@ SmallVector<Value> backwardHead(BlockBuilder &k, const AttentionShape &s,
         Value logSumExp = k.mapRows(
             statsLoop.getResults(), br,
             [](OpBuilder &b, Location loc, ValueRange args) {
-              return arith::AddFOp::create(
-                         b, loc, args[0], math::LogOp::create(b, loc, args[1]))
+              return arith::AddFOp::create(b, loc, args[0],
+                                           math::LogOp::create(b, loc, args[1]))
                   .getResult();
             });
         // Second sweep: the probabilities again, and the gradients.
         scf::ForOp gradLoop = buildLoop(
-            k, keyBlocks,
-            {k.filled({br, s.features}, 0.0), grads[1], grads[2]},
+            k, keyBlocks, {k.filled({br, s.features}, 0.0), grads[1], grads[2]},
             [&](Value keyBlock, ValueRange state) -> SmallVector<Value> {
               ScoreBlock block =
                   scoreBlock(k, s, rowsOfQ, key, firstRow, keyBlock);
@@ -519,12 +518,12 @@ SmallVector<Value> backwardHead(BlockBuilder &k, const AttentionShape &s,
                   });
               // dQ_i += dS K_j (scaled at the end); dK_j += dS^T (Q_i scale)
               Value keys = k.rowsOf(key, block.firstKey, bc, s.features);
-              Value queryGrad = k.map(
-                  k.matmul(scoreGrad, keys, false, false, br, s.features), {},
-                  br, s.features, add, state[0]);
+              Value queryGrad =
+                  k.map(k.matmul(scoreGrad, keys, false, false, br, s.features),
+                        {}, br, s.features, add, state[0]);
               Value keyGrad = k.map(
-                  k.matmul(scoreGrad, rowsOfQ, true, false, bc, s.features),
-                  {}, bc, s.features, add,
+                  k.matmul(scoreGrad, rowsOfQ, true, false, bc, s.features), {},
+                  bc, s.features, add,
                   k.rowsOf(state[1], block.firstKey, bc, s.features));
               return {queryGrad,
                       k.insertRows(keyGrad, state[1], block.firstKey),
@@ -543,8 +542,8 @@ SmallVector<Value> tileOverHeads(
     RewriterBase &rewriter, Operation *op, const AttentionShape &s,
     function_ref<SmallVector<Value>(BlockBuilder &, ValueRange)> head) {
   Location loc = op->getLoc();
-  Type element = cast<RankedTensorType>(op->getOperand(0).getType())
-                     .getElementType();
+  Type element =
+      cast<RankedTensorType>(op->getOperand(0).getType()).getElementType();
   rewriter.setInsertionPoint(op);
   SmallVector<Value> operands;
   for (Value operand : op->getOperands())
@@ -554,21 +553,21 @@ SmallVector<Value> tileOverHeads(
   for (Type type : op->getResultTypes()) {
     auto shaped = cast<RankedTensorType>(type);
     int64_t rank = shaped.getRank();
-    inits.push_back(k.empty({s.heads, shaped.getDimSize(rank - 2),
-                             shaped.getDimSize(rank - 1)}));
+    inits.push_back(k.empty(
+        {s.heads, shaped.getDimSize(rank - 2), shaped.getDimSize(rank - 1)}));
   }
-  scf::ForOp loop = buildLoop(
-      k, k.index(s.heads), inits,
-      [&](Value index, ValueRange outputs) -> SmallVector<Value> {
-        SmallVector<Value> heads;
-        for (Value operand : operands)
-          heads.push_back(k.headOf(operand, index));
-        SmallVector<Value> results = head(k, heads);
-        SmallVector<Value> stored;
-        for (auto [result, output] : llvm::zip(results, outputs))
-          stored.push_back(k.insertHead(result, output, index));
-        return stored;
-      });
+  scf::ForOp loop =
+      buildLoop(k, k.index(s.heads), inits,
+                [&](Value index, ValueRange outputs) -> SmallVector<Value> {
+                  SmallVector<Value> heads;
+                  for (Value operand : operands)
+                    heads.push_back(k.headOf(operand, index));
+                  SmallVector<Value> results = head(k, heads);
+                  SmallVector<Value> stored;
+                  for (auto [result, output] : llvm::zip(results, outputs))
+                    stored.push_back(k.insertHead(result, output, index));
+                  return stored;
+                });
   fuse::markImageLoop(loop);
   SmallVector<Value> results;
   for (auto [result, type] : llvm::zip(loop.getResults(), op->getResultTypes()))
