@@ -4,6 +4,7 @@
 #define FUSE_TOOLS_FUSEC_COMMANDS_H
 
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Error.h"
 
 namespace fusec {
 
@@ -30,6 +31,10 @@ extern llvm::cl::opt<bool> profile;
 /// `--stats` (every command): print where compile time went, per phase and
 /// per MLIR pass of each compiled function (fuse/CompileStats.h).
 llvm::cl::opt<bool> &stats();
+
+/// A subcommand's exit code: 0 without `error`, else 1 after printing it as
+/// `fusec <command>: error: ...`.
+int exitCode(llvm::StringRef command, llvm::Error error);
 
 /// `fusec FILE.mlir --emit=...`: compile to a chosen level.
 int compileMain();

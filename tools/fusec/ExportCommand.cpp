@@ -520,11 +520,4 @@ llvm::Error exportModel() {
 
 } // namespace
 
-int fusec::exportMain() {
-  if (llvm::Error e = exportModel()) {
-    llvm::errs() << "fusec export: error: " << llvm::toString(std::move(e))
-                 << "\n";
-    return 1;
-  }
-  return 0;
-}
+int fusec::exportMain() { return fusec::exitCode("export", exportModel()); }

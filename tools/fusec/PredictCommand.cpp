@@ -355,11 +355,8 @@ llvm::Error runEvaluate(CompileStats *stats) {
 
 int finish(llvm::StringRef command, llvm::Error (*run)(CompileStats *)) {
   CompileStats compileStats;
-  if (llvm::Error e = run(fusec::stats() ? &compileStats : nullptr)) {
-    llvm::errs() << "fusec " << command
-                 << ": error: " << llvm::toString(std::move(e)) << "\n";
-    return 1;
-  }
+  if (llvm::Error e = run(fusec::stats() ? &compileStats : nullptr))
+    return fusec::exitCode(command, std::move(e));
   if (fusec::stats())
     compileStats.print(llvm::outs());
   return 0;

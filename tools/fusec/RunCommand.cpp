@@ -352,9 +352,7 @@ static void printTensor(llvm::raw_ostream &os, const Tensor &t) {
 
 int fusec::runMain() {
   auto fail = [](llvm::Error e) {
-    llvm::errs() << "fusec run: error: " << llvm::toString(std::move(e))
-                 << "\n";
-    return 1;
+    return fusec::exitCode("run", std::move(e));
   };
   EngineOptions options;
   options.fusion = fusec::fusion;

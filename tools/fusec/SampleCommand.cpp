@@ -185,11 +185,4 @@ llvm::Error run() {
 
 } // namespace
 
-int fusec::sampleMain() {
-  if (llvm::Error e = run()) {
-    llvm::errs() << "fusec sample: error: " << llvm::toString(std::move(e))
-                 << "\n";
-    return 1;
-  }
-  return 0;
-}
+int fusec::sampleMain() { return fusec::exitCode("sample", run()); }

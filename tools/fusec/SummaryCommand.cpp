@@ -282,11 +282,4 @@ llvm::Error summarize() {
 
 } // namespace
 
-int fusec::summaryMain() {
-  if (llvm::Error e = summarize()) {
-    llvm::errs() << "fusec summary: error: " << llvm::toString(std::move(e))
-                 << "\n";
-    return 1;
-  }
-  return 0;
-}
+int fusec::summaryMain() { return fusec::exitCode("summary", summarize()); }

@@ -498,9 +498,7 @@ llvm::Error checkOutputPaths() {
 
 int fusec::trainMain() {
   auto fail = [](llvm::Error e) {
-    llvm::errs() << "fusec train: error: " << llvm::toString(std::move(e))
-                 << "\n";
-    return 1;
+    return fusec::exitCode("train", std::move(e));
   };
   const bool text = format == DataFormat::Text;
   if (validationSplit.getNumOccurrences() &&

@@ -100,6 +100,14 @@ cl::opt<std::string>
           cl::cat(fusec::category()), cl::sub(cl::SubCommand::getTopLevel()));
 } // namespace
 
+int fusec::exitCode(llvm::StringRef command, llvm::Error error) {
+  if (!error)
+    return 0;
+  llvm::errs() << "fusec " << command
+               << ": error: " << llvm::toString(std::move(error)) << "\n";
+  return 1;
+}
+
 cl::OptionCategory &fusec::category() {
   static cl::OptionCategory options("fusec options");
   return options;
