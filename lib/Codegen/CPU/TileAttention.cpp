@@ -101,24 +101,14 @@ public:
   /// as bufferization needs of what a loop yields); else a new tensor.
   Value map(ValueRange tiles, ValueRange rowVectors, int64_t rows, int64_t cols,
             BodyFn body, Value into = {}) const {
-    MLIRContext *context = b.getContext();
-    AffineMap tile = AffineMap::getMultiDimIdentityMap(2, context);
-    AffineMap row =
-        AffineMap::get(2, 0, {getAffineDimExpr(0, context)}, context);
     SmallVector<Value> inputs(tiles);
     llvm::append_range(inputs, rowVectors);
-    SmallVector<AffineMap> maps(tiles.size(), tile);
-    maps.append(rowVectors.size(), row);
-    maps.push_back(tile);
-    return linalg::GenericOp::create(
-               b, loc, TypeRange{type({rows, cols})}, inputs,
-               ValueRange{into ? into : empty({rows, cols})}, maps,
-               {utils::IteratorType::parallel, utils::IteratorType::parallel},
-               [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
-                 linalg::YieldOp::create(nested, nestedLoc,
-                                         body(nested, nestedLoc, args));
-               })
-        .getResult(0);
+    SmallVector<AffineMap> maps(tiles.size(), tileMap());
+    maps.append(rowVectors.size(), rowMap());
+    maps.push_back(tileMap());
+    return generic(
+        inputs, into ? into : empty({rows, cols}), maps,
+        {utils::IteratorType::parallel, utils::IteratorType::parallel}, body);
   }
 
   /// An element-wise op over row vectors of `rows` elements (`into` as
@@ -127,36 +117,19 @@ public:
                 Value into = {}) const {
     AffineMap identity = AffineMap::getMultiDimIdentityMap(1, b.getContext());
     SmallVector<AffineMap> maps(rowVectors.size() + 1, identity);
-    return linalg::GenericOp::create(
-               b, loc, TypeRange{type({rows})}, rowVectors,
-               ValueRange{into ? into : empty({rows})}, maps,
-               {utils::IteratorType::parallel},
-               [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
-                 linalg::YieldOp::create(nested, nestedLoc,
-                                         body(nested, nestedLoc, args));
-               })
-        .getResult(0);
+    return generic(rowVectors, into ? into : empty({rows}), maps,
+                   {utils::IteratorType::parallel}, body);
   }
 
   /// Reduces each row of the `rows x cols` tiles into `init` (a row
   /// vector): `body` gets the tiles' elements and the accumulator and
   /// returns the new accumulator. The columns are taken in order.
-  Value reduceRows(ValueRange tiles, Value init, int64_t rows, int64_t cols,
-                   BodyFn body) const {
-    MLIRContext *context = b.getContext();
-    AffineMap tile = AffineMap::getMultiDimIdentityMap(2, context);
-    AffineMap row =
-        AffineMap::get(2, 0, {getAffineDimExpr(0, context)}, context);
-    SmallVector<AffineMap> maps(tiles.size(), tile);
-    maps.push_back(row);
-    return linalg::GenericOp::create(
-               b, loc, TypeRange{type({rows})}, tiles, ValueRange{init}, maps,
-               {utils::IteratorType::parallel, utils::IteratorType::reduction},
-               [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
-                 linalg::YieldOp::create(nested, nestedLoc,
-                                         body(nested, nestedLoc, args));
-               })
-        .getResult(0);
+  Value reduceRows(ValueRange tiles, Value init, BodyFn body) const {
+    SmallVector<AffineMap> maps(tiles.size(), tileMap());
+    maps.push_back(rowMap());
+    return generic(
+        tiles, init, maps,
+        {utils::IteratorType::parallel, utils::IteratorType::reduction}, body);
   }
 
   /// `rows x cols` of the 2-d `source` from row `first`.
@@ -209,6 +182,29 @@ public:
   OpBuilder &b;
   Location loc;
   Type element;
+
+private:
+  /// (r, c) -> (r, c) and (r, c) -> (r): a tile's and a row vector's.
+  AffineMap tileMap() const {
+    return AffineMap::getMultiDimIdentityMap(2, b.getContext());
+  }
+  AffineMap rowMap() const {
+    return AffineMap::get(2, 0, {getAffineDimExpr(0, b.getContext())},
+                          b.getContext());
+  }
+
+  /// A linalg.generic of one result written into `init`.
+  Value generic(ValueRange inputs, Value init, ArrayRef<AffineMap> maps,
+                ArrayRef<utils::IteratorType> iterators, BodyFn body) const {
+    return linalg::GenericOp::create(
+               b, loc, TypeRange{init.getType()}, inputs, ValueRange{init},
+               maps, iterators,
+               [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+                 linalg::YieldOp::create(nested, nestedLoc,
+                                         body(nested, nestedLoc, args));
+               })
+        .getResult(0);
+  }
 };
 
 /// The shapes of one attention: `heads` of `rows` queries and `keys` keys,
@@ -327,7 +323,7 @@ OnlineStep onlineStep(BlockBuilder &k, const AttentionShape &s,
   double negInf = -std::numeric_limits<double>::infinity();
   int64_t rows = s.blockRows, cols = s.blockKeys;
   Value blockMax = k.reduceRows(
-      block.scores, k.filled({rows}, negInf), rows, cols,
+      block.scores, k.filled({rows}, negInf),
       [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
         return arith::MaximumFOp::create(
             b, loc, maskedScore(s, b, loc, block, args[0]), args[1]);
@@ -361,7 +357,7 @@ OnlineStep onlineStep(BlockBuilder &k, const AttentionShape &s,
       },
       oldSum);
   Value sum =
-      k.reduceRows(probabilities, scaledSum, rows, cols,
+      k.reduceRows(probabilities, scaledSum,
                    [](OpBuilder &b, Location loc, ValueRange args) -> Value {
                      return arith::AddFOp::create(b, loc, args[0], args[1]);
                    });
@@ -460,7 +456,7 @@ SmallVector<Value> backwardHead(BlockBuilder &k, const AttentionShape &s,
         Value keyBlocks = keyBlocksOf(k, s, rowBlock);
         // sum_c dO * O: the softmax gradient's row term.
         Value rowTerm = k.reduceRows(
-            {rowsOfG, rowsOfO}, k.filled({br}, 0.0), br, s.values,
+            {rowsOfG, rowsOfO}, k.filled({br}, 0.0),
             [](OpBuilder &b, Location loc, ValueRange args) {
               return math::FmaOp::create(b, loc, args[0], args[1], args[2])
                   .getResult();
