@@ -113,35 +113,7 @@ TEST(Training, TrainStepMatchesHandWrittenStepsBitwise) {
         << "tensor " << j;
 }
 
-constexpr int64_t kBatch = 5;
-
-/// The batch of step `step`: x [kBatch, 6], y [kBatch].
-Tensor batchX(int64_t step) { return randomTensor({kBatch, 6}, 100 + step); }
-Tensor batchY(int64_t step) {
-  Tensor y = Tensor::empty(DType::I32, {kBatch});
-  for (int64_t i = 0; i < kBatch; ++i)
-    y.data<int32_t>()[i] = (step + 3 * i) % 4;
-  return y;
-}
-
-/// Steps [first, first + k) stacked along a new dim 0.
-Tensor stack(int64_t first, int64_t k, Tensor (*batch)(int64_t)) {
-  Tensor one = batch(first);
-  llvm::SmallVector<int64_t> shape = {k};
-  llvm::append_range(shape, one.shape());
-  Tensor stacked = Tensor::empty(one.dtype(), shape);
-  size_t bytes = one.numElements() * byteWidth(one.dtype());
-  for (int64_t i = 0; i < k; ++i)
-    std::memcpy(static_cast<char *>(stacked.data()) + i * bytes,
-                batch(first + i).data(), bytes);
-  return stacked;
-}
-
-std::vector<Tensor> initialState() {
-  return {randomTensor({6, 4}, 1),           randomTensor({4}, 2),
-          Tensor::zeros(DType::F32, {6, 4}), Tensor::zeros(DType::F32, {4}),
-          Tensor::zeros(DType::F32, {6, 4}), Tensor::zeros(DType::F32, {4})};
-}
+using namespace fuse::testing::tiny;
 
 TEST(Training, WrappedStepsDeclareStackedBatches) {
   auto engine = makeEngine(kModule);
