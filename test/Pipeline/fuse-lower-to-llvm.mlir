@@ -26,11 +26,12 @@
 // the base of an address computation. Intermediates live in a workspace, a
 // trailing pointer argument each, sized by `fuse.workspace` (fuse-workspace),
 // which the engine carves from one workspace: the function allocates
-// nothing. Every pointer is noalias: the buffers never overlap.
+// nothing. (How many there are depends on the host's register tiles.)
+// Every pointer is noalias: the buffers never overlap.
 
 
 // CHECK-LABEL: llvm.func @dense
-// CHECK-SAME: (%[[X:[^:]*]]: !llvm.ptr {llvm.noalias}, %[[W:[^:]*]]: !llvm.ptr {llvm.noalias}, %[[B:[^:]*]]: !llvm.ptr {llvm.noalias}, %[[OUT:[^:]*]]: !llvm.ptr {llvm.noalias}, %[[WS:[^:]*]]: !llvm.ptr {llvm.noalias}) attributes {fuse.workspace = array<i64: 128>} {
+// CHECK-SAME: (%[[X:[^:]*]]: !llvm.ptr {llvm.noalias}, %[[W:[^:]*]]: !llvm.ptr {llvm.noalias}, %[[B:[^:]*]]: !llvm.ptr {llvm.noalias}, %[[OUT:[^:]*]]: !llvm.ptr {llvm.noalias}, %[[WS:[^:]*]]: !llvm.ptr {llvm.noalias}{{.*}}) attributes {fuse.workspace = array<i64: {{[0-9, ]+}}>} {
 // CHECK-NOT: @malloc
 // CHECK: llvm.load %{{.*}} : !llvm.ptr -> {{.*}}f32
 // CHECK: {{(llvm.store [^,]+, |"llvm.intr.memcpy"\(|llvm.getelementptr [a-z|]* ?)}}%[[OUT]]{{[[, ]}}

@@ -269,12 +269,19 @@ int64_t fuse::largestDivisorAtMost(int64_t n, int64_t cap) {
   return 1;
 }
 
+int64_t fuse::convTileColumns(unsigned vectorBits) {
+  return vectorRegisters(vectorBits) / 4;
+}
+
 fuse::ConvTile fuse::chooseConvTile(int64_t batch, int64_t width,
-                                    int64_t filters, int64_t lanes) {
-  int64_t columns = largestDivisorAtMost(width, kConvTileColumns);
-  int64_t images = columns < kConvTileColumns
-                       ? largestDivisorAtMost(batch, kMicroKernelRows / columns)
-                       : 1;
+                                    int64_t filters, unsigned vectorBits,
+                                    int64_t lanes) {
+  int64_t tileColumns = convTileColumns(vectorBits);
+  int64_t columns = largestDivisorAtMost(width, tileColumns);
+  int64_t images =
+      columns < tileColumns
+          ? largestDivisorAtMost(batch, microKernelRows(vectorBits) / columns)
+          : 1;
   return {images, columns, largestDivisorAtMost(filters, 2 * lanes)};
 }
 
@@ -499,6 +506,11 @@ tileSingleChannelFilterGradient(RewriterBase &rewriter, linalg::GenericOp op,
   return success();
 }
 
+/// Filter gradients of a single channel with up to this many taps are a
+/// product of the taps' rows of X and the gradient (a register tile of
+/// AVX-512's micro-kernel holds them all).
+constexpr int64_t kMaxSingleChannelTaps = 12;
+
 LogicalResult fuse::tileFilterGradient(RewriterBase &rewriter,
                                        linalg::GenericOp op, int64_t rows,
                                        int64_t columns, int64_t groupImages) {
@@ -512,7 +524,7 @@ LogicalResult fuse::tileFilterGradient(RewriterBase &rewriter,
   if (llvm::is_contained(shape, 0) || llvm::is_contained(gradShape, 0))
     return failure();
   if (shape[2] == 1 && form->strides[1] == 1 && shape[0] * shape[1] > 1 &&
-      shape[0] * shape[1] <= kMicroKernelRows)
+      shape[0] * shape[1] <= kMaxSingleChannelTaps)
     return tileSingleChannelFilterGradient(rewriter, op, *form, groupImages);
   if (rows <= 0 || columns <= 0 || shape[2] % rows != 0 ||
       shape[3] % columns != 0)

@@ -20,8 +20,10 @@ namespace fuse {
 /// The largest divisor of `n` that is at most `cap` (1 when there is none).
 int64_t largestDivisorAtMost(int64_t n, int64_t cap);
 
-/// Output columns per convolution tile (rows of its micro-kernel).
-constexpr int64_t kConvTileColumns = 8;
+/// Output columns per convolution tile (rows of its micro-kernel) for
+/// registers of `vectorBits`: with two registers of filters each, half the
+/// registers as accumulators (8 columns with AVX-512, 4 with AVX2).
+int64_t convTileColumns(unsigned vectorBits);
 
 /// The output tile of a convolution's micro-kernel: images x 1 row x
 /// columns x filters, whose reduction (filter rows, columns and channels)
@@ -31,13 +33,13 @@ struct ConvTile {
 };
 
 /// The tile for an output of `batch` images, `width` columns and `filters`
-/// filters, each dividing its dim: up to kConvTileColumns columns and two
-/// registers of filters. Output rows narrower than that (a filter
-/// gradient's, as wide as the filter) take several images per tile
-/// instead, so that the micro-kernel keeps kMicroKernelRows rows of
+/// filters, each dividing its dim: up to convTileColumns columns and two
+/// registers (of `vectorBits`) of filters. Output rows narrower than that
+/// (a filter gradient's, as wide as the filter) take several images per
+/// tile instead, so that the micro-kernel keeps microKernelRows rows of
 /// accumulators. A tile is its own tile.
 ConvTile chooseConvTile(int64_t batch, int64_t width, int64_t filters,
-                        int64_t lanes);
+                        unsigned vectorBits, int64_t lanes);
 
 /// Rewrites `op`, whose accumulator is a linalg.fill and whose filter fits
 /// in L2, into loops over its output tiles, one nest per band of columns:

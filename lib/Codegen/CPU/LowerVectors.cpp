@@ -15,7 +15,11 @@
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorTransforms.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
+#include "mlir/Transforms/CSE.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
 
 #include <numeric>
 
@@ -115,6 +119,17 @@ struct FuseLowerVectorsPass
       // broadcasting transfers through expand_shape), the views stay.
       (void)applyPatternsGreedily(func, std::move(patterns),
                                   fuse::structuredRewriteConfig());
+    }
+    // The folds compute a transfer's indices beside it, inside its loop,
+    // once for the read and again for the write: hoisting needs them
+    // invariant and the same values. (The micro-kernel of a packed matmul
+    // reads its accumulators through a view made outside the reduction
+    // loop; without this they went to memory on every step.)
+    func.walk([](LoopLikeOpInterface loop) { moveLoopInvariantCode(loop); });
+    {
+      IRRewriter rewriter(context);
+      DominanceInfo dominance(func);
+      eliminateCommonSubExpressions(rewriter, dominance, func);
     }
     linalg::hoistRedundantVectorTransfers(func);
     // A register tile's fused fill writes zeros that the hoisted read of

@@ -76,31 +76,38 @@ int64_t vectorTile(int64_t n, int64_t lanes) {
 /// accumulators. A row of two registers alone (batch 1) would wait on two
 /// chains of dependent FMAs, 4 cycles each, with both FMA units mostly idle.
 /// A step of the tile also holds its row of B and a broadcast of A: with
-/// more than 27 of the 32 registers live, the unrolled steps spill (tiles of
-/// 4 rows x 6 registers: 856 of the loop's 1,430 instructions on the stack).
-int64_t matmulTileColumns(int64_t n, int64_t rows, int64_t lanes) {
+/// more than 27 of AVX-512's 32 registers live, the unrolled steps spill
+/// (tiles of 4 rows x 6 registers: 856 of the loop's 1,430 instructions on
+/// the stack); the same 5 stay free of AVX2's 16.
+int64_t matmulTileColumns(int64_t n, int64_t rows, int64_t lanes,
+                          unsigned vectorBits) {
   if (n % lanes != 0)
     return vectorTile(n, lanes);
-  constexpr int64_t kMaxLiveRegisters = 27;
-  int64_t registers = std::min(2 * kMicroKernelRows / rows,
-                               (kMaxLiveRegisters - 1) / (rows + 1));
+  int64_t maxLiveRegisters = vectorRegisters(vectorBits) - 5;
+  int64_t registers = std::min(2 * microKernelRows(vectorBits) / rows,
+                               (maxLiveRegisters - 1) / (rows + 1));
   return largestDivisorAtMost(n / lanes, std::max<int64_t>(2, registers)) *
          lanes;
 }
 
 /// The row bands of an m x n matmul's register tiles: all rows in tiles of
-/// the largest divisor of m up to the micro-kernel's 12 rows when that is 9
-/// or more, else tiles of 12 rows and a band of the rows left (64 rows: 60
-/// in tiles of 12, 24 accumulators, and 4 in one, instead of tiles of 8
-/// with 16 accumulators; 13 rows: 12 and 1 instead of tiles of 1).
-SmallVector<RowBand> matmulRowBands(int64_t m, int64_t n, int64_t lanes) {
-  constexpr int64_t height = kMicroKernelRows;
+/// the largest divisor of m up to the micro-kernel's height (12 rows with
+/// AVX-512) when that is 2/3 of it or more, else tiles of its height and a
+/// band of the rows left (64 rows: 60 in tiles of 12, 24 accumulators, and
+/// 4 in one, instead of tiles of 8 with 16 accumulators; 13 rows: 12 and 1
+/// instead of tiles of 1).
+SmallVector<RowBand> matmulRowBands(int64_t m, int64_t n, int64_t lanes,
+                                    unsigned vectorBits) {
+  int64_t height = microKernelRows(vectorBits);
   int64_t rows = largestDivisorAtMost(m, height);
+  auto columns = [&](int64_t rows) {
+    return matmulTileColumns(n, rows, lanes, vectorBits);
+  };
   if (m <= height || rows > height * 2 / 3)
-    return {{0, m, rows, matmulTileColumns(n, rows, lanes)}};
+    return {{0, m, rows, columns(rows)}};
   int64_t main = m / height * height;
-  return {{0, main, height, matmulTileColumns(n, height, lanes)},
-          {main, m, m - main, matmulTileColumns(n, m - main, lanes)}};
+  return {{0, main, height, columns(height)},
+          {main, m, m - main, columns(m - main)}};
 }
 
 /// The lanes of a register of `op`'s output elements.
@@ -122,14 +129,16 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, unsigned vectorBits) {
   // iteration space exactly: their tiles are static, need no masks, and the
   // 1-D decomposition of convolutions sees static shapes.
   if (isa<linalg::MatmulOp>(op)) { // m, n, k
-    int64_t rows = largestDivisorAtMost(ranges[0], kMicroKernelRows);
-    return {rows, matmulTileColumns(ranges[1], rows, lanes), 1};
+    int64_t rows =
+        largestDivisorAtMost(ranges[0], microKernelRows(vectorBits));
+    return {rows, matmulTileColumns(ranges[1], rows, lanes, vectorBits), 1};
   }
   if (isa<linalg::BatchMatmulOp>(op)) // b, m, n, k
-    return {1, largestDivisorAtMost(ranges[1], kBatchMatmulTileRows),
+    return {1, largestDivisorAtMost(ranges[1], batchMatmulTileRows(vectorBits)),
             vectorTile(ranges[2], lanes), 1};
   if (isa<linalg::Conv2DNhwcHwcfOp>(op)) { // n, oh, ow, f, kh, kw, c
-    ConvTile tile = chooseConvTile(ranges[0], ranges[2], ranges[3], lanes);
+    ConvTile tile =
+        chooseConvTile(ranges[0], ranges[2], ranges[3], vectorBits, lanes);
     return {tile.images, 1, tile.columns, tile.filters, 1, 1, 1};
   }
   if (isa<linalg::PoolingNhwcMaxOp, linalg::PoolingNhwcSumOp>(op))
@@ -485,7 +494,8 @@ LoweringConfigAttr fuse::chooseTiledConfig(linalg::LinalgOp op,
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     SmallVector<int64_t> registers;
     SmallVector<RowBand> bands =
-        matmulRowBands(ranges[0], ranges[1], outputLanes(op, vectorBits));
+        matmulRowBands(ranges[0], ranges[1], outputLanes(op, vectorBits),
+                       vectorBits);
     for (const RowBand &band : bands)
       registers.append({band.rows, band.columns, 1});
     // Blocks of columns for the threads (fuse-tile-matmuls applies them to
@@ -497,19 +507,20 @@ LoweringConfigAttr fuse::chooseTiledConfig(linalg::LinalgOp op,
   }
   if (auto conv = dyn_cast<linalg::Conv2DNhwcHwcfOp>(op.getOperation());
       conv && !hasLargeFilter(conv)) {
-    // Bands of columns: whole tiles of kConvTileColumns, then the columns
-    // left (26 columns: 3 tiles of 8 and one of 2, each with 16
+    // Bands of columns: whole tiles of convTileColumns, then the columns
+    // left (26 columns with AVX-512: 3 tiles of 8 and one of 2, each with 16
     // accumulators, instead of 13 tiles of 2); the vector sizes, one tile
     // that divides the whole output, tile it if it cannot be banded.
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     int64_t lanes = outputLanes(op, vectorBits);
     int64_t width = ranges[2];
-    int64_t main = width >= kConvTileColumns
-                       ? width / kConvTileColumns * kConvTileColumns
-                       : width;
+    int64_t tileColumns = convTileColumns(vectorBits);
+    int64_t main =
+        width >= tileColumns ? width / tileColumns * tileColumns : width;
     SmallVector<int64_t> registers;
     auto band = [&](int64_t columns) {
-      ConvTile tile = chooseConvTile(ranges[0], columns, ranges[3], lanes);
+      ConvTile tile =
+          chooseConvTile(ranges[0], columns, ranges[3], vectorBits, lanes);
       registers.append({tile.images, 1, tile.columns, tile.filters, 1, 1, 1});
     };
     band(main);
@@ -559,7 +570,7 @@ LoweringConfigAttr fuse::chooseLoweringConfig(linalg::LinalgOp op,
             choosePackedBlocks(matmul, vectorBits)) {
       // The micro-kernel's tile; the cache blocks MC, NC, KC; blocks of
       // columns for the threads.
-      SmallVector<int64_t> tile = {kMicroKernelRows, 2 * lanes, 1};
+      SmallVector<int64_t> tile = {microKernelRows(vectorBits), 2 * lanes, 1};
       SmallVector<int64_t> distribution = {
           0,
           choosePackedColumnBlocks(op.getStaticLoopRanges(), 2 * lanes,
@@ -587,7 +598,8 @@ LoweringConfigAttr fuse::chooseLoweringConfig(linalg::LinalgOp op,
       // kh, kw, c, f | n, oh, ow: per image and tap, register tiles of up
       // to the micro-kernel's rows of channels x 2 registers of filters.
       ArrayRef<int64_t> shape = gradient.getShape();
-      int64_t rows = largestDivisorAtMost(shape[2], kMicroKernelRows);
+      int64_t rows =
+          largestDivisorAtMost(shape[2], microKernelRows(vectorBits));
       int64_t columns = largestDivisorAtMost(shape[3], 2 * lanes);
       SmallVector<int64_t> tile = {1, 1, rows, columns, 1, 1, 1};
       // Groups of images for the threads: a tile on the reduction loop n,

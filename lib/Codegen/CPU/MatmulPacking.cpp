@@ -134,6 +134,10 @@ Value panelAt(OpBuilder &b, Location loc, Value packed, Value index) {
 
 } // namespace
 
+int64_t fuse::microKernelRows(unsigned vectorBits) {
+  return vectorRegisters(vectorBits) * 3 / 4 / 2;
+}
+
 std::optional<fuse::MatmulForm> fuse::matchMatmul(linalg::MatmulOp op) {
   if (!op.hasPureTensorSemantics() || op.hasDynamicShape())
     return std::nullopt;
@@ -189,7 +193,7 @@ fuse::choosePackedBlocks(linalg::MatmulOp op, unsigned vectorBits) {
   // Column panels two registers wide, the micro-kernel's width; A's rows in
   // panels of its height (below).
   int64_t nr = 2 * vectorLanes(elementType, vectorBits);
-  constexpr int64_t mr = kMicroKernelRows;
+  int64_t mr = microKernelRows(vectorBits);
   int64_t kc = chooseBlock(form->k, kMaxKC);
   if (kc == form->k && form->k > kMaxKC)
     kc = kMaxKC;
@@ -218,7 +222,7 @@ fuse::blockAndPackMatmul(RewriterBase &rewriter, linalg::MatmulOp op,
   // A's rows are packed in panels of the micro-kernel's height, k-major.
   // Stored transposed, A's rows come contiguous already, but a whole row of
   // A apart for each k: at M = 1024 they fall in one L1 set.
-  constexpr int64_t mr = kMicroKernelRows;
+  int64_t mr = microKernelRows(vectorBits);
   bool packLhs = form->m >= mr;
   int64_t kc = blocks.kc;
   // Whole panels and blocks; the columns and reduction steps left over are

@@ -13,10 +13,14 @@
 
 namespace fuse {
 
-/// The height of the matmul micro-kernel: 12 rows x 2 registers of columns
-/// keep 24 of AVX-512's 32 registers as accumulators. Packed panels of A have
-/// this height, and the tile sizes of matmuls are chosen up to it.
-constexpr int64_t kMicroKernelRows = 12;
+/// The height of the matmul micro-kernel for registers of `vectorBits`:
+/// rows x 2 registers of columns keep 3/4 of the registers as accumulators,
+/// the rest for a row of B and a broadcast of A. 12 rows use 24 of
+/// AVX-512's 32 registers, 6 rows 12 of AVX2's 16 (BLIS's 6 x 16 Haswell
+/// kernel; with 12 rows there, every step of the micro-kernel loaded and
+/// stored its accumulators). Packed panels of A have this height, and the
+/// tile sizes of matmuls are chosen up to it.
+int64_t microKernelRows(unsigned vectorBits);
 
 /// The layout of a static matmul over (m, n, k) whose operands are stored
 /// [m, k] or [k, m] (lhsTransposed), and [k, n] or [n, k] (rhsTransposed).
@@ -35,7 +39,7 @@ std::optional<MatmulForm> matchMatmul(mlir::linalg::MatmulOp op);
 bool paysToBlockAndPack(mlir::linalg::MatmulOp op, unsigned vectorBits);
 
 /// The cache blocks of a packed matmul: MC rows of A (whole panels of
-/// kMicroKernelRows), NC columns of B (whole panels of two registers), KC
+/// microKernelRows), NC columns of B (whole panels of two registers), KC
 /// steps of the reduction.
 struct PackedBlocks {
   int64_t mc, nc, kc;
@@ -50,7 +54,7 @@ std::optional<PackedBlocks> choosePackedBlocks(mlir::linalg::MatmulOp op,
 
 /// Rewrites `op` into cache blocks of `blocks` whose operands are packed
 /// into contiguous panels (B's two registers of `vectorBits` wide, A's
-/// kMicroKernelRows high), each block a smaller linalg.matmul. The columns
+/// microKernelRows high), each block a smaller linalg.matmul. The columns
 /// left over by whole panels, and the reduction left over by whole blocks,
 /// become edge products on slices, returned for the caller to tile. Fails,
 /// leaving `op` alone, on other matmuls and on blocks that do not divide

@@ -31,6 +31,10 @@
 
 using namespace mlir;
 
+int64_t fuse::batchMatmulTileRows(unsigned vectorBits) {
+  return vectorRegisters(vectorBits) / 4;
+}
+
 FailureOr<SmallVector<linalg::LinalgOp>>
 fuse::splitIntoWholeTiles(RewriterBase &rewriter, linalg::LinalgOp op,
                           unsigned vectorBits) {
@@ -42,7 +46,8 @@ fuse::splitIntoWholeTiles(RewriterBase &rewriter, linalg::LinalgOp op,
     return failure();
   bool batched = isa<linalg::BatchMatmulOp>(op);
   unsigned mDim = batched ? 1 : 0, nDim = mDim + 1;
-  int64_t rowTile = batched ? kBatchMatmulTileRows : kMicroKernelRows;
+  int64_t rowTile =
+      batched ? batchMatmulTileRows(vectorBits) : microKernelRows(vectorBits);
   int64_t lanes = vectorLanes(elementType, vectorBits);
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   if (llvm::is_contained(ranges, 0))

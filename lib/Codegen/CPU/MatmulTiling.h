@@ -16,8 +16,10 @@
 
 namespace fuse {
 
-/// The rows of a batch_matmul's register tile, at most.
-constexpr int64_t kBatchMatmulTileRows = 8;
+/// The rows of a batch_matmul's register tile, at most, for registers of
+/// `vectorBits`: up to two registers of columns each, half the registers
+/// as accumulators (8 rows with AVX-512, 4 with AVX2).
+int64_t batchMatmulTileRows(unsigned vectorBits);
 
 /// Splits a matmul whose columns, or a batch_matmul whose rows or columns,
 /// have no divisor that fills at least half a tile (13 rows, 1009 columns:

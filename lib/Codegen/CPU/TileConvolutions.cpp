@@ -33,17 +33,19 @@ using fuse::LoweringStrategy;
 namespace {
 
 /// Splits a convolution whose output rows are not a whole number of
-/// fuse::kConvTileColumns into one over the whole tiles and one over the
+/// fuse::convTileColumns into one over the whole tiles and one over the
 /// rest, each a convolution on slices. Tiles must divide a convolution (see
 /// chooseTileSizes): unsplit, a width of 26 would get tiles of 2 columns,
 /// 4 accumulators instead of 16.
 void splitConvolutionColumns(RewriterBase &rewriter,
-                             linalg::Conv2DNhwcHwcfOp op) {
+                             linalg::Conv2DNhwcHwcfOp op,
+                             unsigned vectorBits) {
   if (!op.hasPureTensorSemantics() || op.hasDynamicShape())
     return;
   int64_t width =
       cast<RankedTensorType>(op.getDpsInits()[0].getType()).getDimSize(2);
-  int64_t main = width / fuse::kConvTileColumns * fuse::kConvTileColumns;
+  int64_t tile = fuse::convTileColumns(vectorBits);
+  int64_t main = width / tile * tile;
   if (main == 0 || main == width)
     return;
   // n, oh, ow, f, kh, kw, c: split along ow.
@@ -96,7 +98,7 @@ struct TileConvolutionsPass
                                        config.getDistribution()[0]))) {
         LLVM_DEBUG(llvm::dbgs()
                    << "conv at " << conv.getLoc() << ": tiled in one pass\n");
-        splitConvolutionColumns(rewriter, conv);
+        splitConvolutionColumns(rewriter, conv, bits);
       }
     }
   }

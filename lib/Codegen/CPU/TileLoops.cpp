@@ -18,6 +18,10 @@ int64_t fuse::vectorLanes(Type elementType, unsigned vectorBits) {
       vectorBits / std::max<unsigned>(8, elementType.getIntOrFloatBitWidth()));
 }
 
+int64_t fuse::vectorRegisters(unsigned vectorBits) {
+  return vectorBits >= 512 ? 32 : 16;
+}
+
 SmallVector<Value> fuse::buildTileLoop(OpBuilder &b, Location loc,
                                        int64_t lower, int64_t upper,
                                        int64_t step, ValueRange inits,

@@ -24,6 +24,11 @@ namespace fuse {
 /// register of `vectorBits` bits, at least 1.
 int64_t vectorLanes(mlir::Type elementType, unsigned vectorBits);
 
+/// The vector registers of an x86-64 target whose widest registers are
+/// `vectorBits` wide: AVX-512's 32, else the 16 of AVX and SSE. (The
+/// strategy takes AVX-512's width whenever the target has it.)
+int64_t vectorRegisters(unsigned vectorBits);
+
 /// The body of a tile loop: from the induction variable and the carried
 /// tensor, the tensor for the next iteration.
 using TileLoopBody = llvm::function_ref<mlir::Value(mlir::OpBuilder &,

@@ -7,12 +7,13 @@
 // 64 rows have no divisor of 9 to 12: tiles of 12 rows x 2 registers for
 // 60 rows, then 4 rows x 4 registers; the vector level is one tile that
 // divides the whole product (8 rows). The threads share blocks of columns:
-// the smallest multiple of both bands' tiles (64; 32 with AVX2) that leaves
-// at least two blocks of 256K multiply-adds.
+// the smallest multiple of both bands' tiles that leaves at least two
+// blocks of 256K multiply-adds. AVX2 has 16 registers, not 32: tiles of 6
+// rows x 2 registers for 60 rows, then 4 rows x 2 registers.
 // CHECK-LABEL: func @matmul_bands
 // CHECK: linalg.matmul {fuse.lowering_config = #fuse.lowering_config<strategy = matmul_tiles, distribution = [0, 64, 0], cache = [0, 0, 0], registers = [12, 32, 1, 4, 64, 1], vector = [8, 32, 1]>}
 // AVX2-LABEL: func @matmul_bands
-// AVX2: strategy = matmul_tiles, distribution = [0, 32, 0], cache = [0, 0, 0], registers = [12, 16, 1, 4, 32, 1], vector = [8, 16, 1]>
+// AVX2: strategy = matmul_tiles, distribution = [0, 16, 0], cache = [0, 0, 0], registers = [6, 16, 1, 4, 16, 1], vector = [4, 16, 1]>
 func.func @matmul_bands(%a: tensor<64x784xf32>, %b: tensor<784x128xf32>) -> tensor<64x128xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<64x128xf32>
