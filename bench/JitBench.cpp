@@ -23,6 +23,14 @@ using namespace fuse;
 
 namespace {
 
+/// Options for code compared with a single-threaded reference (OpenBLAS
+/// runs on one thread, see BenchMain.cpp): one thread.
+EngineOptions oneThread() {
+  EngineOptions options;
+  options.threads = 1;
+  return options;
+}
+
 std::unique_ptr<Engine> makeEngine(const char *source,
                                    EngineOptions options = {}) {
   options.diskCache = false;
@@ -197,7 +205,7 @@ void BM_FuseMatmul(benchmark::State &state, MatmulShape s) {
       (s.batch > 1 ? "batch_matmul" : "matmul") + " %a, %b " + attrs + " : (" +
       type(shapes.lhs) + ", " + type(shapes.rhs) + ") -> " +
       type(shapes.result) + "\n  return %c : " + type(shapes.result) + "\n}\n";
-  auto engine = makeEngine(source.c_str());
+  auto engine = makeEngine(source.c_str(), oneThread());
   Function &f = llvm::cantFail(engine->lookup("mm"));
   Tensor a = Tensor::uniform(shapes.lhs, 1), b = Tensor::uniform(shapes.rhs, 2);
   std::vector<Tensor> out = llvm::cantFail(f.allocateResults({a, b}));
@@ -282,7 +290,7 @@ void BM_FuseConv2d(benchmark::State &state, ConvShape s, ConvPass pass) {
   std::string source = "func.func @conv(" + args + ") -> " + result +
                        " {\n  %r = " + body + "\n  return %r : " + result +
                        "\n}\n";
-  auto engine = makeEngine(source.c_str());
+  auto engine = makeEngine(source.c_str(), oneThread());
   Function &f = llvm::cantFail(engine->lookup("conv"));
   std::vector<Tensor> out = llvm::cantFail(f.allocateResults(in));
   double rate =
