@@ -10,7 +10,7 @@
 // window, whose length T is static, so each token recomputes the window,
 // T positions at once, in one compiled call. (A cache would need attention
 // over a growing prefix and state kept between calls, which the op set
-// does not express; at T = 128 a byte costs about 25 ms.)
+// does not express.)
 //
 //===----------------------------------------------------------------------===//
 
