@@ -2,6 +2,7 @@
 
 #include "Fuse/IR/FuseOps.h"
 #include "fuse/LrSchedule.h"
+#include "fuse/Precision.h"
 
 #include "mlir/Dialect/Traits.h"
 #include "mlir/IR/Builders.h"
@@ -520,6 +521,30 @@ static LogicalResult inferMatmulType(std::optional<Location> loc, Type lhs,
   return success();
 }
 
+/// Whether a contraction inferred as `inferred` (its operands' element
+/// type) may return `actual`: the same types, or operands of bf16 or f16
+/// summed into an f32 result of the same shape (mixed precision).
+static bool isContractionResultCompatible(TypeRange inferred,
+                                          TypeRange actual) {
+  if (inferred == actual)
+    return true;
+  if (inferred.size() != 1 || actual.size() != 1)
+    return false;
+  auto want = dyn_cast<RankedTensorType>(inferred.front());
+  auto got = dyn_cast<RankedTensorType>(actual.front());
+  return want && got && want.getShape() == got.getShape() &&
+         isa<BFloat16Type, Float16Type>(want.getElementType()) &&
+         got.getElementType().isF32();
+}
+
+bool MatmulOp::isCompatibleReturnTypes(TypeRange l, TypeRange r) {
+  return isContractionResultCompatible(l, r);
+}
+
+bool BatchMatmulOp::isCompatibleReturnTypes(TypeRange l, TypeRange r) {
+  return isContractionResultCompatible(l, r);
+}
+
 LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> loc,
                                          Adaptor adaptor,
@@ -695,6 +720,10 @@ inferConv2DType(std::optional<Location> loc, RankedTensorType input,
   return success();
 }
 
+bool Conv2DOp::isCompatibleReturnTypes(TypeRange l, TypeRange r) {
+  return isContractionResultCompatible(l, r);
+}
+
 LogicalResult Conv2DOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> loc,
                                          Adaptor adaptor,
@@ -721,20 +750,47 @@ static LogicalResult verifyWindowGrad(Operation *op, LogicalResult forward,
   return success();
 }
 
-LogicalResult Conv2DInputGradOp::verify() {
+/// `type` with the element type `element`.
+static RankedTensorType withElement(RankedTensorType type, Type element) {
+  return RankedTensorType::get(type.getShape(), element);
+}
+
+/// A convolution gradient's check, where `typeOnly` (the operand that only
+/// gives the result's type) may be f32 while the two it multiplies,
+/// `product`, are bf16 or f16 (mixed precision): the forward op is then
+/// checked in the products' type.
+static LogicalResult verifyConv2DGrad(Operation *op, RankedTensorType input,
+                                      RankedTensorType filter,
+                                      RankedTensorType grad, bool inputIsTyped,
+                                      ArrayRef<int64_t> strides,
+                                      ArrayRef<int64_t> padding,
+                                      ArrayRef<int64_t> dilations) {
+  RankedTensorType typed = inputIsTyped ? input : filter;
+  RankedTensorType other = inputIsTyped ? filter : input;
+  Type low = other.getElementType();
+  bool mixed = typed.getElementType().isF32() &&
+               isa<BFloat16Type, Float16Type>(low) &&
+               grad.getElementType() == low;
+  if (mixed) {
+    typed = withElement(typed, low);
+    (inputIsTyped ? input : filter) = typed;
+  }
   SmallVector<Type> expected;
-  LogicalResult forward =
-      inferConv2DType(getLoc(), getInput().getType(), getFilter().getType(),
-                      getStrides(), getPadding(), getDilations(), expected);
-  return verifyWindowGrad(*this, forward, expected, getGrad().getType());
+  LogicalResult forward = inferConv2DType(op->getLoc(), input, filter, strides,
+                                          padding, dilations, expected);
+  return verifyWindowGrad(op, forward, expected, grad);
+}
+
+LogicalResult Conv2DInputGradOp::verify() {
+  return verifyConv2DGrad(*this, getInput().getType(), getFilter().getType(),
+                          getGrad().getType(), /*inputIsTyped=*/true,
+                          getStrides(), getPadding(), getDilations());
 }
 
 LogicalResult Conv2DFilterGradOp::verify() {
-  SmallVector<Type> expected;
-  LogicalResult forward =
-      inferConv2DType(getLoc(), getInput().getType(), getFilter().getType(),
-                      getStrides(), getPadding(), getDilations(), expected);
-  return verifyWindowGrad(*this, forward, expected, getGrad().getType());
+  return verifyConv2DGrad(*this, getInput().getType(), getFilter().getType(),
+                          getGrad().getType(), /*inputIsTyped=*/false,
+                          getStrides(), getPadding(), getDilations());
 }
 
 LogicalResult AvgPool2DGradOp::verify() {
@@ -1440,6 +1496,10 @@ LogicalResult TrainStepOp::verify() {
   if (failed(verifyClipBound(*this, "clip_norm", getClipNorm())) ||
       failed(verifyClipBound(*this, "clip_value", getClipValue())))
     return failure();
+  if (std::optional<StringRef> precision = getPrecision();
+      precision && !parsePrecision(*precision))
+    return emitOpError("precision is \"")
+           << *precision << "\": expected \"f32\" or \"bf16\"";
   return success();
 }
 
