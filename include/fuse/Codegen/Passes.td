@@ -433,10 +433,18 @@ def FuseLowerVectors : Pass<"fuse-lower-vectors", "::mlir::func::FuncOp"> {
     multi-dimensional and permuted transfers to 1-D loads and stores, masks,
     multi-reductions, broadcasts and transposes, leaving what
     `convert-vector-to-llvm` handles.
+
+    When the module's target has `avx512bf16`, a contraction of `bf16`
+    operands into `f32` accumulators whose register tile has an even
+    reduction size and 16-lane rows becomes `vdpbf16ps` instead
+    (`llvm.x86.avx512bf16.dpbf16ps.512`): each pair of reduction steps one
+    instruction per row, the right-hand side's two rows interleaved into the
+    bf16 pairs it multiplies and the left-hand side's pair broadcast. Without
+    it, the operands widen to `f32` and the FMAs stay.
   }];
   let dependentDialects = [
     "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
-    "::mlir::vector::VectorDialect"
+    "::mlir::vector::VectorDialect", "::mlir::LLVM::LLVMDialect"
   ];
 }
 
