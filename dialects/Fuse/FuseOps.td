@@ -510,9 +510,8 @@ def Fuse_Conv2DOp : Fuse_Op<"conv2d", [Pure, InferTypeOpAdaptorWithIsCompatible,
     filter. `padding` is `[top, bottom, left, right]` of zeros; `strides` and
     `dilations` are `[h, w]`. Keras' `padding="same"` with stride 1 is
     `(k - 1) / 2` before and `k / 2` after. Operands of `bf16` or `f16`
-    may give an `f32` result, summed in `f32`; so may the gradients'
-    (`conv2d_input_grad`, `conv2d_filter_grad`), whose `f32` result has
-    the type of the `f32` operand it stands for.
+    may give an `f32` result, summed in `f32` (mixed precision; the
+    gradient ops take one element type).
 
     ```mlir
     %y = fuse.conv2d %x, %k {padding = array<i64: 1, 1, 1, 1>}
@@ -1280,11 +1279,11 @@ def Fuse_TrainStepOp : Fuse_Op<"train_step",
     step function is unchanged.
 
     `precision` is `"f32"` (the default) or `"bf16"`: mixed precision, the
-    operands of every matmul, batch_matmul and convolution of the step
-    (forward and backward) rounded to `bf16` and their products summed in
-    `f32`; element-wise work, reductions, the loss, the optimizer and the
-    parameters (master weights) and their states stay `f32`
-    (`fuse-apply-precision-policy`, after differentiation).
+    operands of every matmul and batch_matmul of the step (forward and
+    backward) and of every forward convolution rounded to `bf16` and their
+    products summed in `f32`; element-wise work, reductions, the loss, the
+    optimizer and the parameters (master weights) and their states stay
+    `f32` (`fuse-apply-precision-policy`, after differentiation).
 
     ```mlir
     fuse.train_step @train {loss = @loss, params = array<i64: 0, 1, 2, 3>,

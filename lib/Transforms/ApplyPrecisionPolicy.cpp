@@ -33,11 +33,10 @@ using namespace mlir;
 namespace {
 
 /// The operands of `op` that a bf16 policy rounds: the two factors of its
-/// products (a convolution gradient's third operand only gives its type).
+/// products. A convolution's gradients (conv2d_input_grad,
+/// conv2d_filter_grad) stay f32: their CPU code takes one element type.
 SmallVector<unsigned> roundedOperands(Operation *op) {
   if (isa<fuse::MatmulOp, fuse::BatchMatmulOp, fuse::Conv2DOp>(op))
-    return {0, 1};
-  if (isa<fuse::Conv2DInputGradOp, fuse::Conv2DFilterGradOp>(op))
     return {0, 1};
   return {};
 }

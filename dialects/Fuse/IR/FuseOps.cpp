@@ -750,47 +750,20 @@ static LogicalResult verifyWindowGrad(Operation *op, LogicalResult forward,
   return success();
 }
 
-/// `type` with the element type `element`.
-static RankedTensorType withElement(RankedTensorType type, Type element) {
-  return RankedTensorType::get(type.getShape(), element);
-}
-
-/// A convolution gradient's check, where `typeOnly` (the operand that only
-/// gives the result's type) may be f32 while the two it multiplies,
-/// `product`, are bf16 or f16 (mixed precision): the forward op is then
-/// checked in the products' type.
-static LogicalResult verifyConv2DGrad(Operation *op, RankedTensorType input,
-                                      RankedTensorType filter,
-                                      RankedTensorType grad, bool inputIsTyped,
-                                      ArrayRef<int64_t> strides,
-                                      ArrayRef<int64_t> padding,
-                                      ArrayRef<int64_t> dilations) {
-  RankedTensorType typed = inputIsTyped ? input : filter;
-  RankedTensorType other = inputIsTyped ? filter : input;
-  Type low = other.getElementType();
-  bool mixed = typed.getElementType().isF32() &&
-               isa<BFloat16Type, Float16Type>(low) &&
-               grad.getElementType() == low;
-  if (mixed) {
-    typed = withElement(typed, low);
-    (inputIsTyped ? input : filter) = typed;
-  }
-  SmallVector<Type> expected;
-  LogicalResult forward = inferConv2DType(op->getLoc(), input, filter, strides,
-                                          padding, dilations, expected);
-  return verifyWindowGrad(op, forward, expected, grad);
-}
-
 LogicalResult Conv2DInputGradOp::verify() {
-  return verifyConv2DGrad(*this, getInput().getType(), getFilter().getType(),
-                          getGrad().getType(), /*inputIsTyped=*/true,
-                          getStrides(), getPadding(), getDilations());
+  SmallVector<Type> expected;
+  LogicalResult forward =
+      inferConv2DType(getLoc(), getInput().getType(), getFilter().getType(),
+                      getStrides(), getPadding(), getDilations(), expected);
+  return verifyWindowGrad(*this, forward, expected, getGrad().getType());
 }
 
 LogicalResult Conv2DFilterGradOp::verify() {
-  return verifyConv2DGrad(*this, getInput().getType(), getFilter().getType(),
-                          getGrad().getType(), /*inputIsTyped=*/false,
-                          getStrides(), getPadding(), getDilations());
+  SmallVector<Type> expected;
+  LogicalResult forward =
+      inferConv2DType(getLoc(), getInput().getType(), getFilter().getType(),
+                      getStrides(), getPadding(), getDilations(), expected);
+  return verifyWindowGrad(*this, forward, expected, getGrad().getType());
 }
 
 LogicalResult AvgPool2DGradOp::verify() {

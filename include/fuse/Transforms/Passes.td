@@ -112,11 +112,12 @@ def FuseApplyPrecisionPolicy
     Mixed precision, as TensorFlow's `mixed_bfloat16` policy and PyTorch's
     autocast. In each function marked `fuse.precision = "bf16"` (a step
     function of a `fuse.train_step` with `precision = "bf16"`, marked by
-    `fuse-expand-train-step`), every `f32` `fuse.matmul`,
-    `fuse.batch_matmul`, `fuse.conv2d`, `fuse.conv2d_input_grad` and
-    `fuse.conv2d_filter_grad` (forward and backward: the pass runs after
-    `fuse-autodiff`) gets `fuse.cast` operands of `bf16` and keeps its `f32`
-    result, the products summed in `f32`. Everything else (element-wise
+    `fuse-expand-train-step`), every `f32` `fuse.matmul` and
+    `fuse.batch_matmul` (forward and backward: the pass runs after
+    `fuse-autodiff`) and `fuse.conv2d` gets `fuse.cast` operands of `bf16`
+    and keeps its `f32` result, the products summed in `f32`. The
+    convolutions' gradients stay `f32` (their CPU code takes one element
+    type). Everything else (element-wise
     work, reductions, softmax, the loss, the optimizer, the parameters and
     their states) stays `f32`. A value used by several contractions is cast
     once (CSE), so the activations the backward pass reads are the `bf16`

@@ -2,17 +2,27 @@
 
 #include "BF16DotProducts.h"
 
+#include "fuse/Codegen/Passes.h"
+
+#include "PassDetail.h"
+
 #include "fuse/ABI.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Verifier.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Debug.h"
 #include "llvm/TargetParser/Host.h"
 
 #define DEBUG_TYPE "fuse-bf16-dot-products"
+
+namespace fuse {
+#define GEN_PASS_DEF_FUSEWIDENBF16OPERANDS
+#include "fuse/Codegen/Passes.h.inc"
+} // namespace fuse
 
 using namespace mlir;
 
@@ -36,7 +46,11 @@ bool fuse::targetHasBF16DotProducts(func::FuncOp func) {
     for (StringRef entry : entries)
       enabled[entry.ltrim("+-")] = !entry.starts_with("-");
   }
-  return enabled.lookup("avx512bf16") && enabled.lookup("avx512f");
+  // Every CPU with AVX512_BF16 has AVX512VL; LLVM 22 cannot select some
+  // 256-bit bf16 shuffles of these tiles without it (a feature string
+  // naming avx512bf16 alone keeps the widening code).
+  return enabled.lookup("avx512bf16") && enabled.lookup("avx512f") &&
+         enabled.lookup("avx512vl");
 }
 
 int64_t fuse::registerTileReductionSteps(linalg::LinalgOp op) {
@@ -158,3 +172,97 @@ void fuse::populateBF16DotProductPatterns(RewritePatternSet &patterns) {
   patterns.add<ContractToBF16DotProducts>(patterns.getContext(),
                                           /*benefit=*/3);
 }
+
+namespace {
+
+/// Whether `op` sums products of bf16 inputs into an f32 output.
+bool isMixedContraction(linalg::LinalgOp op) {
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 ||
+      op.getNumReductionLoops() == 0 ||
+      !getElementTypeOrSelf(op.getDpsInits()[0].getType()).isF32())
+    return false;
+  bool any = false;
+  for (Value input : op.getDpsInputs()) {
+    Type element = getElementTypeOrSelf(input.getType());
+    if (element.isBF16())
+      any = true;
+    else if (!element.isF32())
+      return false;
+  }
+  return any;
+}
+
+/// `value` (a static bf16 tensor) widened to f32 by an element-wise extf.
+Value widen(OpBuilder &b, Location loc, Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  auto wide = type.clone(b.getF32Type());
+  Value init = tensor::EmptyOp::create(b, loc, wide.getShape(), b.getF32Type());
+  SmallVector<AffineMap> maps(2, b.getMultiDimIdentityMap(type.getRank()));
+  SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                             utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, wide, value, init, maps, iterators,
+             [](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+               Value x = arith::ExtFOp::create(nested, nestedLoc,
+                                               nested.getF32Type(), args[0]);
+               linalg::YieldOp::create(nested, nestedLoc, x);
+             })
+      .getResult(0);
+}
+
+struct FuseWidenBF16OperandsPass
+    : fuse::impl::FuseWidenBF16OperandsBase<FuseWidenBF16OperandsPass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    bool pairs = fuse::targetHasBF16DotProducts(func);
+    SmallVector<linalg::LinalgOp> ops;
+    func.walk([&](linalg::LinalgOp op) {
+      if (!isMixedContraction(op))
+        return;
+      // vdpbf16ps takes linalg.matmul's bf16 operands as they are.
+      if (pairs && isa<linalg::MatmulOp>(op.getOperation()))
+        return;
+      if (!llvm::all_of(op.getDpsInputs(), [](Value v) {
+            return cast<ShapedType>(v.getType()).hasStaticShape();
+          }))
+        return;
+      // The body reads each bf16 input only through its widening.
+      Block &body = op->getRegion(0).front();
+      for (OpOperand *input : op.getDpsInputOperands())
+        if (getElementTypeOrSelf(input->get().getType()).isBF16())
+          for (Operation *user :
+               body.getArgument(input->getOperandNumber()).getUsers()) {
+            auto extf = dyn_cast<arith::ExtFOp>(user);
+            if (!extf || !extf.getType().isF32())
+              return;
+          }
+      ops.push_back(op);
+    });
+    for (linalg::LinalgOp op : ops) {
+      OpBuilder b(op);
+      Block &body = op->getRegion(0).front();
+      for (OpOperand *input : op.getDpsInputOperands()) {
+        if (!getElementTypeOrSelf(input->get().getType()).isBF16())
+          continue;
+        input->set(widen(b, op.getLoc(), input->get()));
+        // The body's widening of this input is now the identity.
+        BlockArgument arg = body.getArgument(input->getOperandNumber());
+        arg.setType(b.getF32Type());
+        for (Operation *user : llvm::make_early_inc_range(arg.getUsers())) {
+          auto extf = dyn_cast<arith::ExtFOp>(user);
+          if (extf && extf.getType().isF32()) {
+            extf.replaceAllUsesWith(arg);
+            extf.erase();
+          }
+        }
+      }
+      LLVM_DEBUG(llvm::dbgs() << "widened the bf16 operands of " << op << "\n");
+      if (failed(mlir::verify(op.getOperation()))) {
+        op.emitOpError("could not widen its bf16 operands");
+        return signalPassFailure();
+      }
+    }
+  }
+};
+
+} // namespace

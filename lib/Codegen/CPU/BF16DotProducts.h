@@ -19,7 +19,7 @@
 namespace fuse {
 
 /// Whether `func`'s module's target (else the host) has AVX512_BF16 (and
-/// AVX-512F, its 512-bit registers).
+/// AVX-512F and VL, as every CPU with it does).
 bool targetHasBF16DotProducts(mlir::func::FuncOp func);
 
 /// The reduction steps of a register tile of `op`: 2 (one bf16 pair) when
