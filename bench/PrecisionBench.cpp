@@ -2,7 +2,8 @@
 //
 // The seed shapes' matmuls with bf16 operands and f32 results against the
 // same matmuls in f32, both compiled for the host in the same run; the
-// reported figure is the ratio (bf16 GFLOP/s / f32 GFLOP/s). With
+// reported figure is the ratio (bf16 GFLOP/s / f32 GFLOP/s), each from the
+// fastest of its calls. With
 // AVX512_BF16 the bf16 products are vdpbf16ps; without it (the label says
 // so) they widen to f32, and the ratio is the fallback's. Also the seed MLP
 // and CNN training steps with `--precision bf16` against f32.
@@ -18,6 +19,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -37,20 +39,21 @@ std::string hostLabel() {
                        : "no AVX512_BF16 on this CPU: widening fallback";
 }
 
-/// Seconds per call of `body`, over about `seconds` after one warm-up call.
+/// The fastest call of `body`, over about `seconds` after one warm-up call:
+/// the machine may be shared, and the fastest call is the least disturbed.
 template <typename Body> double secondsPerCall(Body body, double seconds) {
   body();
-  int64_t calls = 0;
+  double fastest = 1e30, elapsed = 0;
   auto start = std::chrono::steady_clock::now();
-  double elapsed = 0;
   do {
+    auto before = std::chrono::steady_clock::now();
     body();
-    ++calls;
-    elapsed =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-            .count();
+    auto after = std::chrono::steady_clock::now();
+    fastest =
+        std::min(fastest, std::chrono::duration<double>(after - before).count());
+    elapsed = std::chrono::duration<double>(after - start).count();
   } while (elapsed < seconds);
-  return elapsed / calls;
+  return fastest;
 }
 
 struct Shape {
