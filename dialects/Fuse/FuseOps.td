@@ -465,11 +465,13 @@ def Fuse_ScatterAddOp : Fuse_Op<"scatter_add", [Pure,
 // Contractions
 //===----------------------------------------------------------------------===//
 
-def Fuse_MatmulOp : Fuse_Op<"matmul", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Fuse_VJPOpInterface>]> {
+def Fuse_MatmulOp : Fuse_Op<"matmul", [Pure, InferTypeOpAdaptorWithIsCompatible, DeclareOpInterfaceMethods<Fuse_VJPOpInterface>]> {
   let summary = "Matrix product of two 2-d tensors";
   let description = [{
     `op(lhs) x op(rhs)`, where `op` transposes its operand when
-    `transpose_lhs` / `transpose_rhs` is set.
+    `transpose_lhs` / `transpose_rhs` is set. Operands of `bf16` or `f16`
+    may give an `f32` result: the products summed in `f32` (mixed
+    precision, `fuse-apply-precision-policy`).
 
     ```mlir
     %y = fuse.matmul %x, %w : (tensor<?x784xf32>, tensor<784x128xf32>)
@@ -486,10 +488,11 @@ def Fuse_MatmulOp : Fuse_Op<"matmul", [Pure, InferTypeOpAdaptor, DeclareOpInterf
   }];
 }
 
-def Fuse_BatchMatmulOp : Fuse_Op<"batch_matmul", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Fuse_VJPOpInterface>]> {
+def Fuse_BatchMatmulOp : Fuse_Op<"batch_matmul", [Pure, InferTypeOpAdaptorWithIsCompatible, DeclareOpInterfaceMethods<Fuse_VJPOpInterface>]> {
   let summary = "Batched matrix product of two 3-d tensors";
   let description = [{
     For each `b`, `op(lhs[b]) x op(rhs[b])`; the batch dimensions must agree.
+    Operands of `bf16` or `f16` may give an `f32` result, as `fuse.matmul`.
   }];
   let arguments = (ins Fuse_Tensor:$lhs, Fuse_Tensor:$rhs,
                        UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
@@ -499,14 +502,16 @@ def Fuse_BatchMatmulOp : Fuse_Op<"batch_matmul", [Pure, InferTypeOpAdaptor, Decl
   }];
 }
 
-def Fuse_Conv2DOp : Fuse_Op<"conv2d", [Pure, InferTypeOpAdaptor,
+def Fuse_Conv2DOp : Fuse_Op<"conv2d", [Pure, InferTypeOpAdaptorWithIsCompatible,
     DeclareOpInterfaceMethods<Fuse_VJPOpInterface>]> {
   let summary = "2-d convolution, NHWC input and HWIO filter";
   let description = [{
     Cross-correlation of an `N x H x W x C` input with an `KH x KW x C x F`
     filter. `padding` is `[top, bottom, left, right]` of zeros; `strides` and
     `dilations` are `[h, w]`. Keras' `padding="same"` with stride 1 is
-    `(k - 1) / 2` before and `k / 2` after.
+    `(k - 1) / 2` before and `k / 2` after. Operands of `bf16` or `f16`
+    may give an `f32` result, summed in `f32` (mixed precision; the
+    gradient ops take one element type).
 
     ```mlir
     %y = fuse.conv2d %x, %k {padding = array<i64: 1, 1, 1, 1>}
@@ -1273,6 +1278,13 @@ def Fuse_TrainStepOp : Fuse_Op<"train_step",
     `no_decay` included); each is a finite number above 0. Without them the
     step function is unchanged.
 
+    `precision` is `"f32"` (the default) or `"bf16"`: mixed precision, the
+    operands of every matmul and batch_matmul of the step (forward and
+    backward) and of every forward convolution rounded to `bf16` and their
+    products summed in `f32`; element-wise work, reductions, the loss, the
+    optimizer and the parameters (master weights) and their states stay
+    `f32` (`fuse-apply-precision-policy`, after differentiation).
+
     ```mlir
     fuse.train_step @train {loss = @loss, params = array<i64: 0, 1, 2, 3>,
                             optimizer = "adam", step_arg = 6,
@@ -1288,7 +1300,8 @@ def Fuse_TrainStepOp : Fuse_Op<"train_step",
                        OptionalAttr<DenseI64ArrayAttr>:$no_decay,
                        OptionalAttr<Fuse_LrScheduleAttr>:$lr_schedule,
                        OptionalAttr<F64Attr>:$clip_norm,
-                       OptionalAttr<F64Attr>:$clip_value);
+                       OptionalAttr<F64Attr>:$clip_value,
+                       OptionalAttr<StrAttr>:$precision);
   let assemblyFormat = "$sym_name attr-dict";
   let hasVerifier = 1;
   let extraClassDeclaration = [{

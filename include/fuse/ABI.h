@@ -53,6 +53,12 @@ constexpr llvm::StringLiteral kStackedAttrName = "fuse.stacked";
 /// (Trainer::initialize).
 constexpr llvm::StringLiteral kInitAttrName = "fuse.init";
 
+/// Function attribute `fuse.precision = "bf16"` (or "f32"): the step
+/// function of a `fuse.train_step` with that `precision`. Produced by
+/// fuse-expand-train-step; consumed by fuse-apply-precision-policy (which
+/// rounds the step's contraction operands to bf16).
+constexpr llvm::StringLiteral kPrecisionAttrName = "fuse.precision";
+
 /// Argument attribute `fuse.class_labels = C`: integer class labels, each in
 /// [0, C). Produced by fuse-mark-class-labels; consumed by the engine's
 /// label check, fit and fusec train.

@@ -17,6 +17,8 @@
 #ifndef FUSE_LRSCHEDULE_H
 #define FUSE_LRSCHEDULE_H
 
+#include "fuse/Precision.h"
+
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -116,8 +118,12 @@ struct TrainStepOverrides {
   std::optional<double> clipNorm;
   /// `clip_value`: every gradient element is clamped to [-v, v].
   std::optional<double> clipValue;
+  /// `precision`: bf16 mixed precision (fuse/Precision.h) or f32.
+  std::optional<Precision> precision;
 
-  bool empty() const { return !lrSchedule && !clipNorm && !clipValue; }
+  bool empty() const {
+    return !lrSchedule && !clipNorm && !clipValue && !precision;
+  }
 };
 
 } // namespace fuse

@@ -44,6 +44,11 @@ uint64_t maxTensorBytes();
 /// bytes)": the bound and where it comes from, for diagnostics.
 std::string describeMaxTensorBytes();
 
+/// `value` rounded to bf16 (nearest, ties to even; NaN stays a quiet NaN
+/// of the same sign), as its bits: the conversion `fuse.cast` compiles.
+uint16_t floatToBF16(float value);
+/// The f32 a bf16 holds exactly (its bits the top half).
+float bf16ToFloat(uint16_t bits);
 template <typename T> constexpr DType dtypeOf();
 template <> constexpr DType dtypeOf<float>() { return DType::F32; }
 template <> constexpr DType dtypeOf<double>() { return DType::F64; }
@@ -126,6 +131,11 @@ private:
   llvm::SmallVector<int64_t, 4> shape_;
   llvm::SmallVector<int64_t, 4> strides_;
 };
+
+/// An owning row-major copy of a float tensor (f32, f64, f16, bf16) in
+/// `dtype` (one of those), every element rounded to nearest, ties to even,
+/// as `fuse.cast` does; an error when either dtype is not a float.
+llvm::Expected<Tensor> convertFloatTensor(const Tensor &tensor, DType dtype);
 
 } // namespace fuse
 

@@ -92,7 +92,12 @@ applyOverrides(mlir::ModuleOp module, const TrainStepOverrides &overrides) {
         return llvm::createStringError(error);
       os << " " << name << " = " << llvm::format("%a", *value);
     }
+  if (overrides.precision)
+    os << " precision = " << precisionName(*overrides.precision);
   for (auto step : module.getOps<fuse::TrainStepOp>()) {
+    if (overrides.precision)
+      step.setPrecisionAttr(
+          b.getStringAttr(precisionName(*overrides.precision)));
     if (schedule)
       step.setLrScheduleAttr(schedule);
     if (overrides.clipNorm)

@@ -25,6 +25,7 @@ void fuse::buildDifferentiatePipeline(OpPassManager &pm) {
   // gradient then keeps no activation of the pool's input size).
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createFuseAutodiff());
+  pm.addPass(createFuseApplyPrecisionPolicy());
   pm.addPass(createFuseWrapSteps());
   pm.addPass(createFuseMarkClassLabels());
 }

@@ -37,6 +37,9 @@ static std::optional<DType> fromDescr(StringRef descr) {
     return DType::I8;
   if (kind == "i2")
     return DType::I16;
+  // NumPy has no bf16: its bits travel as uint16 (include/fuse/Npy.h).
+  if (kind == "u2")
+    return DType::BF16;
   if (kind == "i4")
     return DType::I32;
   if (kind == "i8")
@@ -63,7 +66,7 @@ static std::optional<StringRef> toDescr(DType dtype) {
   case DType::I64:
     return StringRef("<i8");
   case DType::BF16:
-    return std::nullopt;
+    return StringRef("<u2");
   }
   return std::nullopt;
 }

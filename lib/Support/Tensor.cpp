@@ -2,6 +2,7 @@
 
 #include "fuse/Tensor.h"
 
+#include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/CheckedArithmetic.h"
@@ -298,4 +299,87 @@ std::string Tensor::typeString() const {
     os << d << "x";
   os << dtypeName(dtype_) << ">";
   return text;
+}
+
+uint16_t fuse::floatToBF16(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  // A NaN keeps its sign and becomes quiet (rounding could make it inf).
+  if ((bits & 0x7fffffffu) > 0x7f800000u)
+    return static_cast<uint16_t>((bits >> 16) | 0x40);
+  // Round to nearest, ties to even: add half an ulp of the kept part, less
+  // one unless the kept part is odd.
+  bits += 0x7fffu + ((bits >> 16) & 1);
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+float fuse::bf16ToFloat(uint16_t bits) {
+  uint32_t wide = static_cast<uint32_t>(bits) << 16;
+  float value;
+  std::memcpy(&value, &wide, sizeof value);
+  return value;
+}
+
+/// Element `i` of a float tensor, exactly, as a double.
+static double floatElement(const Tensor &t, int64_t i) {
+  switch (t.dtype()) {
+  case DType::F32:
+    return t.data<float>()[i];
+  case DType::F64:
+    return t.data<double>()[i];
+  case DType::BF16:
+    return bf16ToFloat(t.data<uint16_t>()[i]);
+  default: {
+    llvm::APFloat f(llvm::APFloat::IEEEhalf(),
+                    llvm::APInt(16, t.data<uint16_t>()[i]));
+    bool losesInfo;
+    f.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven,
+              &losesInfo);
+    return f.convertToDouble();
+  }
+  }
+}
+
+llvm::Expected<Tensor> fuse::convertFloatTensor(const Tensor &tensor,
+                                                DType dtype) {
+  if (!isFloatingPoint(tensor.dtype()) || !isFloatingPoint(dtype))
+    return llvm::createStringError(
+        "cannot convert a tensor of " + dtypeName(tensor.dtype()) + " to " +
+        dtypeName(dtype) + ": both must be float dtypes");
+  llvm::Expected<Tensor> source =
+      tensor.checkedContiguousCopy("the tensor to convert");
+  if (!source)
+    return source.takeError();
+  llvm::Expected<Tensor> result = Tensor::allocate(
+      dtype, tensor.shape(), "the " + dtypeName(dtype) + " conversion");
+  if (!result)
+    return result.takeError();
+  int64_t n = tensor.numElements();
+  for (int64_t i = 0; i < n; ++i) {
+    // f32 -> bf16 rounds once, as fuse.cast; other pairs through double,
+    // which holds every f32, f16 and bf16 exactly (one rounding too).
+    if (source->dtype() == DType::F32 && dtype == DType::BF16) {
+      result->data<uint16_t>()[i] = floatToBF16(source->data<float>()[i]);
+      continue;
+    }
+    double v = floatElement(*source, i);
+    switch (dtype) {
+    case DType::F32:
+      result->data<float>()[i] = static_cast<float>(v);
+      break;
+    case DType::F64:
+      result->data<double>()[i] = v;
+      break;
+    default: {
+      llvm::APFloat f(v);
+      bool losesInfo;
+      f.convert(dtype == DType::BF16 ? llvm::APFloat::BFloat()
+                                     : llvm::APFloat::IEEEhalf(),
+                llvm::APFloat::rmNearestTiesToEven, &losesInfo);
+      result->data<uint16_t>()[i] =
+          static_cast<uint16_t>(f.bitcastToAPInt().getZExtValue());
+    }
+    }
+  }
+  return result;
 }

@@ -231,6 +231,11 @@ LogicalResult expand(TrainStepOp step, SymbolTable &symbols) {
   // New parameter j and state j are computed in place of argument j.
   for (unsigned j = 1; j < results.size(); ++j)
     func.setResultAttr(j, kInPlaceAttrName, b.getI64IntegerAttr(j - 1));
+  // The precision policy is applied after differentiation, to the
+  // backward pass too (fuse-apply-precision-policy).
+  if (std::optional<StringRef> precision = step.getPrecision();
+      precision && *precision != "f32")
+    func->setAttr(abi::kPrecisionAttrName, b.getStringAttr(*precision));
   step.erase();
   return success();
 }

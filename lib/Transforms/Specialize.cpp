@@ -126,6 +126,11 @@ static LogicalResult refineResults(Operation *op) {
     return op->emitOpError("cannot be specialized to concrete shapes");
   }
   for (auto [result, type] : llvm::zip(op->getResults(), types)) {
+    // A mixed-precision contraction (bf16 operands) keeps its f32 result;
+    // inference gives the operands' element type.
+    if (isa<fuse::MatmulOp, fuse::BatchMatmulOp, fuse::Conv2DOp>(op))
+      if (auto shaped = dyn_cast<RankedTensorType>(type))
+        type = shaped.clone(getElementTypeOrSelf(result.getType()));
     if (!refines(result.getType(), type))
       return op->emitOpError("result type ")
              << result.getType() << " contradicts the specialized " << type;

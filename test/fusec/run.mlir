@@ -11,6 +11,12 @@
 // RUN: env FUSE_CACHE_DIR=off fusec run %s --entry=twice_f16 --arg=3xf16=iota --npy-out=%t/half | FileCheck %s --check-prefix=F16
 // RUN: env FUSE_CACHE_DIR=off fusec run %s --entry=twice_f16 --arg=@%t/half0.npy | FileCheck %s --check-prefix=F16NPY
 // RUN: env FUSE_CACHE_DIR=off fusec run %s --entry=twice_bf16 --arg=2xbf16=-1.5 | FileCheck %s --check-prefix=BF16
+// bf16 .npy files hold the bits as '<u2' (fuse/Npy.h): a result written
+// reads back as bf16; an f32 file where the signature says bf16 is refused.
+// RUN: env FUSE_CACHE_DIR=off fusec run %s --entry=twice_bf16 --arg=3xbf16=iota --npy-out=%t/bf | FileCheck %s --check-prefix=BF16IOTA
+// RUN: head -c 64 %t/bf0.npy | FileCheck %s --check-prefix=BF16DESCR
+// RUN: env FUSE_CACHE_DIR=off fusec run %s --entry=twice_bf16 --arg=@%t/bf0.npy | FileCheck %s --check-prefix=BF16NPY
+// RUN: not env FUSE_CACHE_DIR=off fusec run %s --entry=twice_bf16 --arg=@%t/out0.npy 2>&1 | FileCheck %s --check-prefix=BF16WRONG
 // RUN: env FUSE_CACHE_DIR=off fusec run %s --entry=twice_i64 --arg=2xi64=4503599627370497 | FileCheck %s --check-prefix=I64
 
 func.func @affine(%x: tensor<?x3xf32>, %b: tensor<3xf32>) -> tensor<?x3xf32> {
@@ -53,4 +59,8 @@ func.func @total(%x: tensor<?xi32>) -> tensor<i32> {
 // F16: result #0: tensor<3xf16> = [0, 2, 4]  min 0 max 4 mean 2
 // F16NPY: result #0: tensor<3xf16> = [0, 4, 8]  min 0 max 8 mean 4
 // BF16: result #0: tensor<2xbf16> = [-3, -3]  min -3 max -3 mean -3
+// BF16IOTA: result #0: tensor<3xbf16> = [0, 2, 4]
+// BF16DESCR: 'descr': '<u2'
+// BF16NPY: result #0: tensor<3xbf16> = [0, 4, 8]
+// BF16WRONG: error: {{.*}}expected tensor<?xbf16>, got dtype f32
 // I64: result #0: tensor<2xi64> = [9007199254740994, 9007199254740994]

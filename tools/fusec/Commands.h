@@ -3,6 +3,9 @@
 #ifndef FUSE_TOOLS_FUSEC_COMMANDS_H
 #define FUSE_TOOLS_FUSEC_COMMANDS_H
 
+#include "fuse/LrSchedule.h"
+
+#include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
 
@@ -27,6 +30,17 @@ llvm::cl::opt<unsigned> &threads();
 /// `--profile` (every command): time each operation of the compiled code
 /// (fuse-insert-timers) and print the totals after running.
 extern llvm::cl::opt<bool> profile;
+
+/// `--precision bf16|f32` (every command): overrides each fuse.train_step's
+/// `precision` (fuse/Precision.h); only step functions change.
+extern llvm::cl::opt<std::string> precision;
+/// Sets `overrides.precision` from --precision, if given; an error naming
+/// the option for another spelling.
+llvm::Error applyPrecision(fuse::TrainStepOverrides &overrides);
+/// Sets `overrides.precision`, if any, on every fuse.train_step of
+/// `module` (the commands that compile a module without the engine).
+void setPrecision(mlir::ModuleOp module,
+                  const fuse::TrainStepOverrides &overrides);
 
 /// `--stats` (every command): print where compile time went, per phase and
 /// per MLIR pass of each compiled function (fuse/CompileStats.h).

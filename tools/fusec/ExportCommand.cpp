@@ -229,6 +229,10 @@ llvm::Error exportModel() {
   if (!module)
     return llvm::createStringError(model + ": cannot parse the model");
   fuse::nameArguments(*module, sourceMgr);
+  fuse::TrainStepOverrides overrides;
+  if (llvm::Error e = fusec::applyPrecision(overrides))
+    return std::move(e);
+  fusec::setPrecision(*module, overrides);
   if (failed(fuse::differentiateModule(*module)))
     return llvm::createStringError(model + ": cannot differentiate the model");
   FailureOr<func::FuncOp> fn = findEntry(*module, error);

@@ -177,6 +177,8 @@ llvm::Expected<Session> open(CompileStats *stats) {
   options.winograd = fusec::winograd;
   options.threads = fusec::threads();
   options.compileStats = stats;
+  if (llvm::Error e = fusec::applyPrecision(options.trainStep))
+    return std::move(e);
   llvm::Expected<std::unique_ptr<Engine>> engine = Engine::create(options);
   if (!engine)
     return engine.takeError();

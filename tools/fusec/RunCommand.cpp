@@ -359,6 +359,8 @@ int fusec::runMain() {
   options.winograd = fusec::winograd;
   options.threads = fusec::threads();
   options.profile = fusec::profile;
+  if (llvm::Error e = fusec::applyPrecision(options.trainStep))
+    return fail(std::move(e));
   CompileStats compileStats;
   if (fusec::stats())
     options.compileStats = &compileStats;

@@ -87,6 +87,8 @@ llvm::Error run() {
   EngineOptions options;
   options.threads = fusec::threads();
   options.fusion = fusec::fusion;
+  if (llvm::Error e = fusec::applyPrecision(options.trainStep))
+    return e;
   llvm::Expected<std::unique_ptr<Engine>> engine = Engine::create(options);
   if (!engine)
     return engine.takeError();

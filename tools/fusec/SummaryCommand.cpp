@@ -174,6 +174,10 @@ llvm::Error summarize() {
         model + ": no fuse.train_step '" + step + "' (--step); " +
         (steps.empty() ? std::string("it has none")
                        : "it has " + llvm::join(steps, ", ")));
+  fuse::TrainStepOverrides overrides;
+  if (llvm::Error e = fusec::applyPrecision(overrides))
+    return std::move(e);
+  fusec::setPrecision(*module, overrides);
   if (failed(fuse::differentiateModule(*module)))
     return llvm::createStringError(model + ": cannot differentiate the model");
 

@@ -535,6 +535,8 @@ int fusec::trainMain() {
       return fail(llvm::createStringError(error));
     *value = double(*option);
   }
+  if (llvm::Error e = fusec::applyPrecision(engineOptions.trainStep))
+    return fail(std::move(e));
   engineOptions.fusion = fusec::fusion;
   engineOptions.winograd = fusec::winograd;
   engineOptions.threads = fusec::threads();

@@ -135,6 +135,26 @@ cl::opt<bool> fusec::profile(
     cl::init(false), cl::cat(fusec::category()),
     cl::sub(cl::SubCommand::getAll()));
 
+cl::opt<std::string> fusec::precision(
+    "precision",
+    cl::desc("The training step's compute precision, overriding each "
+             "fuse.train_step's `precision`: bf16 (matmul, batch_matmul and "
+             "convolution operands rounded to bf16, summed in f32; the rest, "
+             "the weights and optimizer state f32) or f32"),
+    cl::value_desc("bf16|f32"), cl::init(""), cl::cat(fusec::category()),
+    cl::sub(cl::SubCommand::getAll()));
+
+llvm::Error fusec::applyPrecision(fuse::TrainStepOverrides &overrides) {
+  if (precision.getNumOccurrences() == 0)
+    return llvm::Error::success();
+  std::optional<fuse::Precision> p = fuse::parsePrecision(precision);
+  if (!p)
+    return llvm::createStringError("--precision must be bf16 or f32, got '" +
+                                   precision + "'");
+  overrides.precision = *p;
+  return llvm::Error::success();
+}
+
 cl::opt<bool> &fusec::stats() {
   // Registered after main removes LLVM's own -stats (its statistics
   // counters, compiled out of release LLVM), whose name it takes.
@@ -160,6 +180,16 @@ cl::opt<unsigned> &fusec::threads() {
       cl::init(0), cl::cat(fusec::category()),
       cl::sub(cl::SubCommand::getAll()));
   return option;
+}
+
+void fusec::setPrecision(ModuleOp module,
+                         const fuse::TrainStepOverrides &overrides) {
+  if (!overrides.precision)
+    return;
+  Builder b(module.getContext());
+  for (auto step : module.getOps<fuse::TrainStepOp>())
+    step.setPrecisionAttr(
+        b.getStringAttr(fuse::precisionName(*overrides.precision)));
 }
 
 static void printVersion(llvm::raw_ostream &os) {
@@ -250,6 +280,14 @@ static LogicalResult compile(MLIRContext &context, llvm::SourceMgr &sourceMgr,
     return failure();
   fuse::nameArguments(*module, sourceMgr);
   parse.stop();
+  {
+    fuse::TrainStepOverrides overrides;
+    if (llvm::Error e = fusec::applyPrecision(overrides)) {
+      llvm::errs() << "fusec: error: " << llvm::toString(std::move(e)) << "\n";
+      return failure();
+    }
+    fusec::setPrecision(*module, overrides);
+  }
   fuse::PhaseTimer differentiate(stats, unit, "differentiate");
   if (failed(fuse::differentiateModule(*module)))
     return failure();

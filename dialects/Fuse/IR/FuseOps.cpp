@@ -2,6 +2,7 @@
 
 #include "Fuse/IR/FuseOps.h"
 #include "fuse/LrSchedule.h"
+#include "fuse/Precision.h"
 
 #include "mlir/Dialect/Traits.h"
 #include "mlir/IR/Builders.h"
@@ -520,6 +521,30 @@ static LogicalResult inferMatmulType(std::optional<Location> loc, Type lhs,
   return success();
 }
 
+/// Whether a contraction inferred as `inferred` (its operands' element
+/// type) may return `actual`: the same types, or operands of bf16 or f16
+/// summed into an f32 result of the same shape (mixed precision).
+static bool isContractionResultCompatible(TypeRange inferred,
+                                          TypeRange actual) {
+  if (inferred == actual)
+    return true;
+  if (inferred.size() != 1 || actual.size() != 1)
+    return false;
+  auto want = dyn_cast<RankedTensorType>(inferred.front());
+  auto got = dyn_cast<RankedTensorType>(actual.front());
+  return want && got && want.getShape() == got.getShape() &&
+         isa<BFloat16Type, Float16Type>(want.getElementType()) &&
+         got.getElementType().isF32();
+}
+
+bool MatmulOp::isCompatibleReturnTypes(TypeRange l, TypeRange r) {
+  return isContractionResultCompatible(l, r);
+}
+
+bool BatchMatmulOp::isCompatibleReturnTypes(TypeRange l, TypeRange r) {
+  return isContractionResultCompatible(l, r);
+}
+
 LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> loc,
                                          Adaptor adaptor,
@@ -693,6 +718,10 @@ inferConv2DType(std::optional<Location> loc, RankedTensorType input,
   }
   types.push_back(RankedTensorType::get(out, input.getElementType()));
   return success();
+}
+
+bool Conv2DOp::isCompatibleReturnTypes(TypeRange l, TypeRange r) {
+  return isContractionResultCompatible(l, r);
 }
 
 LogicalResult Conv2DOp::inferReturnTypes(MLIRContext *,
@@ -1440,6 +1469,10 @@ LogicalResult TrainStepOp::verify() {
   if (failed(verifyClipBound(*this, "clip_norm", getClipNorm())) ||
       failed(verifyClipBound(*this, "clip_value", getClipValue())))
     return failure();
+  if (std::optional<StringRef> precision = getPrecision();
+      precision && !parsePrecision(*precision))
+    return emitOpError("precision is \"")
+           << *precision << "\": expected \"f32\" or \"bf16\"";
   return success();
 }
 

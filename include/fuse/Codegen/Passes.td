@@ -69,6 +69,27 @@ def FuseInsertTimers : Pass<"fuse-insert-timers", "::mlir::ModuleOp"> {
 // chooses a #fuse.lowering_config per op, the others apply it
 // (docs/codegen.md).
 
+def FuseWidenBF16Operands
+    : Pass<"fuse-widen-bf16-operands", "::mlir::func::FuncOp"> {
+  let summary = "Widen the bf16 operands of f32 contractions the target cannot pair";
+  let description = [{
+    A linalg contraction (matmul, batch_matmul, convolution, or a generic)
+    with bf16 inputs and an f32 output, on a target without AVX512_BF16
+    (`fuse.target` features, the host's without one), reads f32 copies of
+    its bf16 inputs, each widened once by an element-wise `arith.extf`
+    (exact), and becomes the f32 op: the f32 micro-kernels run unchanged,
+    instead of widening each operand element inside the reduction loop (a
+    bf16 scalar cannot be broadcast from memory as an f32 one). The sums
+    are the same. With AVX512_BF16, `linalg.matmul` keeps its bf16 inputs
+    (vdpbf16ps, docs/codegen.md) and the other contractions are widened.
+    Runs first in `fuse-tile-and-vectorize`.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def FuseSelectLoweringStrategy
     : Pass<"fuse-select-lowering-strategy", "::mlir::func::FuncOp"> {
   let summary = "Choose the CPU lowering config of every linalg op";
@@ -433,10 +454,18 @@ def FuseLowerVectors : Pass<"fuse-lower-vectors", "::mlir::func::FuncOp"> {
     multi-dimensional and permuted transfers to 1-D loads and stores, masks,
     multi-reductions, broadcasts and transposes, leaving what
     `convert-vector-to-llvm` handles.
+
+    When the module's target has `avx512bf16`, a contraction of `bf16`
+    operands into `f32` accumulators whose register tile has an even
+    reduction size and 16-lane rows becomes `vdpbf16ps` instead
+    (`llvm.x86.avx512bf16.dpbf16ps.512`): each pair of reduction steps one
+    instruction per row, the right-hand side's two rows interleaved into the
+    bf16 pairs it multiplies and the left-hand side's pair broadcast. Without
+    it, the operands widen to `f32` and the FMAs stay.
   }];
   let dependentDialects = [
     "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
-    "::mlir::vector::VectorDialect"
+    "::mlir::vector::VectorDialect", "::mlir::LLVM::LLVMDialect"
   ];
 }
 

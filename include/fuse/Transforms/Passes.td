@@ -105,6 +105,29 @@ def FuseAutodiff : Pass<"fuse-autodiff", "::mlir::ModuleOp"> {
   }];
 }
 
+def FuseApplyPrecisionPolicy
+    : Pass<"fuse-apply-precision-policy", "::mlir::ModuleOp"> {
+  let summary = "Round the operands of contractions to bf16 in bf16 step functions";
+  let description = [{
+    Mixed precision, as TensorFlow's `mixed_bfloat16` policy and PyTorch's
+    autocast. In each function marked `fuse.precision = "bf16"` (a step
+    function of a `fuse.train_step` with `precision = "bf16"`, marked by
+    `fuse-expand-train-step`), every `f32` `fuse.matmul` and
+    `fuse.batch_matmul` (forward and backward: the pass runs after
+    `fuse-autodiff`) and `fuse.conv2d` gets `fuse.cast` operands of `bf16`
+    and keeps its `f32` result, the products summed in `f32`. The
+    convolutions' gradients stay `f32` (their CPU code takes one element
+    type). Everything else (element-wise
+    work, reductions, softmax, the loss, the optimizer, the parameters and
+    their states) stays `f32`. A value used by several contractions is cast
+    once (CSE), so the activations the backward pass reads are the `bf16`
+    copies the forward pass made.
+
+    Runs between `fuse-autodiff` and `fuse-wrap-steps` (the K-step function
+    copies the step's body, casts included).
+  }];
+}
+
 def FuseDecomposeLayerNorm
     : Pass<"fuse-decompose-layer-norm", "::mlir::func::FuncOp"> {
   let summary = "Expand fuse.layer_norm into its statistics and primitives";

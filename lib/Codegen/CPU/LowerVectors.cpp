@@ -2,10 +2,12 @@
 
 #include "fuse/Codegen/Passes.h"
 
+#include "BF16DotProducts.h"
 #include "PassDetail.h"
 
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/Transforms/Hoisting.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Transforms.h"
@@ -144,6 +146,10 @@ struct FuseLowerVectorsPass
     unrollRegisterTileLoops(func);
 
     RewritePatternSet patterns(context);
+    // bf16 pairs (tiles the strategy gave two reduction steps) before the
+    // outer products, which widen them to f32.
+    if (fuse::targetHasBF16DotProducts(func))
+      fuse::populateBF16DotProductPatterns(patterns);
     vector::populateVectorContractLoweringPatterns(
         patterns, vector::VectorContractLowering::OuterProduct);
     vector::populateVectorOuterProductLoweringPatterns(patterns);

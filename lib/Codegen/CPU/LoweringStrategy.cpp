@@ -4,6 +4,7 @@
 
 #include "fuse/ABI.h"
 
+#include "BF16DotProducts.h"
 #include "ConvolutionTiling.h"
 #include "DotProductTiling.h"
 #include "MatmulPacking.h"
@@ -496,8 +497,11 @@ LoweringConfigAttr fuse::chooseTiledConfig(linalg::LinalgOp op,
     SmallVector<RowBand> bands =
         matmulRowBands(ranges[0], ranges[1], outputLanes(op, vectorBits),
                        vectorBits);
+    // Two reduction steps (a bf16 pair, vdpbf16ps) where the target has
+    // AVX512_BF16 and the operands are bf16, else one.
+    int64_t steps = registerTileReductionSteps(op);
     for (const RowBand &band : bands)
-      registers.append({band.rows, band.columns, 1});
+      registers.append({band.rows, band.columns, steps});
     // Blocks of columns for the threads (fuse-tile-matmuls applies them to
     // a product it fuses with its consumer).
     SmallVector<int64_t> distribution = {0, chooseColumnBlocks(ranges, bands),

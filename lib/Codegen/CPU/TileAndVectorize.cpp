@@ -16,6 +16,8 @@ using namespace mlir;
 
 void fuse::buildTileAndVectorizePipeline(
     OpPassManager &pm, const TileAndVectorizeOptions &options) {
+  // bf16 operands the target cannot multiply in pairs: widened once.
+  pm.addPass(createFuseWidenBF16Operands());
   pm.addPass(
       createFuseSelectLoweringStrategy({options.vectorBits, options.winograd}));
   // Attention in blocks first: its tiles then take configs of their own.

@@ -24,6 +24,34 @@ func.func @matmul_bands(%a: tensor<64x784xf32>, %b: tensor<784x128xf32>) -> tens
 
 // -----
 
+// bf16 operands summed into f32 on a target with AVX512_BF16: register
+// tiles of two reduction steps (a bf16 pair, vdpbf16ps); the same product
+// without the feature, or with an odd reduction size, steps one at a time.
+// CHECK-LABEL: func @bf16_pairs
+// CHECK: strategy = matmul_tiles, distribution = [0, 64, 0], cache = [0, 0, 0], registers = [12, 32, 2, 4, 64, 2], vector = [8, 32, 1]>
+// CHECK: strategy = matmul_tiles, {{.*}} registers = [12, 32, 1, 4, 64, 1]
+module attributes {fuse.target = {cpu = "znver4", features = "+avx512f,+avx512bw,+avx512vl,+avx512bf16", triple = "x86_64-unknown-linux-gnu"}} {
+  func.func @bf16_pairs(%a: tensor<64x784xbf16>, %b: tensor<784x128xbf16>, %c: tensor<64x128xf32>,
+                        %p: tensor<64x785xbf16>, %q: tensor<785x128xbf16>) -> (tensor<64x128xf32>, tensor<64x128xf32>) {
+    %r = linalg.matmul ins(%a, %b : tensor<64x784xbf16>, tensor<784x128xbf16>) outs(%c : tensor<64x128xf32>) -> tensor<64x128xf32>
+    %s = linalg.matmul ins(%p, %q : tensor<64x785xbf16>, tensor<785x128xbf16>) outs(%c : tensor<64x128xf32>) -> tensor<64x128xf32>
+    return %r, %s : tensor<64x128xf32>, tensor<64x128xf32>
+  }
+}
+
+// -----
+
+// CHECK-LABEL: func @bf16_no_feature
+// CHECK: strategy = matmul_tiles, distribution = [0, 64, 0], cache = [0, 0, 0], registers = [12, 32, 1, 4, 64, 1], vector = [8, 32, 1]>
+module attributes {fuse.target = {cpu = "skylake-avx512", features = "+avx512f,+avx512vl,-avx512bf16", triple = "x86_64-unknown-linux-gnu"}} {
+  func.func @bf16_no_feature(%a: tensor<64x784xbf16>, %b: tensor<784x128xbf16>, %c: tensor<64x128xf32>) -> tensor<64x128xf32> {
+    %r = linalg.matmul ins(%a, %b : tensor<64x784xbf16>, tensor<784x128xbf16>) outs(%c : tensor<64x128xf32>) -> tensor<64x128xf32>
+    return %r : tensor<64x128xf32>
+  }
+}
+
+// -----
+
 // One row against a transposed B: dot products of 16 rows of B per tile,
 // one register of k per step. Its fill: 4 registers along the row.
 // CHECK-LABEL: func @dot_products

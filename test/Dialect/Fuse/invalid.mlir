@@ -1314,3 +1314,49 @@ func.func @f(%lr: tensor<f32>, %s: tensor<i64>) {
   %0 = fuse.lr_schedule %lr, %s
   return
 }
+
+// -----
+
+func.func @loss(%w: tensor<4xf32>, %x: tensor<4xf32>) -> tensor<f32> {
+  %l = fuse.mse_loss %w, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+// expected-error @below {{'fuse.train_step' op precision is "f16": expected "f32" or "bf16"}}
+fuse.train_step @t {loss = @loss, params = array<i64: 0>, optimizer = "sgd", precision = "f16"}
+
+// -----
+
+// Mixed precision sums bf16 or f16 products into f32, nothing else.
+func.func @f(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>) {
+  // expected-error @below {{'fuse.matmul' op inferred type(s) 'tensor<2x4xf32>' are incompatible with return type(s) of operation 'tensor<2x4xbf16>'}}
+  // expected-error @below {{'fuse.matmul' op failed to infer returned types}}
+  %0 = fuse.matmul %a, %b : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<2x3xbf16>, %b: tensor<3x4xbf16>) {
+  // expected-error @below {{'fuse.matmul' op inferred type(s) 'tensor<2x4xbf16>' are incompatible with return type(s) of operation 'tensor<2x4xf64>'}}
+  // expected-error @below {{'fuse.matmul' op failed to infer returned types}}
+  %0 = fuse.matmul %a, %b : (tensor<2x3xbf16>, tensor<3x4xbf16>) -> tensor<2x4xf64>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<2x3xbf16>, %b: tensor<3x4xf32>) {
+  // expected-error @below {{operands have different element types ('bf16' vs 'f32')}}
+  // expected-error @below {{'fuse.matmul' op failed to infer returned types}}
+  %0 = fuse.matmul %a, %b : (tensor<2x3xbf16>, tensor<3x4xf32>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+// A convolution's gradients take one element type (their CPU code does).
+func.func @f(%d: tensor<1x2x2x4xbf16>, %k: tensor<3x3x2x4xbf16>, %x: tensor<1x4x4x2xf32>) {
+  // expected-error @below {{operands have different element types ('f32' vs 'bf16')}}
+  %0 = fuse.conv2d_input_grad %d, %k, %x : (tensor<1x2x2x4xbf16>, tensor<3x3x2x4xbf16>, tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32>
+  return
+}

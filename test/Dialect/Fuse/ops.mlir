@@ -86,6 +86,20 @@ func.func @contraction(%x: tensor<?x784xf32>, %w: tensor<784x128xf32>,
   return
 }
 
+// Mixed precision: bf16 (or f16) operands summed into f32.
+// CHECK-LABEL: func @mixed_precision
+func.func @mixed_precision(%x: tensor<?x784xbf16>, %w: tensor<784x128xbf16>,
+                           %a: tensor<8x3x5xf16>, %b: tensor<8x5x7xf16>,
+                           %i: tensor<?x28x28x1xbf16>, %k: tensor<3x3x1x32xbf16>) {
+  // CHECK: fuse.matmul %{{.*}}, %{{.*}} : (tensor<?x784xbf16>, tensor<784x128xbf16>) -> tensor<?x128xf32>
+  %0 = fuse.matmul %x, %w : (tensor<?x784xbf16>, tensor<784x128xbf16>) -> tensor<?x128xf32>
+  // CHECK: fuse.batch_matmul %{{.*}}, %{{.*}} : (tensor<8x3x5xf16>, tensor<8x5x7xf16>) -> tensor<8x3x7xf32>
+  %1 = fuse.batch_matmul %a, %b : (tensor<8x3x5xf16>, tensor<8x5x7xf16>) -> tensor<8x3x7xf32>
+  // CHECK: fuse.conv2d %{{.*}}, %{{.*}} : (tensor<?x28x28x1xbf16>, tensor<3x3x1x32xbf16>) -> tensor<?x26x26x32xf32>
+  %2 = fuse.conv2d %i, %k : (tensor<?x28x28x1xbf16>, tensor<3x3x1x32xbf16>) -> tensor<?x26x26x32xf32>
+  return
+}
+
 // CHECK-LABEL: func @conv_pool
 func.func @conv_pool(%x: tensor<?x28x28x1xf32>, %k: tensor<3x3x1x32xf32>) {
   // CHECK: fuse.conv2d %{{.*}}, %{{.*}} : (tensor<?x28x28x1xf32>, tensor<3x3x1x32xf32>) -> tensor<?x26x26x32xf32>

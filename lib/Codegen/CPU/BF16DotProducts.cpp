@@ -1,0 +1,268 @@
+//===- BF16DotProducts.cpp - bf16 pairs on AVX512_BF16 --------------------===//
+
+#include "BF16DotProducts.h"
+
+#include "fuse/Codegen/Passes.h"
+
+#include "PassDetail.h"
+
+#include "fuse/ABI.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/AffineMap.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Debug.h"
+#include "llvm/TargetParser/Host.h"
+
+#define DEBUG_TYPE "fuse-bf16-dot-products"
+
+namespace fuse {
+#define GEN_PASS_DEF_FUSEWIDENBF16OPERANDS
+#include "fuse/Codegen/Passes.h.inc"
+} // namespace fuse
+
+using namespace mlir;
+
+/// Lanes of f32 (and pairs of bf16) in a 512-bit register.
+static constexpr int64_t kLanes = 16;
+
+bool fuse::targetHasBF16DotProducts(func::FuncOp func) {
+  auto module = func ? func->getParentOfType<ModuleOp>() : ModuleOp();
+  auto target =
+      module ? module->getAttrOfType<DictionaryAttr>(abi::kTargetAttrName)
+             : DictionaryAttr();
+  auto features =
+      target ? target.getAs<StringAttr>(abi::kTargetFeaturesKey) : StringAttr();
+  llvm::StringMap<bool> enabled;
+  if (!features) {
+    enabled = llvm::sys::getHostCPUFeatures();
+  } else {
+    // A later entry overrides an earlier one, as in LLVM's feature strings.
+    SmallVector<StringRef> entries;
+    features.getValue().split(entries, ',', -1, /*KeepEmpty=*/false);
+    for (StringRef entry : entries)
+      enabled[entry.ltrim("+-")] = !entry.starts_with("-");
+  }
+  // Every CPU with AVX512_BF16 has AVX512VL; LLVM 22 cannot select some
+  // 256-bit bf16 shuffles of these tiles without it (a feature string
+  // naming avx512bf16 alone keeps the widening code).
+  return enabled.lookup("avx512bf16") && enabled.lookup("avx512f") &&
+         enabled.lookup("avx512vl");
+}
+
+int64_t fuse::registerTileReductionSteps(linalg::LinalgOp op) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
+    return 1;
+  auto elementOf = [](Value v) { return getElementTypeOrSelf(v.getType()); };
+  if (!elementOf(op.getDpsInputs()[0]).isBF16() ||
+      !elementOf(op.getDpsInputs()[1]).isBF16() ||
+      !elementOf(op.getDpsInits()[0]).isF32())
+    return 1;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<unsigned> reductions;
+  op.getReductionDims(reductions);
+  if (reductions.size() != 1 || ShapedType::isDynamic(ranges[reductions[0]]) ||
+      ranges[reductions[0]] % 2 != 0)
+    return 1;
+  if (!targetHasBF16DotProducts(op->getParentOfType<func::FuncOp>()))
+    return 1;
+  return 2;
+}
+
+namespace {
+
+/// Whether `contract` is C(m, n) += A(m, k) B(k, n) with A and B bf16, C
+/// f32, k = 2 and n a multiple of 16 (the maps of a row-major matmul tile).
+bool isPairTile(vector::ContractionOp contract) {
+  auto lhs = dyn_cast<VectorType>(contract.getLhsType());
+  auto rhs = dyn_cast<VectorType>(contract.getRhsType());
+  auto acc = dyn_cast<VectorType>(contract.getAccType());
+  if (!lhs || !rhs || !acc || lhs.getRank() != 2 || rhs.getRank() != 2 ||
+      acc.getRank() != 2 || !lhs.getElementType().isBF16() ||
+      !rhs.getElementType().isBF16() || !acc.getElementType().isF32() ||
+      contract.getKind() != vector::CombiningKind::ADD)
+    return false;
+  MLIRContext *context = contract.getContext();
+  AffineExpr m, n, k;
+  bindDims(context, m, n, k);
+  SmallVector<SmallVector<AffineExpr, 4>> exprs = {{m, k}, {k, n}, {m, n}};
+  SmallVector<AffineMap> maps = AffineMap::inferFromExprList(
+      ArrayRef<SmallVector<AffineExpr, 4>>(exprs), context);
+  if (contract.getIndexingMapsArray() != ArrayRef<AffineMap>(maps))
+    return false;
+  return lhs.getDimSize(1) == 2 && rhs.getDimSize(0) == 2 &&
+         rhs.getDimSize(1) % kLanes == 0 && !lhs.isScalable() &&
+         !rhs.isScalable();
+}
+
+struct ContractToBF16DotProducts : OpRewritePattern<vector::ContractionOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(vector::ContractionOp contract,
+                                PatternRewriter &rewriter) const override {
+    if (!isPairTile(contract) || isa<vector::MaskOp>(contract->getParentOp()))
+      return failure();
+    Location loc = contract.getLoc();
+    auto acc = cast<VectorType>(contract.getAccType());
+    int64_t rows = acc.getDimSize(0), columns = acc.getDimSize(1);
+    Type bf16 = rewriter.getBF16Type();
+    auto pairs = VectorType::get({2 * kLanes}, bf16);
+    auto lanes = VectorType::get({kLanes}, rewriter.getF32Type());
+    auto words = VectorType::get({kLanes}, rewriter.getI32Type());
+    auto intrinsic = rewriter.getStringAttr("llvm.x86.avx512bf16.dpbf16ps.512");
+
+    // The right-hand side's two rows, 16 columns at a time, interleaved:
+    // (b[0][j], b[1][j]) is the pair lane j multiplies.
+    Value rhs0 = vector::ExtractOp::create(rewriter, loc, contract.getRhs(), 0);
+    Value rhs1 = vector::ExtractOp::create(rewriter, loc, contract.getRhs(), 1);
+    SmallVector<int64_t> interleave;
+    for (int64_t j = 0; j < kLanes; ++j)
+      interleave.append({j, kLanes + j});
+    SmallVector<Value> rhsPairs;
+    for (int64_t c = 0; c < columns; c += kLanes) {
+      Value first = vector::ExtractStridedSliceOp::create(
+          rewriter, loc, rhs0, ArrayRef<int64_t>{c}, ArrayRef<int64_t>{kLanes},
+          ArrayRef<int64_t>{1});
+      Value second = vector::ExtractStridedSliceOp::create(
+          rewriter, loc, rhs1, ArrayRef<int64_t>{c}, ArrayRef<int64_t>{kLanes},
+          ArrayRef<int64_t>{1});
+      rhsPairs.push_back(
+          vector::ShuffleOp::create(rewriter, loc, first, second, interleave));
+    }
+
+    Value result = contract.getAcc();
+    for (int64_t r = 0; r < rows; ++r) {
+      // The row's pair (a[r][0], a[r][1]) as one 32-bit word, broadcast.
+      Value pair =
+          vector::ExtractOp::create(rewriter, loc, contract.getLhs(), r);
+      Value word = vector::BitCastOp::create(
+          rewriter, loc, VectorType::get({1}, rewriter.getI32Type()), pair);
+      Value scalar = vector::ExtractOp::create(rewriter, loc, word, 0);
+      Value broadcast =
+          vector::BroadcastOp::create(rewriter, loc, words, scalar);
+      Value lhsPairs =
+          vector::BitCastOp::create(rewriter, loc, pairs, broadcast);
+      Value row = vector::ExtractOp::create(rewriter, loc, result, r);
+      for (auto [i, rhsPair] : llvm::enumerate(rhsPairs)) {
+        int64_t c = static_cast<int64_t>(i) * kLanes;
+        Value sums = vector::ExtractStridedSliceOp::create(
+            rewriter, loc, row, ArrayRef<int64_t>{c}, ArrayRef<int64_t>{kLanes},
+            ArrayRef<int64_t>{1});
+        Value dot =
+            LLVM::CallIntrinsicOp::create(rewriter, loc, lanes, intrinsic,
+                                          ValueRange{sums, lhsPairs, rhsPair})
+                .getResult(0);
+        row = vector::InsertStridedSliceOp::create(rewriter, loc, dot, row,
+                                                   ArrayRef<int64_t>{c},
+                                                   ArrayRef<int64_t>{1});
+      }
+      result = vector::InsertOp::create(rewriter, loc, row, result, r);
+    }
+    LLVM_DEBUG(llvm::dbgs()
+               << "vdpbf16ps: " << rows << " x " << columns << " tile\n");
+    rewriter.replaceOp(contract, result);
+    return success();
+  }
+};
+} // namespace
+
+void fuse::populateBF16DotProductPatterns(RewritePatternSet &patterns) {
+  patterns.add<ContractToBF16DotProducts>(patterns.getContext(),
+                                          /*benefit=*/3);
+}
+
+namespace {
+
+/// Whether `op` sums products of bf16 inputs into an f32 output.
+bool isMixedContraction(linalg::LinalgOp op) {
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 ||
+      op.getNumReductionLoops() == 0 ||
+      !getElementTypeOrSelf(op.getDpsInits()[0].getType()).isF32())
+    return false;
+  bool any = false;
+  for (Value input : op.getDpsInputs()) {
+    Type element = getElementTypeOrSelf(input.getType());
+    if (element.isBF16())
+      any = true;
+    else if (!element.isF32())
+      return false;
+  }
+  return any;
+}
+
+/// `value` (a static bf16 tensor) widened to f32 by an element-wise extf.
+Value widen(OpBuilder &b, Location loc, Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  auto wide = type.clone(b.getF32Type());
+  Value init = tensor::EmptyOp::create(b, loc, wide.getShape(), b.getF32Type());
+  SmallVector<AffineMap> maps(2, b.getMultiDimIdentityMap(type.getRank()));
+  SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                             utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, wide, value, init, maps, iterators,
+             [](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+               Value x = arith::ExtFOp::create(nested, nestedLoc,
+                                               nested.getF32Type(), args[0]);
+               linalg::YieldOp::create(nested, nestedLoc, x);
+             })
+      .getResult(0);
+}
+
+struct FuseWidenBF16OperandsPass
+    : fuse::impl::FuseWidenBF16OperandsBase<FuseWidenBF16OperandsPass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    bool pairs = fuse::targetHasBF16DotProducts(func);
+    SmallVector<linalg::LinalgOp> ops;
+    func.walk([&](linalg::LinalgOp op) {
+      if (!isMixedContraction(op))
+        return;
+      // vdpbf16ps takes linalg.matmul's bf16 operands as they are.
+      if (pairs && isa<linalg::MatmulOp>(op.getOperation()))
+        return;
+      if (!llvm::all_of(op.getDpsInputs(), [](Value v) {
+            return cast<ShapedType>(v.getType()).hasStaticShape();
+          }))
+        return;
+      // The body reads each bf16 input only through its widening.
+      Block &body = op->getRegion(0).front();
+      for (OpOperand *input : op.getDpsInputOperands())
+        if (getElementTypeOrSelf(input->get().getType()).isBF16())
+          for (Operation *user :
+               body.getArgument(input->getOperandNumber()).getUsers()) {
+            auto extf = dyn_cast<arith::ExtFOp>(user);
+            if (!extf || !extf.getType().isF32())
+              return;
+          }
+      ops.push_back(op);
+    });
+    for (linalg::LinalgOp op : ops) {
+      OpBuilder b(op);
+      Block &body = op->getRegion(0).front();
+      for (OpOperand *input : op.getDpsInputOperands()) {
+        if (!getElementTypeOrSelf(input->get().getType()).isBF16())
+          continue;
+        input->set(widen(b, op.getLoc(), input->get()));
+        // The body's widening of this input is now the identity.
+        BlockArgument arg = body.getArgument(input->getOperandNumber());
+        arg.setType(b.getF32Type());
+        for (Operation *user : llvm::make_early_inc_range(arg.getUsers())) {
+          auto extf = dyn_cast<arith::ExtFOp>(user);
+          if (extf && extf.getType().isF32()) {
+            extf.replaceAllUsesWith(arg);
+            extf.erase();
+          }
+        }
+      }
+      LLVM_DEBUG(llvm::dbgs() << "widened the bf16 operands of " << op << "\n");
+      if (failed(mlir::verify(op.getOperation()))) {
+        op.emitOpError("could not widen its bf16 operands");
+        return signalPassFailure();
+      }
+    }
+  }
+};
+
+} // namespace

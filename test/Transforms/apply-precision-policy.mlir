@@ -1,0 +1,65 @@
+// RUN: fuse-opt %s --fuse-apply-precision-policy --split-input-file --verify-diagnostics | FileCheck %s
+
+// A bf16 step: both factors of every matmul (forward and the two
+// gradients) read bf16 copies; a value read by several contractions is
+// cast once; results, the bias add, the loss and the update stay f32.
+// CHECK-LABEL: func.func @step
+// CHECK-SAME: attributes {fuse.precision = "bf16"}
+// CHECK-DAG: %[[WB:.*]] = fuse.cast %arg0 : (tensor<6x4xf32>) -> tensor<6x4xbf16>
+// CHECK-DAG: %[[XB:.*]] = fuse.cast %arg1 : (tensor<8x6xf32>) -> tensor<8x6xbf16>
+// CHECK: %[[Y:.*]] = fuse.matmul %[[XB]], %[[WB]] : (tensor<8x6xbf16>, tensor<6x4xbf16>) -> tensor<8x4xf32>
+// CHECK: %[[G:.*]] = fuse.add %[[Y]], %arg2 : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+// CHECK: %[[GB:.*]] = fuse.cast %[[G]] : (tensor<8x4xf32>) -> tensor<8x4xbf16>
+// CHECK: fuse.matmul %[[XB]], %[[GB]] {transpose_lhs} : (tensor<8x6xbf16>, tensor<8x4xbf16>) -> tensor<6x4xf32>
+// CHECK: fuse.matmul %[[GB]], %[[WB]] {transpose_rhs} : (tensor<8x4xbf16>, tensor<6x4xbf16>) -> tensor<8x6xf32>
+// CHECK-NOT: fuse.cast
+func.func @step(%w: tensor<6x4xf32>, %x: tensor<8x6xf32>, %b: tensor<8x4xf32>) -> (tensor<6x4xf32>, tensor<8x6xf32>) attributes {fuse.precision = "bf16"} {
+  %y = fuse.matmul %x, %w : (tensor<8x6xf32>, tensor<6x4xf32>) -> tensor<8x4xf32>
+  %g = fuse.add %y, %b : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+  %dw = fuse.matmul %x, %g {transpose_lhs} : (tensor<8x6xf32>, tensor<8x4xf32>) -> tensor<6x4xf32>
+  %dx = fuse.matmul %g, %w {transpose_rhs} : (tensor<8x4xf32>, tensor<6x4xf32>) -> tensor<8x6xf32>
+  return %dw, %dx : tensor<6x4xf32>, tensor<8x6xf32>
+}
+
+// -----
+
+// Without the attribute (or with f32) nothing changes.
+// CHECK-LABEL: func.func @f32_step
+// CHECK-NOT: fuse.cast
+// CHECK: fuse.matmul %arg1, %arg0 : (tensor<8x6xf32>, tensor<6x4xf32>) -> tensor<8x4xf32>
+func.func @f32_step(%w: tensor<6x4xf32>, %x: tensor<8x6xf32>) -> tensor<8x4xf32> attributes {fuse.precision = "f32"} {
+  %y = fuse.matmul %x, %w : (tensor<8x6xf32>, tensor<6x4xf32>) -> tensor<8x4xf32>
+  return %y : tensor<8x4xf32>
+}
+// CHECK-LABEL: func.func @unmarked
+// CHECK-NOT: fuse.cast
+func.func @unmarked(%w: tensor<6x4xf32>, %x: tensor<8x6xf32>) -> tensor<8x4xf32> {
+  %y = fuse.matmul %x, %w : (tensor<8x6xf32>, tensor<6x4xf32>) -> tensor<8x4xf32>
+  return %y : tensor<8x4xf32>
+}
+
+// -----
+
+// Batched products and forward convolutions: the two factors bf16. The
+// convolution's gradients stay f32.
+// CHECK-LABEL: func.func @conv_step
+// CHECK-DAG: %[[KB:.*]] = fuse.cast %arg0 : (tensor<3x3x2x4xf32>) -> tensor<3x3x2x4xbf16>
+// CHECK-DAG: %[[XB:.*]] = fuse.cast %arg1 : (tensor<2x6x6x2xf32>) -> tensor<2x6x6x2xbf16>
+// CHECK: fuse.conv2d %[[XB]], %[[KB]] : (tensor<2x6x6x2xbf16>, tensor<3x3x2x4xbf16>) -> tensor<2x4x4x4xf32>
+// CHECK: fuse.conv2d_input_grad %arg2, %arg0, %arg1 : (tensor<2x4x4x4xf32>, tensor<3x3x2x4xf32>, tensor<2x6x6x2xf32>) -> tensor<2x6x6x2xf32>
+// CHECK: fuse.conv2d_filter_grad %arg1, %arg2, %arg0 : (tensor<2x6x6x2xf32>, tensor<2x4x4x4xf32>, tensor<3x3x2x4xf32>) -> tensor<3x3x2x4xf32>
+// CHECK: fuse.batch_matmul %{{.*}}, %{{.*}} : (tensor<2x3x5xbf16>, tensor<2x5x4xbf16>) -> tensor<2x3x4xf32>
+func.func @conv_step(%k: tensor<3x3x2x4xf32>, %x: tensor<2x6x6x2xf32>, %d: tensor<2x4x4x4xf32>, %p: tensor<2x3x5xf32>, %q: tensor<2x5x4xf32>) -> (tensor<2x4x4x4xf32>, tensor<2x6x6x2xf32>, tensor<3x3x2x4xf32>, tensor<2x3x4xf32>) attributes {fuse.precision = "bf16"} {
+  %y = fuse.conv2d %x, %k : (tensor<2x6x6x2xf32>, tensor<3x3x2x4xf32>) -> tensor<2x4x4x4xf32>
+  %dx = fuse.conv2d_input_grad %d, %k, %x : (tensor<2x4x4x4xf32>, tensor<3x3x2x4xf32>, tensor<2x6x6x2xf32>) -> tensor<2x6x6x2xf32>
+  %dk = fuse.conv2d_filter_grad %x, %d, %k : (tensor<2x6x6x2xf32>, tensor<2x4x4x4xf32>, tensor<3x3x2x4xf32>) -> tensor<3x3x2x4xf32>
+  %r = fuse.batch_matmul %p, %q : (tensor<2x3x5xf32>, tensor<2x5x4xf32>) -> tensor<2x3x4xf32>
+  return %y, %dx, %dk, %r : tensor<2x4x4x4xf32>, tensor<2x6x6x2xf32>, tensor<3x3x2x4xf32>, tensor<2x3x4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{unknown precision 'fp8'}}
+func.func @bad(%x: tensor<2xf32>) -> tensor<2xf32> attributes {fuse.precision = "fp8"} {
+  return %x : tensor<2xf32>
+}

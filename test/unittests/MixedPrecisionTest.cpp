@@ -1,0 +1,312 @@
+//===- MixedPrecisionTest.cpp - bf16 tensors and the bf16 policy ----------===//
+//
+// bf16 at the API: round-to-nearest-even conversion against APFloat on
+// every kind of value, tensors converted both ways, .npy files ('<u2'
+// bits), calls with bf16 arguments and the error for a wrong dtype.
+//
+// The bf16 policy (`precision = "bf16"` on fuse.train_step): a step's
+// gradients (every matmul's operands rounded to bf16, summed in f32) within
+// bf16's tolerance of the f32 step's and not equal to them; the update of
+// the f32 master weights and Adam's states bitwise the f32 update of the
+// same gradients; parameters and states stay f32.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestUtils.h"
+
+#include "fuse/Npy.h"
+
+#include "llvm/ADT/APFloat.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+
+using namespace fuse;
+using namespace fuse::testing;
+
+namespace {
+
+/// APFloat's bf16 rounding of `value` (nearest, ties to even): the oracle.
+uint16_t referenceBF16(float value) {
+  llvm::APFloat f(value);
+  bool losesInfo;
+  f.convert(llvm::APFloat::BFloat(), llvm::APFloat::rmNearestTiesToEven,
+            &losesInfo);
+  return static_cast<uint16_t>(f.bitcastToAPInt().getZExtValue());
+}
+
+float bitsToFloat(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+TEST(BF16, RoundsToNearestEven) {
+  // 1 + 2^-8 lies halfway between 1 and 1 + 2^-7: ties go to the even 1.
+  EXPECT_EQ(floatToBF16(1.0f), 0x3f80);
+  EXPECT_EQ(floatToBF16(bitsToFloat(0x3f808000)), 0x3f80);
+  // Halfway above an odd one rounds up to the even 0x3f82.
+  EXPECT_EQ(floatToBF16(bitsToFloat(0x3f818000)), 0x3f82);
+  // Just above halfway rounds up, just below down.
+  EXPECT_EQ(floatToBF16(bitsToFloat(0x3f808001)), 0x3f81);
+  EXPECT_EQ(floatToBF16(bitsToFloat(0x3f807fff)), 0x3f80);
+  EXPECT_EQ(floatToBF16(-0.0f), 0x8000);
+  EXPECT_EQ(floatToBF16(std::numeric_limits<float>::infinity()), 0x7f80);
+  // The largest f32 is past bf16's largest finite value by more than half
+  // an ulp: infinity.
+  EXPECT_EQ(floatToBF16(std::numeric_limits<float>::max()), 0x7f80);
+  // A NaN whose payload sits in the dropped half stays a (quiet) NaN.
+  uint16_t nan = floatToBF16(bitsToFloat(0x7f800001));
+  EXPECT_EQ(nan & 0x7f80, 0x7f80);
+  EXPECT_NE(nan & 0x7f, 0);
+  EXPECT_EQ(floatToBF16(bitsToFloat(0xff800001)) & 0x8000, 0x8000);
+  EXPECT_EQ(bf16ToFloat(0x3f80), 1.0f);
+  EXPECT_EQ(bf16ToFloat(0xc040), -3.0f);
+}
+
+TEST(BF16, MatchesAPFloatOnRandomBitPatterns) {
+  std::mt19937 rng(7);
+  for (int i = 0; i < 200000; ++i) {
+    float value = bitsToFloat(rng());
+    if (std::isnan(value))
+      continue;
+    ASSERT_EQ(floatToBF16(value), referenceBF16(value))
+        << "value " << value << " bits " << std::hex << rng();
+    // Exact the other way: bf16 -> f32 -> bf16 is the identity.
+    uint16_t bits = floatToBF16(value);
+    ASSERT_EQ(floatToBF16(bf16ToFloat(bits)), bits);
+  }
+}
+
+TEST(BF16, ConvertsTensors) {
+  Tensor x =
+      Tensor::fromValues<float>({2, 2}, {1.0f, 3.1415926f, -2.5e-3f, 65504.0f});
+  Tensor b = unwrap(convertFloatTensor(x, DType::BF16));
+  ASSERT_EQ(b.dtype(), DType::BF16);
+  EXPECT_EQ(b.typeString(), "tensor<2x2xbf16>");
+  for (int64_t i = 0; i < 4; ++i)
+    EXPECT_EQ(b.data<uint16_t>()[i], floatToBF16(x.data<float>()[i]));
+  Tensor back = unwrap(convertFloatTensor(b, DType::F32));
+  EXPECT_EQ(back.data<float>()[1], bf16ToFloat(floatToBF16(3.1415926f)));
+  EXPECT_NE(back.data<float>()[1], 3.1415926f);
+  // f64 and f16 through the same rounding.
+  Tensor d = unwrap(convertFloatTensor(b, DType::F64));
+  EXPECT_EQ(d.data<double>()[0], 1.0);
+  Tensor h = unwrap(convertFloatTensor(x, DType::F16));
+  EXPECT_EQ(h.data<uint16_t>()[0], 0x3c00);
+  EXPECT_EQ(
+      errorOf(convertFloatTensor(Tensor::zeros(DType::I32, {2}), DType::BF16)),
+      "cannot convert a tensor of i32 to bf16: both must be float "
+      "dtypes");
+}
+
+class BF16Files : public ::testing::Test {
+protected:
+  void SetUp() override {
+    ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("fuse-bf16", dir_));
+  }
+  void TearDown() override { llvm::sys::fs::remove_directories(dir_); }
+  std::string path(llvm::StringRef name) const {
+    llvm::SmallString<256> p(dir_);
+    llvm::sys::path::append(p, name);
+    return std::string(p);
+  }
+  llvm::SmallString<128> dir_;
+};
+
+TEST_F(BF16Files, NpyStoresBitsAsUint16) {
+  Tensor x = unwrap(convertFloatTensor(randomTensor({3, 5}, 4), DType::BF16));
+  ASSERT_FALSE(bool(writeNpy(path("x.npy"), x)));
+  auto file = llvm::MemoryBuffer::getFile(path("x.npy"));
+  ASSERT_TRUE(bool(file));
+  EXPECT_NE((*file)->getBuffer().find("'descr': '<u2'"), llvm::StringRef::npos);
+  Tensor read = unwrap(readNpy(path("x.npy")));
+  ASSERT_EQ(read.dtype(), DType::BF16);
+  EXPECT_EQ(read.typeString(), "tensor<3x5xbf16>");
+  EXPECT_EQ(std::memcmp(read.data(), x.data(), 15 * sizeof(uint16_t)), 0);
+}
+
+constexpr const char *kCastModule = R"mlir(
+func.func @widen(%x: tensor<4xbf16>) -> tensor<4xf32> {
+  %y = fuse.cast %x : (tensor<4xbf16>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+func.func @narrow(%x: tensor<4xf32>) -> tensor<4xbf16> {
+  %y = fuse.cast %x : (tensor<4xf32>) -> tensor<4xbf16>
+  return %y : tensor<4xbf16>
+}
+)mlir";
+
+TEST(BF16, CallsTakeAndReturnBF16Tensors) {
+  auto engine = makeEngine(kCastModule);
+  Tensor x = Tensor::fromValues<float>(
+      {4}, {1.0f, bitsToFloat(0x3f808000), bitsToFloat(0x3f818000), -7.75f});
+  // The compiled fuse.cast rounds as floatToBF16.
+  std::vector<Tensor> narrow =
+      unwrap(unwrap(engine->lookup("narrow")).call({x}));
+  ASSERT_EQ(narrow[0].dtype(), DType::BF16);
+  for (int64_t i = 0; i < 4; ++i)
+    EXPECT_EQ(narrow[0].data<uint16_t>()[i], floatToBF16(x.data<float>()[i]));
+  std::vector<Tensor> wide =
+      unwrap(unwrap(engine->lookup("widen")).call({narrow[0]}));
+  for (int64_t i = 0; i < 4; ++i)
+    EXPECT_EQ(wide[0].data<float>()[i],
+              bf16ToFloat(narrow[0].data<uint16_t>()[i]));
+  // An f32 tensor where the signature says bf16 is refused.
+  EXPECT_EQ(errorOf(unwrap(engine->lookup("widen")).call({x})),
+            "argument 'x' (#0) of 'widen': expected tensor<4xbf16>, got dtype "
+            "f32");
+}
+
+/// A two-layer classifier trained in f32 and with the bf16 policy; the
+/// gradients by hand (@grads_bf16 carries the policy's mark itself) and
+/// Adam's update of given gradients. tanh, not relu: a pre-activation near
+/// 0 that rounding moves across it would flip a whole unit's gradient for
+/// that example, a difference no tolerance on rounding describes.
+constexpr const char *kPolicyModule = R"mlir(
+func.func @loss(%w1: tensor<24x32xf32>, %b1: tensor<32xf32>, %w2: tensor<32x5xf32>,
+                %x: tensor<?x24xf32>, %y: tensor<?xi32>) -> tensor<f32> {
+  %h = fuse.matmul %x, %w1 : (tensor<?x24xf32>, tensor<24x32xf32>) -> tensor<?x32xf32>
+  %hb = fuse.add %h, %b1 : (tensor<?x32xf32>, tensor<32xf32>) -> tensor<?x32xf32>
+  %a = fuse.tanh %hb : tensor<?x32xf32>
+  %o = fuse.matmul %a, %w2 : (tensor<?x32xf32>, tensor<32x5xf32>) -> tensor<?x5xf32>
+  %l = fuse.softmax_cross_entropy %o, %y : (tensor<?x5xf32>, tensor<?xi32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+fuse.train_step @train_f32 {loss = @loss, params = array<i64: 0, 1, 2>, optimizer = "adam"}
+fuse.train_step @train_bf16 {loss = @loss, params = array<i64: 0, 1, 2>, optimizer = "adam",
+                             precision = "bf16"}
+func.func @grads_f32(%w1: tensor<24x32xf32>, %b1: tensor<32xf32>, %w2: tensor<32x5xf32>,
+                     %x: tensor<?x24xf32>, %y: tensor<?xi32>)
+    -> (tensor<f32>, tensor<24x32xf32>, tensor<32xf32>, tensor<32x5xf32>) {
+  %l, %g1, %gb, %g2 = fuse.value_and_grad @loss(%w1, %b1, %w2, %x, %y) {wrt = array<i64: 0, 1, 2>}
+      : (tensor<24x32xf32>, tensor<32xf32>, tensor<32x5xf32>, tensor<?x24xf32>, tensor<?xi32>)
+      -> (tensor<f32>, tensor<24x32xf32>, tensor<32xf32>, tensor<32x5xf32>)
+  return %l, %g1, %gb, %g2 : tensor<f32>, tensor<24x32xf32>, tensor<32xf32>, tensor<32x5xf32>
+}
+func.func @grads_bf16(%w1: tensor<24x32xf32>, %b1: tensor<32xf32>, %w2: tensor<32x5xf32>,
+                      %x: tensor<?x24xf32>, %y: tensor<?xi32>)
+    -> (tensor<f32>, tensor<24x32xf32>, tensor<32xf32>, tensor<32x5xf32>)
+    attributes {fuse.precision = "bf16"} {
+  %l, %g1, %gb, %g2 = fuse.value_and_grad @loss(%w1, %b1, %w2, %x, %y) {wrt = array<i64: 0, 1, 2>}
+      : (tensor<24x32xf32>, tensor<32xf32>, tensor<32x5xf32>, tensor<?x24xf32>, tensor<?xi32>)
+      -> (tensor<f32>, tensor<24x32xf32>, tensor<32xf32>, tensor<32x5xf32>)
+  return %l, %g1, %gb, %g2 : tensor<f32>, tensor<24x32xf32>, tensor<32xf32>, tensor<32x5xf32>
+}
+func.func @update(%w1: tensor<24x32xf32>, %b1: tensor<32xf32>, %w2: tensor<32x5xf32>,
+                  %m1: tensor<24x32xf32>, %mb: tensor<32xf32>, %m2: tensor<32x5xf32>,
+                  %v1: tensor<24x32xf32>, %vb: tensor<32xf32>, %v2: tensor<32x5xf32>,
+                  %g1: tensor<24x32xf32>, %gb: tensor<32xf32>, %g2: tensor<32x5xf32>,
+                  %lr: tensor<f32>, %step: tensor<i64>)
+    -> (tensor<24x32xf32>, tensor<32xf32>, tensor<32x5xf32>, tensor<24x32xf32>,
+        tensor<32xf32>, tensor<32x5xf32>, tensor<24x32xf32>, tensor<32xf32>, tensor<32x5xf32>) {
+  %u:9 = fuse.adam %lr, %step params(%w1, %b1, %w2 : tensor<24x32xf32>, tensor<32xf32>, tensor<32x5xf32>)
+      grads(%g1, %gb, %g2 : tensor<24x32xf32>, tensor<32xf32>, tensor<32x5xf32>)
+      states(%m1, %mb, %m2, %v1, %vb, %v2 : tensor<24x32xf32>, tensor<32xf32>, tensor<32x5xf32>,
+             tensor<24x32xf32>, tensor<32xf32>, tensor<32x5xf32>)
+      -> tensor<24x32xf32>, tensor<32xf32>, tensor<32x5xf32>, tensor<24x32xf32>,
+         tensor<32xf32>, tensor<32x5xf32>, tensor<24x32xf32>, tensor<32xf32>, tensor<32x5xf32>
+  return %u#0, %u#1, %u#2, %u#3, %u#4, %u#5, %u#6, %u#7, %u#8
+      : tensor<24x32xf32>, tensor<32xf32>, tensor<32x5xf32>, tensor<24x32xf32>,
+        tensor<32xf32>, tensor<32x5xf32>, tensor<24x32xf32>, tensor<32xf32>, tensor<32x5xf32>
+}
+)mlir";
+
+constexpr int64_t kBatch = 16;
+
+std::vector<Tensor> parameters() {
+  return {randomTensor({24, 32}, 11, -0.3f, 0.3f),
+          randomTensor({32}, 12, -0.1f, 0.1f),
+          randomTensor({32, 5}, 13, -0.3f, 0.3f)};
+}
+
+Tensor labels() {
+  Tensor y = Tensor::empty(DType::I32, {kBatch});
+  for (int64_t i = 0; i < kBatch; ++i)
+    y.data<int32_t>()[i] = static_cast<int32_t>((7 * i + 3) % 5);
+  return y;
+}
+
+/// ||a - b|| / ||b||.
+double relativeError(const Tensor &a, const Tensor &b) {
+  double diff = 0, norm = 0;
+  for (int64_t i = 0; i < b.numElements(); ++i) {
+    double d = double(a.data<float>()[i]) - b.data<float>()[i];
+    diff += d * d;
+    norm += double(b.data<float>()[i]) * b.data<float>()[i];
+  }
+  return std::sqrt(diff / norm);
+}
+
+TEST(BF16Policy, GradientsWithinBF16ToleranceOfF32) {
+  auto engine = makeEngine(kPolicyModule);
+  std::vector<Tensor> args = parameters();
+  args.push_back(randomTensor({kBatch, 24}, 14));
+  args.push_back(labels());
+  std::vector<Tensor> f32 =
+      unwrap(unwrap(engine->lookup("grads_f32")).call(args));
+  std::vector<Tensor> bf16 =
+      unwrap(unwrap(engine->lookup("grads_bf16")).call(args));
+  // bf16 keeps 8 bits of mantissa: operands rounded by at most 2^-9
+  // relatively, products summed in f32. The loss and each gradient lie
+  // within a few of those roundings of f32's (the backward pass rounds
+  // gradients once more before each product).
+  EXPECT_NEAR(bf16[0].data<float>()[0], f32[0].data<float>()[0],
+              4 * 0x1p-9 * std::abs(f32[0].data<float>()[0]));
+  for (size_t i = 1; i < f32.size(); ++i) {
+    double error = relativeError(bf16[i], f32[i]);
+
+    EXPECT_LT(error, 8 * 0x1p-9) << "gradient " << i;
+    // Not the f32 computation: the operands were rounded.
+    EXPECT_GT(error, 0.0) << "gradient " << i;
+  }
+}
+
+TEST(BF16Policy, MasterWeightUpdateIsTheF32UpdateBitwise) {
+  auto engine = makeEngine(kPolicyModule);
+  Function &step = unwrap(engine->lookup("train_bf16"));
+  // Parameters and Adam's states stay f32 in the bf16 step's signature.
+  for (size_t i = 0; i < 9; ++i)
+    EXPECT_EQ(step.arguments()[i].dtype, DType::F32) << "argument " << i;
+  std::vector<Tensor> state = parameters();
+  for (int k = 0; k < 2; ++k)
+    for (const Tensor &p : parameters())
+      state.push_back(Tensor::zeros(DType::F32, p.shape()));
+  Function &grads = unwrap(engine->lookup("grads_bf16"));
+  Function &update = unwrap(engine->lookup("update"));
+  Tensor lr = Tensor::fromValues<float>({}, {0.01f});
+  for (int64_t s = 0; s < 5; ++s) {
+    Tensor x = randomTensor({kBatch, 24}, 100 + static_cast<unsigned>(s));
+    Tensor y = labels();
+    Tensor counter = Tensor::fromValues<int64_t>({}, {s});
+    // The f32 path: the policy's gradients, then Adam in f32.
+    std::vector<Tensor> g =
+        unwrap(grads.call({state[0], state[1], state[2], x, y}));
+    std::vector<Tensor> updateArgs;
+    for (const Tensor &t : state)
+      updateArgs.push_back(t.contiguousCopy());
+    updateArgs.insert(updateArgs.end(), {g[1], g[2], g[3], lr, counter});
+    std::vector<Tensor> expected = unwrap(update.call(updateArgs));
+    // The bf16 step, in place.
+    std::vector<Tensor> stepArgs(state);
+    stepArgs.insert(stepArgs.end(), {x, y, lr, counter});
+    std::vector<Tensor> out = unwrap(step.call(stepArgs));
+    EXPECT_EQ(std::memcmp(out[0].data(), g[0].data(), sizeof(float)), 0)
+        << "loss of step " << s;
+    for (size_t j = 0; j < 9; ++j) {
+      ASSERT_EQ(out[1 + j].dtype(), DType::F32);
+      EXPECT_EQ(std::memcmp(out[1 + j].data(), expected[j].data(),
+                            expected[j].numElements() * sizeof(float)),
+                0)
+          << "tensor " << j << " after step " << s;
+      state[j] = out[1 + j].contiguousCopy();
+    }
+  }
+}
+
+} // namespace
