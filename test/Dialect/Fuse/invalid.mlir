@@ -1314,3 +1314,43 @@ func.func @f(%lr: tensor<f32>, %s: tensor<i64>) {
   %0 = fuse.lr_schedule %lr, %s
   return
 }
+
+// -----
+
+func.func @f(%g: tensor<4xf64>) {
+  // expected-error @below {{'fuse.all_reduce' op reduces f32 tensors; operand #0 is 'tensor<4xf64>'}}
+  %0 = fuse.all_reduce sum %g : tensor<4xf64>
+  return
+}
+
+// -----
+
+func.func @f(%g: tensor<?xf32>) {
+  // expected-error @below {{'fuse.all_reduce' op needs static shapes (every rank's buffer the same size); operand #0 is 'tensor<?xf32>'}}
+  %0 = fuse.all_reduce mean %g : tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: tensor<4xf32>, %w: tensor<2xf32>) {
+  // expected-error @below {{'fuse.all_reduce' op operand #1 must be 0D tensor of 32-bit float values}}
+  %0 = "fuse.all_reduce"(%g, %w) <{kind = 0 : i32, operandSegmentSizes = array<i32: 1, 1>}> : (tensor<4xf32>, tensor<2xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error @below {{'fuse.all_reduce' op needs at least one tensor to reduce}}
+  "fuse.all_reduce"() <{kind = 0 : i32, operandSegmentSizes = array<i32: 0, 0>}> : () -> ()
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<f32>, %s: tensor<i64>) {
+  // expected-error @below {{'fuse.dropout' op with an offset needs rows: a tensor of rank 1 or more, got 'tensor<f32>'}}
+  %0 = fuse.dropout %x, %s offset %s {rate = 0.5 : f32} : tensor<f32>
+  return
+}
