@@ -24,3 +24,12 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.fuse_tools_dir, config.llvm_tools_dir]
 tools = ["fuse-opt", "fusec"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# Data-parallel tests (REQUIRES: mpi) run `%mpirun N fusec train ...`: with
+# the flags OpenMPI needs as root and with more ranks than cores.
+if config.fuse_enable_mpi.upper() in ("ON", "1", "TRUE", "YES") and \
+        os.path.exists(config.mpiexec):
+    config.available_features.add("mpi")
+    config.substitutions.append(
+        ("%mpirun", config.mpiexec + " --allow-run-as-root --oversubscribe"
+         " --mca btl self,vader -np"))

@@ -87,8 +87,9 @@ def ConvertFuseCollectives
     f32 buffers of about `bucket-bytes` each (a tensor larger than that is
     a bucket of its own), and one call per bucket of the runtime's
     `fuse_all_reduce_f32(data, count, kind)` (`fuse/ABI.h`), which reduces
-    the buffer in place across the ranks. Each result is then a slice of
-    its reduced bucket. The bucket is a `memref.alloc` written by
+    the buffer in place across the ranks (passed as its aligned pointer).
+    Each result is then a slice of its reduced bucket. The bucket is a
+    `memref.alloc` written by
     `bufferization.materialize_in_destination` and read back through a
     `restrict` `bufferization.to_tensor`, so the call sits between its
     writers and readers once bufferized (`fuse-workspace` then makes it a
@@ -102,7 +103,8 @@ def ConvertFuseCollectives
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
-    "::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect"
+    "::mlir::func::FuncDialect", "::mlir::LLVM::LLVMDialect",
+    "::mlir::memref::MemRefDialect"
   ];
 }
 

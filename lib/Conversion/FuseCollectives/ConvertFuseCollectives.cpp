@@ -24,6 +24,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/Debug.h"
@@ -41,7 +42,8 @@ namespace {
 
 /// The runtime's `void fuse_all_reduce_f32(float *, int64_t, int32_t)`,
 /// declared in `module` if absent. Buckets of every size pass through one
-/// declaration as memref<?xf32> (a bare pointer once lowered).
+/// declaration as a pointer (the bare-pointer calling convention lowers no
+/// declaration of a dynamically sized memref).
 func::FuncOp declareAllReduce(ModuleOp module) {
   StringRef name = fuse::abi::kAllReduceF32Symbol;
   if (auto existing = module.lookupSymbol<func::FuncOp>(name))
@@ -50,8 +52,7 @@ func::FuncOp declareAllReduce(ModuleOp module) {
   OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
   auto type = FunctionType::get(
       context,
-      {MemRefType::get({ShapedType::kDynamic}, b.getF32Type()), b.getI64Type(),
-       b.getI32Type()},
+      {LLVM::LLVMPointerType::get(context), b.getI64Type(), b.getI32Type()},
       {});
   auto decl = func::FuncOp::create(b, module.getLoc(), name, type);
   decl.setPrivate();
@@ -114,12 +115,16 @@ LogicalResult lower(fuse::AllReduceOp op, func::FuncOp callee,
         b, loc, TypeRange{}, packed, buffer);
     materialize.setRestrict(true);
     materialize.setWritable(true);
-    Value dynamic = memref::CastOp::create(
-        b, loc, cast<MemRefType>(callee.getArgumentTypes()[0]), buffer);
+    Value address =
+        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
+    Value integer = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
+    Value pointer =
+        LLVM::IntToPtrOp::create(b, loc, callee.getArgumentTypes()[0], integer,
+                                 LLVM::DereferenceableAttr());
     Value count = arith::ConstantIntOp::create(b, loc, total, 64);
     Value kind = arith::ConstantIntOp::create(
         b, loc, static_cast<int64_t>(op.getKind()), 32);
-    func::CallOp::create(b, loc, callee, ValueRange{dynamic, count, kind});
+    func::CallOp::create(b, loc, callee, ValueRange{pointer, count, kind});
     Value reduced = bufferization::ToTensorOp::create(
         b, loc, bucketType, buffer, /*restrict=*/true, /*writable=*/false);
     // Unpack: each result a slice of the reduced bucket.

@@ -6,7 +6,7 @@
 // backward computes first, at offset 0), each prescaled and flattened (a
 // 1-d one as it is); one
 // runtime call reduces the bucket in place, and each result is its slice.
-// CHECK: func.func private @fuse_all_reduce_f32(memref<?xf32>, i64, i32)
+// CHECK: func.func private @fuse_all_reduce_f32(!llvm.ptr, i64, i32)
 // CHECK-LABEL: func.func @three
 // CHECK-SAME: (%[[A:.*]]: tensor<2x3xf32>, %[[B:.*]]: tensor<3xf32>, %[[C:.*]]: tensor<4xf32>, %[[W:.*]]: tensor<f32>)
 // CHECK: %[[CF:.*]] = fuse.mul %[[C]], %[[W]]
@@ -16,10 +16,12 @@
 // CHECK: %[[P:.*]] = fuse.concat %[[CF]], %[[BF]], %[[AF]] {axis = 0 : i64} : (tensor<4xf32>, tensor<3xf32>, tensor<6xf32>) -> tensor<13xf32>
 // CHECK: %[[BUF:.*]] = memref.alloc() {alignment = 64 : i64} : memref<13xf32>
 // CHECK: bufferization.materialize_in_destination %[[P]] in restrict writable %[[BUF]]
-// CHECK: %[[DYN:.*]] = memref.cast %[[BUF]] : memref<13xf32> to memref<?xf32>
+// CHECK: %[[ADDR:.*]] = memref.extract_aligned_pointer_as_index %[[BUF]] : memref<13xf32> -> index
+// CHECK: %[[INT:.*]] = arith.index_cast %[[ADDR]] : index to i64
+// CHECK: %[[PTR:.*]] = llvm.inttoptr %[[INT]] : i64 to !llvm.ptr
 // CHECK-DAG: %[[N:.*]] = arith.constant 13 : i64
 // CHECK-DAG: %[[SUM:.*]] = arith.constant 0 : i32
-// CHECK: call @fuse_all_reduce_f32(%[[DYN]], %[[N]], %[[SUM]])
+// CHECK: call @fuse_all_reduce_f32(%[[PTR]], %[[N]], %[[SUM]])
 // CHECK: %[[R:.*]] = bufferization.to_tensor %[[BUF]] restrict : memref<13xf32> to tensor<13xf32>
 // CHECK: %[[RC:.*]] = fuse.slice %[[R]] {offsets = array<i64: 0>} : (tensor<13xf32>) -> tensor<4xf32>
 // CHECK: %[[RB:.*]] = fuse.slice %[[R]] {offsets = array<i64: 4>} : (tensor<13xf32>) -> tensor<3xf32>
@@ -53,7 +55,7 @@ func.func @three(%a: tensor<2x3xf32>, %b: tensor<3xf32>, %c: tensor<4xf32>, %w: 
 
 // A mean without prescale over one tensor: no copy to pack, kind 1. Two
 // collectives share one declaration.
-// CHECK: func.func private @fuse_all_reduce_f32(memref<?xf32>, i64, i32)
+// CHECK: func.func private @fuse_all_reduce_f32(!llvm.ptr, i64, i32)
 // CHECK-NOT: func.func private @fuse_all_reduce_f32
 // CHECK-LABEL: func.func @mean
 // SMALL-LABEL: func.func @mean
