@@ -29,8 +29,13 @@ set(FUSE_EXPORTED_LIBRARIES
   FuseTransforms
   FuseToLinalg
   FuseOptimizersToLinalg
+  FuseCollectives
   FuseDialect
   FuseSupport)
+
+if(FUSE_ENABLE_MPI)
+  list(APPEND FUSE_EXPORTED_LIBRARIES FuseMPI)
+endif()
 
 foreach(lib ${FUSE_EXPORTED_LIBRARIES})
   # The public headers need C++17 (and so do LLVM 22's).

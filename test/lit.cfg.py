@@ -24,3 +24,17 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.fuse_tools_dir, config.llvm_tools_dir]
 tools = ["fuse-opt", "fusec"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# Data-parallel tests (REQUIRES: mpi) run `%mpirun N fusec train ...`: with
+# the flags OpenMPI needs as root and with more ranks than cores.
+if config.fuse_enable_mpi.upper() in ("ON", "1", "TRUE", "YES") and \
+        os.path.exists(config.mpiexec):
+    config.available_features.add("mpi")
+    mpirun = config.mpiexec + " --allow-run-as-root --oversubscribe" \
+        " --mca btl self,vader -np"
+    # Under AddressSanitizer (scripts/test --asan), MPI_Init's own
+    # allocations outlive the ranks: no leak report for them.
+    if "ASAN_OPTIONS" in os.environ:
+        mpirun = "env ASAN_OPTIONS=" + os.environ["ASAN_OPTIONS"] + \
+            ":detect_leaks=0 " + mpirun
+    config.substitutions.append(("%mpirun", mpirun))

@@ -19,6 +19,14 @@ def Fuse_ComparePredicate : I32EnumAttr<"ComparePredicate",
   let cppNamespace = "::fuse";
 }
 
+def Fuse_AllReduceKind : I32EnumAttr<"AllReduceKind",
+    "how fuse.all_reduce combines the ranks' tensors", [
+      I32EnumAttrCase<"sum", 0>,
+      I32EnumAttrCase<"mean", 1>
+    ]> {
+  let cppNamespace = "::fuse";
+}
+
 def Fuse_InitKind : I32EnumAttr<"InitKind", "parameter initializer", [
       I32EnumAttrCase<"zeros", 0>,
       I32EnumAttrCase<"ones", 1>,

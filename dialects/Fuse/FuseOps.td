@@ -828,15 +828,26 @@ def Fuse_DropoutOp : Fuse_Op<"dropout",
     sees the same mask however steps are grouped into calls, and the op stays
     `Pure`. At evaluation time the compiler drops the op.
 
+    With `offset` (a 0-d i64 tensor, `o`), the input is rows `[o, o + n)`
+    along dim 0 of a larger tensor, and each element draws the mask of its
+    index there: a data-parallel rank's share of the global batch
+    (`fuse-expand-train-step` with `data-parallel`) drops what one process
+    training on the whole batch would.
+
     ```mlir
     %d = fuse.dropout %a, %step {rate = 0.2 : f32, seed = 7 : i64}
+        : tensor<?x128xf32>
+    %e = fuse.dropout %a, %step offset %o {rate = 0.2 : f32}
         : tensor<?x128xf32>
     ```
   }];
   let arguments = (ins Fuse_FloatTensor:$input, Fuse_StepTensor:$step,
+                       Optional<Fuse_StepTensor>:$offset,
                        F32Attr:$rate, DefaultValuedAttr<I64Attr, "0">:$seed);
   let results = (outs Fuse_FloatTensor:$result);
-  let assemblyFormat = "$input `,` $step attr-dict `:` type($result)";
+  let assemblyFormat = [{
+    $input `,` $step (`offset` $offset^)? attr-dict `:` type($result)
+  }];
   let hasVerifier = 1;
   let hasFolder = 1;
 }
@@ -1203,6 +1214,58 @@ def Fuse_ClipGradientsOp : Fuse_Op<"clip_gradients",
         ::mlir::MLIRContext *, std::optional<::mlir::Location>,
         Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &types) {
       ::llvm::append_range(types, adaptor.getGrads().getTypes());
+      return ::mlir::success();
+    }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives (data-parallel training)
+//===----------------------------------------------------------------------===//
+
+def Fuse_AllReduceOp : Fuse_Op<"all_reduce",
+    [AttrSizedOperandSegments, InferTypeOpAdaptor,
+     MemoryEffects<[MemRead, MemWrite]>,
+     DeclareOpInterfaceMethods<Fuse_VJPOpInterface>]> {
+  let summary = "Sum or mean of tensors across the ranks of a data-parallel run";
+  let description = [{
+    A collective: every rank of the run calls it with tensors of the same
+    types, and each gets, per tensor and element, the `sum` (or the `mean`:
+    the sum divided by the number of ranks) over the ranks of its operand,
+    first multiplied by `prescale` when given (each rank's own weight, as
+    Horovod's `prescale_factor`):
+
+    ```
+    result[i] = sum over ranks r of prescale_r * input_r[i]    (sum)
+    result[i] = (1 / ranks) * that sum                         (mean)
+    ```
+
+    All ranks must run the same all_reduce ops in the same order. With one
+    rank (or no communicator) it returns `prescale * input`.
+    `fuse-expand-train-step` places one between the gradients and the
+    optimizer update of a data-parallel step (`data-parallel=true`), over
+    every gradient at once. `convert-fuse-to-linalg` packs its tensors into
+    a few large f32 buffers (buckets) and calls the runtime's
+    `fuse_all_reduce_f32` once per bucket (`fuse/ABI.h`). It has memory
+    effects: it is never removed, merged or moved across another collective.
+
+    ```mlir
+    %g:2 = fuse.all_reduce sum %gw, %gb prescale %weight
+        : tensor<4x3xf32>, tensor<3xf32>
+    ```
+  }];
+  let arguments = (ins Fuse_AllReduceKind:$kind, Variadic<Fuse_FloatTensor>:$inputs,
+                       Optional<Fuse_LearningRate>:$prescale);
+  let results = (outs Variadic<Fuse_FloatTensor>:$results);
+  let assemblyFormat = [{
+    $kind $inputs (`prescale` $prescale^)? attr-dict `:` type($inputs)
+  }];
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *, std::optional<::mlir::Location>,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      ::llvm::append_range(types, adaptor.getInputs().getTypes());
       return ::mlir::success();
     }
   }];

@@ -103,6 +103,14 @@ constexpr llvm::StringLiteral kTimerStartSymbol = "fuse_timer_start";
 /// defined by the JIT (lib/JIT/Profile.cpp).
 constexpr llvm::StringLiteral kTimerStopSymbol = "fuse_timer_stop";
 
+/// `void fuse_all_reduce_f32(float *data, int64_t count, int32_t kind)`
+/// replaces `count` floats with their sum (kind 0) or mean (kind 1) over the
+/// ranks of the calling thread's communicator, in place; without one it
+/// leaves them. Called by code convert-fuse-to-linalg lowers fuse.all_reduce
+/// to (one call per bucket); defined by the JIT (lib/JIT/Collectives.cpp),
+/// which forwards to the fuse::Communicator that fit installs.
+constexpr llvm::StringLiteral kAllReduceF32Symbol = "fuse_all_reduce_f32";
+
 //===----------------------------------------------------------------------===//
 // Derived functions and argument names
 //===----------------------------------------------------------------------===//
@@ -142,6 +150,19 @@ inline std::string predictFunctionName(llvm::StringRef step) {
 /// The learning-rate argument of a step function (tensor<f32>). Named by
 /// fuse-expand-train-step; set by name by fit (Trainer::setInput).
 constexpr llvm::StringLiteral kLearningRateArgName = "lr";
+
+/// The argument of a data-parallel step function (tensor<f32>, before
+/// `lr`) weighting this rank's gradients in their sum across ranks: its
+/// share of the global batch (1/N for equal shards). Named by
+/// fuse-expand-train-step with data-parallel; set by fit before each call.
+constexpr llvm::StringLiteral kReplicaWeightArgName = "replica_weight";
+
+/// The argument of a data-parallel step function whose loss has dropout
+/// (tensor<i64>, before `replica_weight`): the global batch's index of this
+/// rank's first example, the rows' offset of every fuse.dropout, so that
+/// each example draws the mask it would in one process. Named by
+/// fuse-expand-train-step with data-parallel; set by fit before each call.
+constexpr llvm::StringLiteral kExampleOffsetArgName = "example_offset";
 
 /// The step-counter argument's name (see kStepCounterAttrName, by which the
 /// runtime finds it). Named by fuse-expand-train-step.

@@ -46,7 +46,9 @@ namespace fuse {
 
 /// Runs the whole-module rewrites (buildDifferentiatePipeline) once, on a
 /// freshly parsed module.
-mlir::LogicalResult differentiateModule(mlir::ModuleOp module);
+mlir::LogicalResult
+differentiateModule(mlir::ModuleOp module,
+                    const DifferentiateOptions &options = {});
 
 /// The specialization step: keeps only function `name` of `module` (renamed
 /// `symbol` unless empty), specialized to `argTypes`, then marks its class

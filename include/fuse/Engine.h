@@ -82,6 +82,13 @@ struct EngineOptions {
   /// train --lr-schedule`, `--clip-norm` and `--clip-value` set). They are
   /// compiled into the step functions; the disk cache tells them apart.
   TrainStepOverrides trainStep;
+  /// Compile every `fuse.train_step` for data-parallel training: its step
+  /// function takes a `replica_weight` and sums the weighted gradients of
+  /// every rank (fuse.all_reduce) before the update, through the
+  /// communicator fit installs (FitOptions::communicator). `fusec train`
+  /// sets it when run as several MPI ranks. With one rank (or none) the
+  /// sum is the rank's own gradient times its weight.
+  bool dataParallel = false;
 };
 
 /// Per-function counters. Times in milliseconds.

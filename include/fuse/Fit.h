@@ -11,6 +11,7 @@
 #ifndef FUSE_FIT_H
 #define FUSE_FIT_H
 
+#include "fuse/Communicator.h"
 #include "fuse/Data/DataSource.h"
 #include "fuse/Engine.h"
 
@@ -78,6 +79,21 @@ struct FitOptions {
   /// states and step of the best epoch before the final checkpoint is
   /// written: it is the best epoch's checkpoint. Needs early stopping.
   bool restoreBestWeights = false;
+  /// Data-parallel training (docs/distributed.md): every rank of
+  /// `communicator` calls fit with the same options and data, on an engine
+  /// created with EngineOptions::dataParallel. Each step, each rank trains
+  /// on its share (batchSize / ranks examples) of the global batch, in the
+  /// same seeded order as one process; the gradients are summed across the
+  /// ranks and every rank applies the same update. Parameters start equal:
+  /// every rank draws them from the same seed (or reads the same weights or
+  /// checkpoint), which the first collective checks. Rank 0 alone
+  /// evaluates and writes checkpoints (they do not depend on the number of
+  /// ranks) and decides when a time budget or early stopping ends training;
+  /// the other ranks' EpochSummary has no test or validation figures. An
+  /// error on one rank before training leaves the others waiting in a
+  /// collective: abort the communicator (fusec train does). Null or one
+  /// rank: a single process.
+  Communicator *communicator = nullptr;
 };
 
 /// After each call of the K-step function.
@@ -113,6 +129,10 @@ struct FitSummary {
   double trainSeconds = 0;
   double compileSeconds = 0;
   unsigned threads = 1; ///< threads of each call (the engine's)
+  int ranks = 1;        ///< processes of a data-parallel run
+  /// Of trainSeconds, the time compiled code spent summing gradients across
+  /// the ranks (waiting for the slowest included).
+  double allReduceSeconds = 0;
   /// maxSeconds ended training before --epochs were done.
   bool stoppedEarly = false;
   /// Early stopping ended training (after history.back()).

@@ -45,11 +45,19 @@ struct PipelineOptions {
   bool winograd = false;
 };
 
+/// Choices of the whole-module rewrites (what the step functions compute).
+struct DifferentiateOptions {
+  /// Step functions sum their gradients across the ranks of a data-parallel
+  /// run (fuse-expand-train-step's data-parallel option).
+  bool dataParallel = false;
+};
+
 /// Whole-module rewrites that run once, before any specialization: training
 /// steps defined (fuse.train_step -> step functions), automatic
 /// differentiation (fuse.value_and_grad -> forward and backward ops), and a
 /// K-step function derived from each step function (`@<name>_steps`).
-void buildDifferentiatePipeline(mlir::OpPassManager &pm);
+void buildDifferentiatePipeline(mlir::OpPassManager &pm,
+                                const DifferentiateOptions &options = {});
 
 /// The specialization step for one entry of a differentiated module: the
 /// other functions dropped, the entry renamed `symbol` (unless empty) and

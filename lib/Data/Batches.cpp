@@ -61,6 +61,11 @@ ChunkLoader::create(const DataSource &source, ChunkOptions options,
   if (firstStep < 0)
     return llvm::createStringError("the first step " + llvm::Twine(firstStep) +
                                    " is negative");
+  if (options.shards < 1 || options.shard < 0 ||
+      options.shard >= options.shards)
+    return llvm::createStringError("shard " + llvm::Twine(options.shard) +
+                                   " of " + llvm::Twine(options.shards) +
+                                   " does not exist");
   if (firstStep > endStep)
     return llvm::createStringError("the first step " + llvm::Twine(firstStep) +
                                    " is after the end step " +
@@ -155,7 +160,10 @@ void ChunkLoader::run() {
       batchSize = options_.batchSize;
     }
     int slot = index % 2;
-    if (Error err = gather(slot, position, steps, batchSize)) {
+    int64_t globalBatchSize = batchSize;
+    auto [begin, end] = shardRange(batchSize, options_.shard, options_.shards);
+    batchSize = std::max<int64_t>(end - begin, 1);
+    if (Error err = gather(slot, position, steps, globalBatchSize)) {
       std::lock_guard<std::mutex> lock(mutex_);
       error_ = llvm::toString(std::move(err));
       break;
@@ -165,6 +173,9 @@ void ChunkLoader::run() {
     chunk.firstStep = step;
     chunk.steps = steps;
     chunk.batchSize = batchSize;
+    chunk.globalBatchSize = globalBatchSize;
+    chunk.weight = double(end - begin) / double(globalBatchSize);
+    chunk.shardOffset = end == begin ? 0 : begin;
     chunk.endsEpoch = position + steps == stepsPerEpoch_;
     step += steps;
     {
@@ -181,13 +192,32 @@ void ChunkLoader::run() {
 }
 
 Error ChunkLoader::gather(int slot, int64_t position, int64_t steps,
-                          int64_t batchSize) {
+                          int64_t globalBatchSize) {
   // The chunk's examples are consecutive in the epoch's order.
   const int64_t *examples = order_.data() + position * options_.batchSize;
   const Tensor &inputs = inputBuffers_[slot], &labels = labelBuffers_[slot];
-  if (Error err = source_.gather(llvm::ArrayRef(examples, steps * batchSize),
-                                 inputs.data(), labels.data()))
-    return err;
+  int64_t batchSize = globalBatchSize;
+  if (options_.shards == 1) {
+    if (Error err = source_.gather(llvm::ArrayRef(examples, steps * batchSize),
+                                   inputs.data(), labels.data()))
+      return err;
+  } else {
+    // This shard's rows of each batch, or the batch's first as a stand-in.
+    auto [begin, end] =
+        shardRange(globalBatchSize, options_.shard, options_.shards);
+    batchSize = std::max<int64_t>(end - begin, 1);
+    shardExamples_.clear();
+    for (int64_t s = 0; s < steps; ++s) {
+      const int64_t *batch = examples + s * globalBatchSize;
+      if (end == begin)
+        shardExamples_.push_back(batch[0]);
+      else
+        shardExamples_.append(batch + begin, batch + end);
+    }
+    if (Error err =
+            source_.gather(shardExamples_, inputs.data(), labels.data()))
+      return err;
+  }
   auto stacked = [&](const Tensor &buffer) {
     llvm::SmallVector<int64_t, 6> shape = {steps, batchSize};
     shape.append(buffer.shape().begin() + 1, buffer.shape().end());

@@ -197,6 +197,9 @@ Error Engine::loadString(llvm::StringRef source, llvm::StringRef bufferName) {
       applyOverrides(*loaded->module, impl.options.trainStep);
   if (!overridden)
     return overridden.takeError();
+  // Data-parallel step functions compile to other code: another cache key.
+  if (impl.options.dataParallel)
+    *overridden += " data_parallel";
   if (!overridden->empty())
     loaded->sourceHash =
         llvm::toHex(llvm::SHA256::hash(llvm::arrayRefFromStringRef(
@@ -208,7 +211,9 @@ Error Engine::loadString(llvm::StringRef source, llvm::StringRef bufferName) {
     mlir::SourceMgrDiagnosticHandler handler(loaded->sourceMgr, &impl.context,
                                              os);
     PhaseTimer timer(impl.options.compileStats, unit, "differentiate");
-    if (failed(differentiateModule(*loaded->module)))
+    DifferentiateOptions differentiate;
+    differentiate.dataParallel = impl.options.dataParallel;
+    if (failed(differentiateModule(*loaded->module, differentiate)))
       return llvm::createStringError(diagnostics);
   }
 

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ClassLabels.h"
+#include "Collectives.h"
 #include "EngineImpl.h"
 #include "Timers.h"
 #include "fuse/ABI.h"
@@ -45,7 +46,7 @@ using abi::kFunctionSymbol;
 
 /// The runtime functions compiled code may call, defined by address: MLIR's C
 /// runtime (memrefCopy for strided copies; the reference also keeps the
-/// runtime library linked) and the profile's timers.
+/// runtime library linked), the profile's timers and the collectives.
 Error defineRuntimeSymbols(llvm::orc::LLJIT &jit, llvm::orc::JITDylib &dylib) {
   llvm::orc::MangleAndInterner mangle(jit.getExecutionSession(),
                                       jit.getDataLayout());
@@ -58,6 +59,9 @@ Error defineRuntimeSymbols(llvm::orc::LLJIT &jit, llvm::orc::JITDylib &dylib) {
       llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
   symbols[mangle(abi::kTimerStopSymbol)] = {
       llvm::orc::ExecutorAddr::fromPtr(&fuse_timer_stop),
+      llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
+  symbols[mangle(abi::kAllReduceF32Symbol)] = {
+      llvm::orc::ExecutorAddr::fromPtr(&fuse_all_reduce_f32),
       llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
   return dylib.define(llvm::orc::absoluteSymbols(std::move(symbols)));
 }

@@ -29,9 +29,10 @@ std::error_code fuse::PassFailure::convertToErrorCode() const {
   return llvm::inconvertibleErrorCode();
 }
 
-LogicalResult fuse::differentiateModule(ModuleOp module) {
+LogicalResult fuse::differentiateModule(ModuleOp module,
+                                        const DifferentiateOptions &options) {
   PassManager pm(module.getContext());
-  buildDifferentiatePipeline(pm);
+  buildDifferentiatePipeline(pm, options);
   return pm.run(module);
 }
 

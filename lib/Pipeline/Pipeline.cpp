@@ -16,10 +16,13 @@
 
 using namespace mlir;
 
-void fuse::buildDifferentiatePipeline(OpPassManager &pm) {
+void fuse::buildDifferentiatePipeline(OpPassManager &pm,
+                                      const DifferentiateOptions &options) {
   pm.addPass(createFuseDeriveEval());
   pm.addPass(createFuseDerivePredict());
-  pm.addPass(createFuseExpandTrainStep());
+  FuseExpandTrainStepOptions expand;
+  expand.dataParallel = options.dataParallel;
+  pm.addPass(createFuseExpandTrainStep(expand));
   // The forward pass in canonical form first: its rewrites shape the
   // backward pass (max_pool2d of a relu becomes relu of the pool, whose
   // gradient then keeps no activation of the pool's input size).
@@ -71,6 +74,8 @@ void fuse::buildSimplifyPipeline(OpPassManager &pm) {
 
 void fuse::buildLowerToLinalgPipeline(OpPassManager &pm,
                                       const PipelineOptions &options) {
+  // Collectives first: their packing is fuse ops the conversion lowers.
+  pm.addPass(createConvertFuseCollectives());
   OpPassManager &func = pm.nest<func::FuncOp>();
   ConvertFuseOptimizersToLinalgOptions optimizer;
   optimizer.fuse = options.fusion;

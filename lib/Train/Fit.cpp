@@ -116,6 +116,27 @@ Error checkFinite(const Trainer &trainer, int64_t epoch, int64_t epochs) {
   return Error::success();
 }
 
+/// A hash of every carried tensor's bytes and the step (FNV-1a): the ranks
+/// of a data-parallel run compare theirs with rank 0's.
+Expected<uint64_t> stateHash(const Trainer &trainer) {
+  uint64_t hash = 0xcbf29ce484222325ull;
+  auto add = [&](const void *data, size_t bytes) {
+    const unsigned char *p = static_cast<const unsigned char *>(data);
+    for (size_t i = 0; i < bytes; ++i)
+      hash = (hash ^ p[i]) * 0x100000001b3ull;
+  };
+  for (const std::string &name : trainer.stateNames()) {
+    Expected<Tensor> state = trainer.state(name);
+    if (!state)
+      return state.takeError();
+    Tensor copy = state->contiguousCopy();
+    add(copy.data(), size_t(copy.numElements()) * byteWidth(copy.dtype()));
+  }
+  int64_t step = trainer.step();
+  add(&step, sizeof(step));
+  return hash;
+}
+
 /// The checkpoint's value of `key` (at least `min`), checked against the
 /// caller's choice.
 template <typename T>
@@ -224,6 +245,13 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
     return llvm::createStringError(
         "initial weights (--weights) and a checkpoint to resume "
         "(--resume) both set the parameters: give one");
+  // Data-parallel: this rank's share of every batch (docs/distributed.md).
+  Communicator *comm = options.communicator && options.communicator->size() > 1
+                           ? options.communicator
+                           : nullptr;
+  const int rank = comm ? comm->rank() : 0;
+  const int ranks = comm ? comm->size() : 1;
+  const bool leader = rank == 0;
   if (train.size() == 0)
     return llvm::createStringError("the training set has no examples");
   if (test && test->size() == 0)
@@ -306,6 +334,12 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
     validation = &split->second;
   }
   const data::DataSource &trainData = split ? split->first : train;
+  if (summary.batchSize % ranks != 0)
+    return llvm::createStringError(
+        "the batch size (--batch-size " + llvm::Twine(summary.batchSize) +
+        ") must be a multiple of the " + llvm::Twine(ranks) +
+        " ranks: each trains on an equal share of every global batch");
+  summary.ranks = ranks;
   if (validation && validation->size() == 0)
     return llvm::createStringError("the validation set has no examples");
   summary.trainExamples = trainData.size();
@@ -314,7 +348,44 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
           abi::kLearningRateArgName,
           Tensor::fromValues<float>({}, {options.learningRate})))
     return std::move(err);
-  if (!options.checkpointPath.empty())
+  // Each rank's gradients weigh its share of the global batch; a step
+  // function compiled without data-parallel has no weight to set.
+  const bool weighted =
+      llvm::any_of(trainer.function().arguments(), [](const ArgumentInfo &a) {
+        return a.name == abi::kReplicaWeightArgName;
+      });
+  if (comm && !weighted)
+    return llvm::createStringError(
+        "'" + trainer.function().name() + "' does not sum its gradients " +
+        "across the " + llvm::Twine(ranks) +
+        " ranks: create the engine with EngineOptions::dataParallel");
+  double replicaWeight = -1;
+  auto setReplicaWeight = [&](double weight) -> Error {
+    if (!weighted || weight == replicaWeight)
+      return Error::success();
+    replicaWeight = weight;
+    return trainer.setInput(abi::kReplicaWeightArgName,
+                            Tensor::fromValues<float>({}, {float(weight)}));
+  };
+  if (Error err = setReplicaWeight(1.0))
+    return std::move(err);
+  // With dropout, the global batch's index of this rank's first example.
+  const bool offsetRows =
+      llvm::any_of(trainer.function().arguments(), [](const ArgumentInfo &a) {
+        return a.name == abi::kExampleOffsetArgName;
+      });
+  int64_t exampleOffset = -1;
+  auto setExampleOffset = [&](int64_t offset) -> Error {
+    if (!offsetRows || offset == exampleOffset)
+      return Error::success();
+    exampleOffset = offset;
+    return trainer.setInput(abi::kExampleOffsetArgName,
+                            Tensor::fromValues<int64_t>({}, {offset}));
+  };
+  if (Error err = setExampleOffset(0))
+    return std::move(err);
+  // Rank 0 writes the checkpoints.
+  if (!options.checkpointPath.empty() && leader)
     if (Error err = checkWritable(options.checkpointPath))
       return std::move(err);
 
@@ -330,14 +401,15 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
   if (Error err = checkLabels(trainData, batchArgs[layout->labels], "training"))
     return std::move(err);
   std::optional<Evaluator> evaluator, validator;
-  if (test) {
+  // Rank 0 evaluates.
+  if (test && leader) {
     Expected<std::optional<Evaluator>> e = Evaluator::create(
         engine, trainer, options.stepFunction, options.evalBatchSize, *test);
     if (!e)
       return e.takeError();
     evaluator = std::move(*e);
   }
-  if (validation) {
+  if (validation && leader) {
     Expected<std::optional<Evaluator>> e =
         Evaluator::create(engine, trainer, options.stepFunction,
                           options.evalBatchSize, *validation, "validation");
@@ -399,9 +471,12 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
         examples(trainData.label(), std::min(batch, n), "a batch's labels");
     if (!labels)
       return labels.takeError();
-    for (int64_t b : {std::min(batch, n), n % batch}) {
-      if (b == 0)
+    for (int64_t global : {std::min(batch, n), n % batch}) {
+      if (global == 0)
         continue;
+      // This rank's share (data::ChunkLoader's shard).
+      auto [begin, end] = data::shardRange(global, rank, ranks);
+      int64_t b = std::max<int64_t>(end - begin, 1);
       std::vector<Tensor> batches(2);
       batches[layout->inputs] = reshaped(*inputs, {1, b}, layout->inputShape);
       batches[layout->labels] = reshaped(*labels, {1, b}, layout->labelShape);
@@ -418,12 +493,52 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
   summary.compileSeconds = secondsSince(compileStart);
   summary.threads = engine.threads();
 
+  // The ranks start from the same parameters and step, or stop here.
+  if (comm) {
+    Expected<uint64_t> hash = stateHash(trainer);
+    if (!hash)
+      return hash.takeError();
+    uint64_t rootHash = *hash;
+    if (Error err = comm->broadcast(&rootHash, sizeof(rootHash), 0))
+      return std::move(err);
+    double differing = rootHash != *hash;
+    if (Error err = comm->allReduceSum(&differing, 1))
+      return std::move(err);
+    if (differing > 0)
+      return llvm::createStringError(
+          rootHash != *hash
+              ? "rank " + llvm::Twine(rank) +
+                    " starts from other parameters or another step than "
+                    "rank 0 (other --weights or --resume files?)"
+              : llvm::Twine(int64_t(differing)) +
+                    " rank(s) start from other parameters or another step "
+                    "than rank 0 (other --weights or --resume files?)");
+  }
+
   double lossSum = 0;
   int64_t lossCount = 0;
   // The first step whose loss is NaN or infinite, and that loss.
   std::optional<std::pair<int64_t, float>> diverged;
+  // Data-parallel: the global batch's losses, each rank's weighted by its
+  // share; a failed collective of the callback.
+  std::vector<double> globalLosses;
+  std::string callbackError;
   trainer.setCallback([&](const StepsReport &report) {
-    for (auto [i, loss] : llvm::enumerate(report.losses)) {
+    llvm::ArrayRef<float> losses = report.losses;
+    std::vector<float> reduced;
+    if (comm) {
+      globalLosses.assign(losses.begin(), losses.end());
+      for (double &loss : globalLosses)
+        loss *= replicaWeight;
+      if (Error err =
+              comm->allReduceSum(globalLosses.data(), globalLosses.size()))
+        callbackError = "rank " + std::to_string(rank) +
+                        ": the all-reduce of the losses failed: " +
+                        llvm::toString(std::move(err));
+      reduced.assign(globalLosses.begin(), globalLosses.end());
+      losses = reduced;
+    }
+    for (auto [i, loss] : llvm::enumerate(losses)) {
       lossSum += loss;
       if (!std::isfinite(loss) && !diverged)
         diverged = {report.firstStep + int64_t(i), loss};
@@ -434,6 +549,8 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
   data::ChunkOptions chunking;
   chunking.batchSize = batch;
   chunking.seed = summary.seed;
+  chunking.shard = rank;
+  chunking.shards = ranks;
   // Automatic K: the first call runs one step and sets K from its time.
   bool autoK = options.stepsPerCall == 0;
   chunking.stepsPerCall = autoK ? 1 : options.stepsPerCall;
@@ -553,7 +670,7 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
         return err;
       summary.restoredBestWeights = true;
     }
-    if (!options.checkpointPath.empty()) {
+    if (!options.checkpointPath.empty() && leader) {
       // The epochs done: a checkpoint inside an epoch resumes it from its
       // step; a restored one is the best epoch's.
       int64_t epochsDone = summary.restoredBestWeights ? *summary.bestEpoch + 1
@@ -567,6 +684,28 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
       callbacks.onEpochEnd(current);
     return Error::success();
   };
+  // Data-parallel: rank 0's end of an epoch (its evaluation, early
+  // stopping, checkpoint) told to the others, which stop with it.
+  auto endEpochTogether = [&](bool complete) -> Error {
+    Error err = endEpoch(complete);
+    if (!comm)
+      return err;
+    int64_t status[2] = {err ? 1 : 0, summary.earlyStopped};
+    if (Error sent = comm->broadcast(status, sizeof(status), 0)) {
+      llvm::consumeError(std::move(err));
+      return sent;
+    }
+    if (err)
+      return err;
+    if (status[0])
+      return llvm::createStringError(
+          "rank 0 stopped training after epoch " + llvm::Twine(epoch + 1) +
+          "/" + llvm::Twine(options.epochs) + " (its output says why)");
+    summary.earlyStopped = status[1];
+    return Error::success();
+  };
+  // Compiled code's fuse.all_reduce reduces through the communicator.
+  CommunicatorScope collectives(comm);
   for (;;) {
     Expected<const data::Chunk &> next = (*loader)->next();
     if (!next)
@@ -590,8 +729,16 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
         reshaped(chunk.inputs, {chunk.steps, chunk.batchSize}, l.inputShape);
     batches[l.labels] =
         reshaped(chunk.labels, {chunk.steps, chunk.batchSize}, l.labelShape);
+    if (Error err = setReplicaWeight(chunk.weight))
+      return std::move(err);
+    if (Error err = setExampleOffset(chunk.shardOffset))
+      return std::move(err);
     if (Error err = trainer.trainSteps(batches))
       return std::move(err);
+    if (Error err = collectives.takeError())
+      return std::move(err);
+    if (!callbackError.empty())
+      return llvm::createStringError(callbackError);
     // Stop before the diverged parameters reach a checkpoint.
     if (diverged && !options.allowNonFiniteLoss)
       return llvm::createStringError(
@@ -612,26 +759,35 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
     const bool endsEpoch = chunk.endsEpoch;
     // The budget is checked at every call boundary: the first one past it
     // ends training (at an epoch's end, or inside one).
-    const bool outOfTime = options.maxSeconds &&
-                           secondsSince(trainingStart) >= *options.maxSeconds;
+    bool outOfTime = options.maxSeconds &&
+                     secondsSince(trainingStart) >= *options.maxSeconds;
+    // About 0.1 s per call: progress stays live, the call cost vanishes.
+    int64_t chosenK = std::clamp<int64_t>(
+        int64_t(0.1 / std::max(callSeconds / double(chunk.steps), 1e-9)), 1,
+        256);
+    // What depends on time is rank 0's choice.
+    if (comm) {
+      int64_t decision[2] = {outOfTime, chosenK};
+      if (Error err = comm->broadcast(decision, sizeof(decision), 0))
+        return std::move(err);
+      outOfTime = decision[0];
+      chosenK = decision[1];
+    }
     if (outOfTime && trainer.step() < endStep) {
       summary.stoppedEarly = true;
-      if (Error err = endEpoch(endsEpoch))
+      if (Error err = endEpochTogether(endsEpoch))
         return std::move(err);
       break;
     }
     if (endsEpoch) {
-      if (Error err = endEpoch(/*complete=*/true))
+      if (Error err = endEpochTogether(/*complete=*/true))
         return std::move(err);
       if (summary.earlyStopped)
         break;
     }
     if (autoK && trainer.step() < endStep) {
-      // About 0.1 s per call: progress stays live, the call cost vanishes.
       autoK = false;
-      chunking.stepsPerCall = std::clamp<int64_t>(
-          int64_t(0.1 / std::max(callSeconds / double(chunk.steps), 1e-9)), 1,
-          256);
+      chunking.stepsPerCall = chosenK;
       loader = data::ChunkLoader::create(trainData, chunking, trainer.step(),
                                          endStep);
       if (!loader)
@@ -639,6 +795,7 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
     }
   }
   summary.totalSteps = trainer.step();
+  summary.allReduceSeconds = collectives.collectiveSeconds();
   // A chunk never crosses an epoch.
   summary.stepsPerCall = std::min(chunking.stepsPerCall, stepsPerEpoch);
   return summary;

@@ -6,7 +6,9 @@
 // weight decay), every new parameter and state computed in place of its
 // argument. A train_step's lr_schedule and clipping become a
 // fuse.lr_schedule on the learning rate and a fuse.clip_gradients on the
-// gradients; without them the function is unchanged.
+// gradients; without them the function is unchanged. A data-parallel step
+// (the pass's data-parallel option) also sums the gradients of every rank,
+// each weighted by its `replica_weight` argument, before any of that.
 //
 //===----------------------------------------------------------------------===//
 
@@ -76,11 +78,49 @@ InitializerAttr stateInitializer(MLIRContext *context, double value) {
   return InitializerAttr::get(context, InitKind::constant, APFloat(value));
 }
 
-LogicalResult expand(TrainStepOp step, SymbolTable &symbols) {
+/// The loss of a data-parallel step whose dropout draws each example's
+/// mask by its index in the global batch: a private copy of `loss` taking
+/// the rows' offset as one more (last) argument, given to every
+/// fuse.dropout; `loss` itself when it has no dropout.
+func::FuncOp lossWithRowOffsets(func::FuncOp loss, SymbolTable &symbols) {
+  bool dropout = false;
+  loss.walk([&](DropoutOp) { dropout = true; });
+  if (!dropout)
+    return loss;
+  std::string name = (loss.getSymName() + "_data_parallel").str();
+  if (auto existing = symbols.lookup<func::FuncOp>(name))
+    return existing;
+  MLIRContext *context = loss.getContext();
+  auto copy = cast<func::FuncOp>(loss->clone());
+  copy.setSymName(name);
+  copy.setPrivate();
+  unsigned last = copy.getNumArguments();
+  if (failed(copy.insertArgument(
+          last, RankedTensorType::get({}, IntegerType::get(context, 64)), {},
+          NameLoc::get(StringAttr::get(context, abi::kExampleOffsetArgName),
+                       loss.getLoc()))))
+    return {};
+  Value offset = copy.getArgument(last);
+  copy.walk([&](DropoutOp op) { op.getOffsetMutable().assign(offset); });
+  symbols.insert(copy, std::next(Block::iterator(loss)));
+  LLVM_DEBUG(llvm::dbgs() << "expand-train-step: " << name
+                          << " offsets the rows of its dropout\n");
+  return copy;
+}
+
+LogicalResult expand(TrainStepOp step, SymbolTable &symbols,
+                     bool dataParallel) {
   auto loss = symbols.lookup<func::FuncOp>(step.getLoss());
   if (!loss)
     return step.emitOpError("needs ")
            << step.getLossAttr() << " to be a func.func";
+  // What value_and_grad differentiates: with data-parallel dropout, the
+  // loss taking the rows' offset.
+  func::FuncOp differentiated =
+      dataParallel ? lossWithRowOffsets(loss, symbols) : loss;
+  if (!differentiated)
+    return failure();
+  const bool rowOffsets = differentiated != loss;
   MLIRContext *context = step.getContext();
   Location loc = step.getLoc();
   ArrayRef<Type> inputs = loss.getArgumentTypes();
@@ -90,8 +130,8 @@ LogicalResult expand(TrainStepOp step, SymbolTable &symbols) {
   size_t n = paramIndices.size();
   SmallVector<unsigned> others = step.getBatchArguments(inputs.size());
 
-  // (params..., others..., lr, step); the states go after the parameters
-  // once the optimizer says how many there are.
+  // (params..., others..., [replica_weight,] lr, step); the states go after
+  // the parameters once the optimizer says how many there are.
   SmallVector<Type> types;
   SmallVector<Location> locs;
   for (unsigned i : paramIndices) {
@@ -103,6 +143,16 @@ LogicalResult expand(TrainStepOp step, SymbolTable &symbols) {
     locs.push_back(loss.getArgument(i).getLoc());
   }
   OpBuilder b(step);
+  if (rowOffsets) {
+    types.push_back(RankedTensorType::get({}, b.getI64Type()));
+    locs.push_back(NameLoc::get(
+        StringAttr::get(context, abi::kExampleOffsetArgName), loc));
+  }
+  if (dataParallel) {
+    types.push_back(RankedTensorType::get({}, b.getF32Type()));
+    locs.push_back(NameLoc::get(
+        StringAttr::get(context, abi::kReplicaWeightArgName), loc));
+  }
   types.push_back(RankedTensorType::get({}, b.getF32Type()));
   locs.push_back(
       NameLoc::get(StringAttr::get(context, abi::kLearningRateArgName), loc));
@@ -116,6 +166,10 @@ LogicalResult expand(TrainStepOp step, SymbolTable &symbols) {
     arg.setLoc(argLoc);
   Value lr = entry->getArgument(types.size() - 2);
   Value counter = entry->getArgument(types.size() - 1);
+  Value replicaWeight =
+      dataParallel ? entry->getArgument(types.size() - 3) : Value();
+  Value exampleOffset =
+      rowOffsets ? entry->getArgument(types.size() - 4) : Value();
   // The loss's other arguments are the batch; fuse-wrap-steps stacks them.
   for (unsigned j = 0; j < others.size(); ++j)
     func.setArgAttr(n + j, kPerStepAttrName, b.getUnitAttr());
@@ -136,9 +190,11 @@ LogicalResult expand(TrainStepOp step, SymbolTable &symbols) {
     callArgs[i] = entry->getArgument(n + j);
   if (stepArg >= 0)
     callArgs[stepArg] = counter;
-  auto grads =
-      ValueAndGradOp::create(body, loc, resultTypes, step.getLossAttr(),
-                             callArgs, step.getParamsAttr());
+  if (rowOffsets)
+    callArgs.push_back(exampleOffset);
+  auto grads = ValueAndGradOp::create(body, loc, resultTypes,
+                                      FlatSymbolRefAttr::get(differentiated),
+                                      callArgs, step.getParamsAttr());
 
   // How many states: ask an optimizer op without any.
   Operation *probe = createOptimizer(body, step, lr, counter, params,
@@ -163,8 +219,19 @@ LogicalResult expand(TrainStepOp step, SymbolTable &symbols) {
                       stateInitializer(context, stateValues[k]));
       states.push_back(func.getArgument(index));
     }
-  // Clipping sees every gradient (both groups'): one global norm.
   ValueRange allGrads = grads.getResults().drop_front();
+  // Data-parallel: every rank's gradients summed, each weighted by its
+  // share of the global batch, so that clipping and the update see the
+  // global batch's gradient, the same on every rank.
+  if (dataParallel) {
+    auto reduce = AllReduceOp::create(body, loc, AllReduceKind::sum, allGrads,
+                                      replicaWeight);
+    allGrads = reduce.getResults();
+    LLVM_DEBUG(llvm::dbgs()
+               << "expand-train-step: " << step.getSymName() << " reduces its "
+               << allGrads.size() << " gradients across ranks\n");
+  }
+  // Clipping sees every gradient (both groups'): one global norm.
   if (step.getClipNormAttr() || step.getClipValueAttr()) {
     auto clip = ClipGradientsOp::create(
         body, loc, allGrads, step.getClipNormAttr(), step.getClipValueAttr());
@@ -242,12 +309,13 @@ LogicalResult expand(TrainStepOp step, SymbolTable &symbols) {
 
 struct FuseExpandTrainStepPass
     : fuse::impl::FuseExpandTrainStepBase<FuseExpandTrainStepPass> {
+  using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
     for (TrainStepOp step :
          llvm::make_early_inc_range(module.getOps<TrainStepOp>()))
-      if (failed(expand(step, symbols)))
+      if (failed(expand(step, symbols, dataParallel)))
         return signalPassFailure();
   }
 };

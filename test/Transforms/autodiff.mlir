@@ -88,6 +88,27 @@ func.func @shared(%x: tensor<4xf32>, %u: tensor<3xf32>) -> (tensor<f32>, tensor<
 
 // -----
 
+// fuse.all_reduce is linear: each operand's gradient is the same collective
+// over the results' gradients times the operand's prescale; the prescale
+// gets none.
+func.func @f(%x: tensor<4xf32>, %w: tensor<f32>) -> tensor<f32> {
+  %r = fuse.all_reduce mean %x prescale %w : tensor<4xf32>
+  %s = fuse.reduce_sum %r {axes = array<i64: 0>} : (tensor<4xf32>) -> tensor<f32>
+  return %s : tensor<f32>
+}
+// CHECK-LABEL: func @all_reduce
+// CHECK: %[[R:.*]] = fuse.all_reduce mean %arg0 prescale %arg1 : tensor<4xf32>
+// CHECK: %[[G:.*]] = fuse.all_reduce mean %{{.*}} : tensor<4xf32>
+// CHECK: %[[DX:.*]] = fuse.mul %[[G]], %arg1 : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+// CHECK: return %{{.*}}, %[[DX]]
+func.func @all_reduce(%x: tensor<4xf32>, %w: tensor<f32>) -> (tensor<f32>, tensor<4xf32>) {
+  %l, %dx = fuse.value_and_grad @f(%x, %w) {wrt = array<i64: 0>}
+      : (tensor<4xf32>, tensor<f32>) -> (tensor<f32>, tensor<4xf32>)
+  return %l, %dx : tensor<f32>, tensor<4xf32>
+}
+
+// -----
+
 // After simplification no forward op is computed twice.
 // RUN: fuse-opt %s --fuse-autodiff --fuse-simplify --split-input-file | FileCheck %s --check-prefix=SIMPLE
 func.func @f(%x: tensor<4xf32>) -> tensor<f32> {

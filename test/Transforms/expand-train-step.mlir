@@ -1,4 +1,5 @@
 // RUN: fuse-opt %s --fuse-expand-train-step --split-input-file --verify-diagnostics | FileCheck %s
+// RUN: fuse-opt %s --fuse-expand-train-step=data-parallel=true --split-input-file --verify-diagnostics | FileCheck %s --check-prefix=DP
 
 // Adam on a dense layer whose loss takes the step counter: the step function
 // takes (params, states, other loss arguments, lr, step), returns the loss
@@ -143,3 +144,50 @@ func.func @mse(%x: tensor<4xf32>, %w: tensor<4xf32>) -> tensor<f32> {
   return %l : tensor<f32>
 }
 fuse.train_step @warmup {loss = @mse, params = array<i64: 1>, optimizer = "sgd", lr_schedule = #fuse.lr_schedule<constant, warmup = 5>}
+
+// -----
+
+// Data-parallel (the engine's choice when training runs on several ranks):
+// the step takes replica_weight before lr, and one all_reduce over every
+// gradient, each weighted by it, sits between the gradients and the
+// clipping and updates (both no_decay groups read its results). Without
+// the option, nothing of it.
+// CHECK-LABEL: func.func @parallel
+// CHECK-SAME: %{{[^:]*}}: tensor<?xi32> {fuse.per_step}, %{{[^:]*}}: tensor<f32>, %{{[^:]*}}: tensor<i64> {fuse.step_counter})
+// CHECK-NOT: fuse.all_reduce
+// DP-LABEL: func.func @parallel
+// DP-SAME: %[[X:[^:]*]]: tensor<?x3xf32> {fuse.per_step}, %[[Y:[^:]*]]: tensor<?xi32> {fuse.per_step}, %[[RW:[^:]*]]: tensor<f32>, %[[LR:[^:]*]]: tensor<f32>, %[[STEP:[^:]*]]: tensor<i64> {fuse.step_counter})
+// DP: %[[G:.*]]:3 = fuse.value_and_grad @loss
+// DP: %[[R:.*]]:2 = fuse.all_reduce sum %[[G]]#1, %[[G]]#2 prescale %[[RW]] : tensor<3x2xf32>, tensor<2xf32>
+// DP: %[[C:.*]]:2 = fuse.clip_gradients %[[R]]#0, %[[R]]#1 {clip_norm = 1.000000e+00 : f64}
+// DP: fuse.adam %[[LR]], %[[STEP]] params(%{{.*}} : tensor<3x2xf32>) grads(%[[C]]#0 : tensor<3x2xf32>)
+// DP: fuse.adam %[[LR]], %[[STEP]] params(%{{.*}} : tensor<2xf32>) grads(%[[C]]#1 : tensor<2xf32>)
+func.func @loss(%w: tensor<3x2xf32>, %b: tensor<2xf32>, %x: tensor<?x3xf32>, %y: tensor<?xi32>) -> tensor<f32> {
+  %h = fuse.matmul %x, %w : (tensor<?x3xf32>, tensor<3x2xf32>) -> tensor<?x2xf32>
+  %o = fuse.add %h, %b : (tensor<?x2xf32>, tensor<2xf32>) -> tensor<?x2xf32>
+  %l = fuse.softmax_cross_entropy %o, %y : (tensor<?x2xf32>, tensor<?xi32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+fuse.train_step @parallel {loss = @loss, params = array<i64: 0, 1>, optimizer = "adam", no_decay = array<i64: 1>, hyperparameters = {decoupled, weight_decay = 0.1 : f64}, clip_norm = 1.0 : f64}
+
+// -----
+
+// Data-parallel dropout: the step takes example_offset and differentiates
+// a private copy of the loss whose dropout takes it as its rows' offset;
+// the loss itself is unchanged.
+// DP-LABEL: func.func @dloss(
+// DP: fuse.dropout %{{.*}}, %{{.*}} {rate
+// DP-LABEL: func.func private @dloss_data_parallel(
+// DP-SAME: %[[O:[^:]*]]: tensor<i64>) -> tensor<f32>
+// DP: fuse.dropout %{{.*}}, %{{.*}} offset %[[O]] {rate
+// DP-LABEL: func.func @drop(
+// DP-SAME: %[[X:[^:]*]]: tensor<?x3xf32> {fuse.per_step}, %[[OFF:[^:]*]]: tensor<i64>, %[[RW:[^:]*]]: tensor<f32>, %{{[^:]*}}: tensor<f32>, %[[STEP:[^:]*]]: tensor<i64> {fuse.step_counter})
+// DP: fuse.value_and_grad @dloss_data_parallel(%{{.*}}, %[[X]], %[[STEP]], %[[OFF]]) {wrt = array<i64: 0>}
+// DP: fuse.all_reduce sum %{{.*}} prescale %[[RW]]
+func.func @dloss(%w: tensor<3xf32>, %x: tensor<?x3xf32>, %step: tensor<i64>) -> tensor<f32> {
+  %h = fuse.mul %x, %w : (tensor<?x3xf32>, tensor<3xf32>) -> tensor<?x3xf32>
+  %d = fuse.dropout %h, %step {rate = 0.5 : f32} : tensor<?x3xf32>
+  %l = fuse.reduce_mean %d {axes = array<i64: 0, 1>} : (tensor<?x3xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+fuse.train_step @drop {loss = @dloss, params = array<i64: 0>, optimizer = "sgd", step_arg = 2}

@@ -152,3 +152,27 @@ func.func @step(%x: tensor<4xf32> {fuse.per_step}, %xs: tensor<?x4xf32> {fuse.st
   %l = fuse.reduce_sum %x {axes = array<i64: 0>} : (tensor<4xf32>) -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// A data-parallel step's all_reduce is copied into the loop: the K-step
+// function reduces once per step, before that step's update.
+// CHECK-LABEL: func.func @dp_steps
+// CHECK: scf.for
+// CHECK: %[[G:.*]]:2 = fuse.value_and_grad @loss
+// CHECK: %[[R:.*]] = fuse.all_reduce sum %[[G]]#1 prescale %{{.*}} : tensor<3x2xf32>
+// CHECK: fuse.sgd %{{.*}}, %{{.*}} params(%{{.*}} : tensor<3x2xf32>) grads(%[[R]] : tensor<3x2xf32>)
+// CHECK: scf.yield
+func.func @loss(%w: tensor<3x2xf32>, %x: tensor<4x3xf32>, %y: tensor<4xi32>) -> tensor<f32> {
+  %h = fuse.matmul %x, %w : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
+  %l = fuse.softmax_cross_entropy %h, %y : (tensor<4x2xf32>, tensor<4xi32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+func.func @dp(%w: tensor<3x2xf32>, %x: tensor<4x3xf32> {fuse.per_step}, %y: tensor<4xi32> {fuse.per_step},
+              %rw: tensor<f32>, %lr: tensor<f32>, %step: tensor<i64> {fuse.step_counter})
+    -> (tensor<f32>, tensor<3x2xf32> {fuse.in_place = 0}) {
+  %g:2 = fuse.value_and_grad @loss(%w, %x, %y) {wrt = array<i64: 0>} : (tensor<3x2xf32>, tensor<4x3xf32>, tensor<4xi32>) -> (tensor<f32>, tensor<3x2xf32>)
+  %r = fuse.all_reduce sum %g#1 prescale %rw : tensor<3x2xf32>
+  %u = fuse.sgd %lr, %step params(%w : tensor<3x2xf32>) grads(%r : tensor<3x2xf32>) states() -> tensor<3x2xf32>
+  return %g#0, %u : tensor<f32>, tensor<3x2xf32>
+}

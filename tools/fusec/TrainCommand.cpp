@@ -5,7 +5,8 @@
 // test split after each epoch, or with --format=text on a text's byte
 // tokens (Debian's fortunes by default), validating on its held-out tail.
 // It shows a Keras-like progress bar on a terminal and plain lines
-// otherwise.
+// otherwise. Under `mpirun -np N` (a build with MPI) the N processes train
+// data-parallel, rank 0 reporting (docs/distributed.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +21,9 @@
 #include "fuse/Fit.h"
 #include "fuse/Profile.h"
 #include "fuse/Trainer.h"
+#ifdef FUSE_HAVE_MPI
+#include "fuse/Mpi.h"
+#endif
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
@@ -27,11 +31,20 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
+
+#include <csignal>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 using namespace fuse;
 using namespace fusec;
@@ -351,6 +364,8 @@ llvm::Error writeJson(llvm::StringRef path, const FitSummary &s,
     json.attribute("steps_per_call", s.stepsPerCall);
     json.attribute("seed", int64_t(s.seed));
     json.attribute("threads", int64_t(s.threads));
+    json.attribute("ranks", int64_t(s.ranks));
+    number("allreduce_seconds", s.allReduceSeconds);
     number("train_seconds", s.trainSeconds);
     number("steps_per_second",
            s.trainSeconds > 0 ? double(s.steps) / s.trainSeconds : 0.0);
@@ -494,11 +509,73 @@ llvm::Error checkOutputPaths() {
   return llvm::Error::success();
 }
 
+/// What a rank says when the launcher ends it (mpirun's SIGTERM after
+/// another rank died), written by the signal handler.
+char terminatedMessage[160];
+
+extern "C" void onTerminate(int) {
+  ssize_t ignored =
+      ::write(STDERR_FILENO, terminatedMessage, std::strlen(terminatedMessage));
+  (void)ignored;
+  ::_exit(128 + SIGTERM);
+}
+
+/// The ranks of `mpirun -np N fusec train` (N > 1), or null: one process.
+llvm::Expected<std::unique_ptr<Communicator>> ranksOfThisRun() {
+#ifdef FUSE_HAVE_MPI
+  if (launchedAsMpiRanks())
+    return mpiWorldCommunicator();
+#endif
+  return nullptr;
+}
+
+/// The threads of each rank when --threads is not given: the CPUs shared by
+/// the ranks on this machine (OpenMPI's local size), at least 1.
+unsigned threadsPerRank(unsigned threads) {
+  const char *local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  if (threads || !local || std::atoi(local) < 2 ||
+      std::getenv("FUSE_NUM_THREADS"))
+    return threads;
+  unsigned cpus = llvm::hardware_concurrency().compute_thread_count();
+  return std::max(1u, cpus / unsigned(std::atoi(local)));
+}
+
 } // namespace
 
 int fusec::trainMain() {
-  auto fail = [](llvm::Error e) {
-    return fusec::exitCode("train", std::move(e));
+  llvm::Expected<std::unique_ptr<Communicator>> ranks = ranksOfThisRun();
+  if (!ranks)
+    return fusec::exitCode("train", ranks.takeError());
+  Communicator *comm = ranks->get();
+  if (comm && comm->size() < 2)
+    comm = nullptr;
+  // One rank reports; an error on any rank ends them all (the others
+  // would wait for it in their next collective).
+  if (comm && comm->rank() != 0) {
+    int null = ::open("/dev/null", O_WRONLY);
+    if (null >= 0) {
+      llvm::outs().flush();
+      ::dup2(null, STDOUT_FILENO);
+      ::close(null);
+    }
+  }
+  if (comm) {
+    std::snprintf(terminatedMessage, sizeof(terminatedMessage),
+                  "fusec train: rank %d of %d: ended by the MPI launcher "
+                  "(another rank failed or was killed)\n",
+                  comm->rank(), comm->size());
+    std::signal(SIGTERM, onTerminate);
+  }
+  auto fail = [comm](llvm::Error e) {
+    if (!comm)
+      return fusec::exitCode("train", std::move(e));
+    int code = fusec::exitCode(
+        "train", llvm::createStringError("rank " + llvm::Twine(comm->rank()) +
+                                         " of " + llvm::Twine(comm->size()) +
+                                         ": " + llvm::toString(std::move(e))));
+    llvm::errs().flush();
+    comm->abort(code);
+    return code;
   };
   const bool text = format == DataFormat::Text;
   if (validationSplit.getNumOccurrences() &&
@@ -539,7 +616,8 @@ int fusec::trainMain() {
     return fail(std::move(e));
   engineOptions.fusion = fusec::fusion;
   engineOptions.winograd = fusec::winograd;
-  engineOptions.threads = fusec::threads();
+  engineOptions.threads = threadsPerRank(fusec::threads());
+  engineOptions.dataParallel = comm != nullptr;
   engineOptions.profile = fusec::profile;
   CompileStats compileStats;
   if (fusec::stats())
@@ -597,6 +675,7 @@ int fusec::trainMain() {
   if (earlyStoppingPatience.getNumOccurrences())
     options.earlyStoppingPatience = earlyStoppingPatience;
   options.restoreBestWeights = restoreBestWeights;
+  options.communicator = comm;
   llvm::outs() << "Training '" << step << "' of " << model << " on ";
   if (text)
     llvm::outs() << train->size() << " windows of " << textInfo.context
@@ -616,7 +695,11 @@ int fusec::trainMain() {
     llvm::outs() << train->size() << " images of " << data << ", testing on "
                  << test->size();
   llvm::outs() << ", " << (*engine)->threads() << " thread"
-               << ((*engine)->threads() == 1 ? "" : "s") << "\n";
+               << ((*engine)->threads() == 1 ? "" : "s");
+  if (comm)
+    llvm::outs() << " x " << comm->size()
+                 << " ranks (data-parallel, each a share of every batch)";
+  llvm::outs() << "\n";
   bool bar = progressStyle == ProgressStyle::Bar ||
              (progressStyle == ProgressStyle::Auto &&
               llvm::sys::Process::StandardOutIsDisplayed());
@@ -639,6 +722,11 @@ int fusec::trainMain() {
       (long long)s.steps, (long long)s.batchSize, (long long)s.stepsPerCall,
       s.trainSeconds, s.trainSeconds > 0 ? s.steps / s.trainSeconds : 0.0,
       s.compileSeconds);
+  if (comm)
+    llvm::outs() << llvm::format(
+        "All-reduce of the gradients: %.2fs (%.1f%% of training) on rank 0\n",
+        s.allReduceSeconds,
+        s.trainSeconds > 0 ? 100 * s.allReduceSeconds / s.trainSeconds : 0.0);
   if (s.stoppedEarly)
     llvm::outs() << "Stopped by --max-seconds "
                  << llvm::format("%g", double(maxSeconds)) << " at step "
@@ -673,7 +761,8 @@ int fusec::trainMain() {
   }
   if (fusec::stats())
     compileStats.print(llvm::outs());
-  if (!jsonPath.empty())
+  // Rank 0 reports.
+  if (!jsonPath.empty() && (!comm || comm->rank() == 0))
     if (llvm::Error e = writeJson(jsonPath, s, text ? &textInfo : nullptr))
       return fail(std::move(e));
   return 0;

@@ -845,6 +845,11 @@ LogicalResult DropoutOp::verify() {
     getRate().toString(text);
     return emitOpError("rate must be in [0, 1), got ") << text;
   }
+  auto type = cast<RankedTensorType>(getType());
+  if (getOffset() && type.getRank() == 0)
+    return emitOpError("with an offset needs rows: a tensor of rank 1 or "
+                       "more, got ")
+           << type;
   return success();
 }
 
@@ -1462,6 +1467,24 @@ LogicalResult ClipGradientsOp::verify() {
   if (failed(verifyClipBound(*this, "clip_norm", getClipNorm())) ||
       failed(verifyClipBound(*this, "clip_value", getClipValue())))
     return failure();
+  return success();
+}
+
+LogicalResult AllReduceOp::verify() {
+  if (getInputs().empty())
+    return emitOpError("needs at least one tensor to reduce");
+  // The runtime reduces f32 buffers (fuse_all_reduce_f32), each of static
+  // size: the lowering packs the tensors into them.
+  for (auto [i, input] : llvm::enumerate(getInputs())) {
+    auto type = cast<RankedTensorType>(input.getType());
+    if (!type.getElementType().isF32())
+      return emitOpError("reduces f32 tensors; operand #")
+             << i << " is " << type;
+    if (!type.hasStaticShape())
+      return emitOpError("needs static shapes (every rank's buffer the same "
+                         "size); operand #")
+             << i << " is " << type;
+  }
   return success();
 }
 

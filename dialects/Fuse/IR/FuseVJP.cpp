@@ -454,11 +454,13 @@ LogicalResult DropoutOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
                                   SmallVectorImpl<Value> &grads) {
   Value g = resultGrads[0];
   // The same mask and scale: dropout of the gradient at the same step.
-  grads.push_back(g ? DropoutOp::create(b, getLoc(), g, getStep(),
+  grads.push_back(g ? DropoutOp::create(b, getLoc(), g, getStep(), getOffset(),
                                         getRateAttr(), getSeedAttr())
                           .getResult()
                     : Value());
   grads.push_back(Value()); // the step
+  if (getOffset())
+    grads.push_back(Value());
   return success();
 }
 
@@ -868,5 +870,28 @@ SoftmaxCrossEntropyGradOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
   grads.push_back(dz);
   grads.push_back(Value()); // labels
   grads.push_back(dc);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+/// y = c * sum_r p_r * x_r is linear: rank r's x gets
+/// p_r * c * sum_r' dy_r', the same collective over the results' gradients
+/// (every rank takes it, all in the same order) times its own prescale. The
+/// prescale gets no gradient.
+LogicalResult AllReduceOp::buildVJP(OpBuilder &b, ValueRange resultGrads,
+                                    SmallVectorImpl<Value> &grads) {
+  Location loc = getLoc();
+  // Every rank reduces the same tensors: a missing gradient is zeros.
+  SmallVector<Value> cotangents;
+  for (auto [g, input] : llvm::zip(resultGrads, getInputs()))
+    cotangents.push_back(g ? g : zerosLike(b, loc, input));
+  auto reduced = AllReduceOp::create(b, loc, getKind(), cotangents, Value());
+  for (Value g : reduced.getResults())
+    grads.push_back(getPrescale() ? mul(b, loc, g, getPrescale()) : g);
+  if (getPrescale())
+    grads.push_back(Value());
   return success();
 }

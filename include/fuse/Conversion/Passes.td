@@ -77,4 +77,35 @@ def ConvertFuseOptimizersToLinalg
   ];
 }
 
+def ConvertFuseCollectives
+    : Pass<"convert-fuse-collectives", "::mlir::ModuleOp"> {
+  let summary = "Pack fuse.all_reduce tensors into buckets the runtime reduces";
+  let description = [{
+    Replaces each `fuse.all_reduce` by buckets: its tensors, flattened and
+    multiplied by its prescale (fuse ops, lowered and fused by
+    `convert-fuse-to-linalg`), concatenated in reverse operand order into
+    f32 buffers of about `bucket-bytes` each (a tensor larger than that is
+    a bucket of its own), and one call per bucket of the runtime's
+    `fuse_all_reduce_f32(data, count, kind)` (`fuse/ABI.h`), which reduces
+    the buffer in place across the ranks (passed as its aligned pointer).
+    Each result is then a slice of its reduced bucket. The bucket is a
+    `memref.alloc` written by
+    `bufferization.materialize_in_destination` and read back through a
+    `restrict` `bufferization.to_tensor`, so the call sits between its
+    writers and readers once bufferized (`fuse-workspace` then makes it a
+    caller buffer). Reverse order puts a step's last gradients, which the
+    backward pass computes first, in the first bucket. Runs before
+    `convert-fuse-to-linalg`; adds the callee's declaration to the module.
+  }];
+  let options = [
+    Option<"bucketBytes", "bucket-bytes", "int64_t",
+           /*default=*/"8 << 20", "Bytes of one bucket, about">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::func::FuncDialect", "::mlir::LLVM::LLVMDialect",
+    "::mlir::memref::MemRefDialect"
+  ];
+}
+
 #endif // FUSE_CONVERSION_PASSES_TD

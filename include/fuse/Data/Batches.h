@@ -38,7 +38,18 @@ struct ChunkOptions {
   uint64_t seed = 0;
   /// False: every epoch visits the examples in the source's order.
   bool shuffle = true;
+  /// Data-parallel training: this rank's share (shard `shard` of `shards`)
+  /// of every batch, shardRange() of it. The order and the steps are the
+  /// global ones, whatever the number of shards.
+  int64_t shard = 0, shards = 1;
 };
+
+/// Shard `shard` of `shards`'s examples [begin, end) of a batch of `b`:
+/// equal shares when `shards` divides `b`, else ends rounded down.
+inline std::pair<int64_t, int64_t> shardRange(int64_t b, int64_t shard,
+                                              int64_t shards) {
+  return {b * shard / shards, b * (shard + 1) / shards};
+}
 
 /// Up to K batches of the same size, stacked. Step firstStep + i of the run
 /// is row i of the inputs and the labels.
@@ -49,8 +60,17 @@ struct Chunk {
   int64_t firstStep = 0;
   /// K of this chunk; 0 when there are no more chunks.
   int64_t steps = 0;
-  /// B of every batch in the chunk.
+  /// B of every batch in the chunk: this shard's examples of each.
   int64_t batchSize = 0;
+  /// The examples of each global batch (batchSize with one shard).
+  int64_t globalBatchSize = 0;
+  /// This shard's share of each global batch, batchSize / globalBatchSize;
+  /// 0 when a partial batch has fewer examples than shards and this one
+  /// got none (its batch is then one stand-in example, the batch's first,
+  /// whose gradient weighs nothing).
+  double weight = 1;
+  /// The index in each global batch of this shard's first example.
+  int64_t shardOffset = 0;
   /// [steps, batchSize, ...input], [steps, batchSize, ...label]: views of
   /// the loader's buffers.
   Tensor inputs, labels;
@@ -93,10 +113,10 @@ private:
               int64_t firstStep, int64_t endStep);
   /// The worker thread.
   void run();
-  /// Gathers the `steps` batches of size `batchSize` from epoch position
-  /// `position` on into slot `slot`.
+  /// Gathers the `steps` batches of size `globalBatchSize` (this shard's
+  /// share of each) from epoch position `position` on into slot `slot`.
   llvm::Error gather(int slot, int64_t position, int64_t steps,
-                     int64_t batchSize);
+                     int64_t globalBatchSize);
 
   const DataSource &source_;
   ChunkOptions options_;
@@ -105,6 +125,8 @@ private:
 
   // Owned by the worker.
   std::vector<int64_t> order_;
+  /// This shard's examples of a chunk.
+  llvm::SmallVector<int64_t, 0> shardExamples_;
   /// Per slot: inputs and labels of the largest chunk.
   Tensor inputBuffers_[2], labelBuffers_[2];
 

@@ -25,7 +25,26 @@ def FuseExpandTrainStep : Pass<"fuse-expand-train-step", "::mlir::ModuleOp"> {
     step's hyperparameters. Every new parameter and state is marked
     `fuse.in_place` of its argument. State arguments are named after their
     parameter (`w1.state0`). Runs before `fuse-autodiff`.
+
+    With `data-parallel` (set by the engine, `EngineOptions::dataParallel`,
+    when training runs on several ranks), the step takes one more argument,
+    `replica_weight` (`tensor<f32>`, before `lr`): this rank's share of the
+    global batch, and a `fuse.all_reduce sum` over every gradient, each
+    first multiplied by that weight, sits between the gradients and the
+    clipping and optimizer update, so every rank applies the same update
+    from the global batch's gradient. The K-step function then reduces
+    once per step, inside its loop. When the loss has `fuse.dropout`, the
+    step also takes `example_offset` (`tensor<i64>`, before
+    `replica_weight`), the global batch's index of the rank's first
+    example, and differentiates a private copy of the loss,
+    `@<loss>_data_parallel`, whose dropouts take it as their rows' offset:
+    each example draws the mask it would in one process.
   }];
+  let options = [
+    Option<"dataParallel", "data-parallel", "bool", /*default=*/"false",
+           "Sum the gradients of every rank (fuse.all_reduce) before the "
+           "update">
+  ];
 }
 
 def FuseDeriveEval : Pass<"fuse-derive-eval", "::mlir::ModuleOp"> {

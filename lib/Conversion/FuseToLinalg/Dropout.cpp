@@ -46,10 +46,19 @@ struct DropoutLowering : OpConversionPattern<DropoutOp> {
     int64_t seed = op.getSeed();
     ArrayRef<int64_t> shape = type.getShape();
     unsigned rank = type.getRank();
+    SmallVector<Value> inputs = {adaptor.getInput(), adaptor.getStep()};
+    SmallVector<AffineMap> maps = {rewriter.getMultiDimIdentityMap(rank),
+                                   AffineMap::get(rank, 0, {}, getContext())};
+    // The offset of the rows: the elements before them, added to the index.
+    int64_t rowElements = 1;
+    for (int64_t d : shape.drop_front())
+      rowElements *= d;
+    if (adaptor.getOffset()) {
+      inputs.push_back(adaptor.getOffset());
+      maps.push_back(AffineMap::get(rank, 0, {}, getContext()));
+    }
     Value result = buildParallel(
-        rewriter, op.getLoc(), type, {adaptor.getInput(), adaptor.getStep()},
-        {rewriter.getMultiDimIdentityMap(rank),
-         AffineMap::get(rank, 0, {}, getContext())},
+        rewriter, op.getLoc(), type, inputs, maps,
         [&](OpBuilder &b, Location loc, ValueRange a) {
           // The row-major index of this element.
           Value index = arith::ConstantIndexOp::create(b, loc, 0);
@@ -61,6 +70,11 @@ struct DropoutLowering : OpConversionPattern<DropoutOp> {
           }
           Value index64 =
               arith::IndexCastUIOp::create(b, loc, b.getI64Type(), index);
+          if (a.size() > 2)
+            index64 = arith::AddIOp::create(
+                b, loc, index64,
+                arith::MulIOp::create(b, loc, a[2],
+                                      i64Constant(b, loc, rowElements)));
           Value stepKey =
               mix(b, loc,
                   arith::XOrIOp::create(

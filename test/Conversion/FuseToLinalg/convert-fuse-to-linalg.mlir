@@ -882,6 +882,25 @@ func.func @dropout(%x: tensor<4x10xf32>, %step: tensor<i64>) -> tensor<4x10xf32>
 
 // -----
 
+// With an offset of o rows, element (i, j) draws the mask of element
+// (o + i, j) of a larger tensor: o * 10 is added to its index.
+// CHECK-LABEL: func @dropout_offset
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<4x10xf32>, %[[STEP:[^:]*]]: tensor<i64>, %[[OFF:[^:]*]]: tensor<i64>)
+func.func @dropout_offset(%x: tensor<4x10xf32>, %step: tensor<i64>, %o: tensor<i64>) -> tensor<4x10xf32> {
+  // CHECK: linalg.generic
+  // CHECK-SAME: ins(%[[X]], %[[STEP]], %[[OFF]] : tensor<4x10xf32>, tensor<i64>, tensor<i64>)
+  // CHECK: ^bb0(%{{.*}}: f32, %{{.*}}: i64, %[[O:.*]]: i64, %{{.*}}: f32):
+  // CHECK: %[[LOCAL:.*]] = arith.index_castui %{{.*}} : index to i64
+  // CHECK: %[[ROW:.*]] = arith.constant 10 : i64
+  // CHECK: %[[SKIP:.*]] = arith.muli %[[O]], %[[ROW]] : i64
+  // CHECK: %[[INDEX:.*]] = arith.addi %[[LOCAL]], %[[SKIP]] : i64
+  // CHECK: arith.xori %{{.*}}, %[[INDEX]] : i64
+  %0 = fuse.dropout %x, %step offset %o {rate = 0.2 : f32, seed = 7 : i64} : tensor<4x10xf32>
+  return %0 : tensor<4x10xf32>
+}
+
+// -----
+
 // Non-fuse ops are left alone; the result feeds them unchanged.
 // CHECK-LABEL: func @mixed
 func.func @mixed(%x: tensor<4xf32>) -> tensor<4xf32> {

@@ -1336,10 +1336,26 @@ func.func @f(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>) {
 
 // -----
 
+func.func @f(%g: tensor<4xf64>) {
+  // expected-error @below {{'fuse.all_reduce' op reduces f32 tensors; operand #0 is 'tensor<4xf64>'}}
+  %0 = fuse.all_reduce sum %g : tensor<4xf64>
+  return
+}
+
+// -----
+
 func.func @f(%a: tensor<2x3xbf16>, %b: tensor<3x4xbf16>) {
   // expected-error @below {{'fuse.matmul' op inferred type(s) 'tensor<2x4xbf16>' are incompatible with return type(s) of operation 'tensor<2x4xf64>'}}
   // expected-error @below {{'fuse.matmul' op failed to infer returned types}}
   %0 = fuse.matmul %a, %b : (tensor<2x3xbf16>, tensor<3x4xbf16>) -> tensor<2x4xf64>
+  return
+}
+
+// -----
+
+func.func @f(%g: tensor<?xf32>) {
+  // expected-error @below {{'fuse.all_reduce' op needs static shapes (every rank's buffer the same size); operand #0 is 'tensor<?xf32>'}}
+  %0 = fuse.all_reduce mean %g : tensor<?xf32>
   return
 }
 
@@ -1354,9 +1370,33 @@ func.func @f(%a: tensor<2x3xbf16>, %b: tensor<3x4xf32>) {
 
 // -----
 
+func.func @f(%g: tensor<4xf32>, %w: tensor<2xf32>) {
+  // expected-error @below {{'fuse.all_reduce' op operand #1 must be 0D tensor of 32-bit float values}}
+  %0 = "fuse.all_reduce"(%g, %w) <{kind = 0 : i32, operandSegmentSizes = array<i32: 1, 1>}> : (tensor<4xf32>, tensor<2xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
 // A convolution's gradients take one element type (their CPU code does).
 func.func @f(%d: tensor<1x2x2x4xbf16>, %k: tensor<3x3x2x4xbf16>, %x: tensor<1x4x4x2xf32>) {
   // expected-error @below {{operands have different element types ('f32' vs 'bf16')}}
   %0 = fuse.conv2d_input_grad %d, %k, %x : (tensor<1x2x2x4xbf16>, tensor<3x3x2x4xbf16>, tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32>
+  return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error @below {{'fuse.all_reduce' op needs at least one tensor to reduce}}
+  "fuse.all_reduce"() <{kind = 0 : i32, operandSegmentSizes = array<i32: 0, 0>}> : () -> ()
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<f32>, %s: tensor<i64>) {
+  // expected-error @below {{'fuse.dropout' op with an offset needs rows: a tensor of rank 1 or more, got 'tensor<f32>'}}
+  %0 = fuse.dropout %x, %s offset %s {rate = 0.5 : f32} : tensor<f32>
   return
 }

@@ -139,6 +139,8 @@ func.func @nn(%x: tensor<?x10xf32>, %y: tensor<?xi32>, %t: tensor<?x10xf32>,
   %3 = fuse.mse_loss %x, %t : (tensor<?x10xf32>, tensor<?x10xf32>) -> tensor<f32>
   // CHECK: fuse.dropout %{{.*}}, %{{.*}} {rate = 2.000000e-01 : f32, seed = 7 : i64} : tensor<?x10xf32>
   %4 = fuse.dropout %x, %step {rate = 0.2 : f32, seed = 7 : i64} : tensor<?x10xf32>
+  // CHECK: fuse.dropout %{{.*}}, %{{.*}} offset %{{.*}} {rate = 2.000000e-01 : f32} : tensor<?x10xf32>
+  %offset_dropout = fuse.dropout %x, %step offset %step {rate = 0.2 : f32} : tensor<?x10xf32>
   return
 }
 
@@ -217,6 +219,16 @@ func.func @schedules(%lr: tensor<f32>, %s: tensor<i64>, %g: tensor<4xf32>, %h: t
   %5 = fuse.lr_schedule %lr, %s {schedule = #fuse.lr_schedule<linear, decay_steps = 50, min = 0.0>}
   // CHECK: fuse.clip_gradients %{{.*}}, %{{.*}} {clip_norm = 1.000000e+00 : f64, clip_value = 5.000000e-01 : f64} : tensor<4xf32>, tensor<2x3xf32>
   %6:2 = fuse.clip_gradients %g, %h {clip_norm = 1.0 : f64, clip_value = 0.5 : f64} : tensor<4xf32>, tensor<2x3xf32>
+  return
+}
+
+// Collectives: several tensors at once, with or without a prescale.
+// CHECK-LABEL: func @collectives
+func.func @collectives(%g: tensor<4xf32>, %h: tensor<2x3xf32>, %w: tensor<f32>) {
+  // CHECK: fuse.all_reduce sum %{{.*}}, %{{.*}} prescale %{{.*}} : tensor<4xf32>, tensor<2x3xf32>
+  %0:2 = fuse.all_reduce sum %g, %h prescale %w : tensor<4xf32>, tensor<2x3xf32>
+  // CHECK: fuse.all_reduce mean %{{.*}} : tensor<4xf32>
+  %1 = fuse.all_reduce mean %g : tensor<4xf32>
   return
 }
 

@@ -8,6 +8,10 @@ usage: safetensors.py header FILE
        safetensors.py compare A B [NAME...]
          Prints whether the named tensors (all of them when none are named)
          hold the same bytes in A and B; the metadata is not compared.
+       safetensors.py close A B ATOL [NAME...]
+         Prints, per F32 tensor (all of them when none are named), whether
+         every element of A and B differs by at most ATOL ("close"), else the
+         largest difference and where.
        safetensors.py set-metadata IN OUT KEY VALUE
          Writes IN to OUT with metadata KEY set to VALUE (the tensors kept).
        safetensors.py drop IN OUT NAME...
@@ -81,6 +85,22 @@ def main():
         text += b" " * (-len(text) % 8)
         with open(sys.argv[3], "wb") as f:
             f.write(struct.pack("<Q", len(text)) + text + body)
+    elif len(sys.argv) >= 5 and sys.argv[1] == "close":
+        (_, a), (_, b) = load(sys.argv[2]), load(sys.argv[3])
+        tolerance = float(sys.argv[4])
+        for name in sys.argv[5:] or list(a):
+            if a[name][0] != "F32" or a[name][:2] != b[name][:2]:
+                print(f"{name}: not two F32 tensors of one shape")
+                continue
+            count = len(a[name][2]) // 4
+            x = struct.unpack(f"<{count}f", a[name][2])
+            y = struct.unpack(f"<{count}f", b[name][2])
+            worst, where = max((abs(p - q), i) for i, (p, q) in
+                               enumerate(zip(x, y))) if count else (0.0, 0)
+            if worst <= tolerance:
+                print(f"{name}: close")
+            else:
+                print(f"{name}: differs by {worst:g} at element {where}")
     elif len(sys.argv) >= 4 and sys.argv[1] == "compare":
         (_, a), (_, b) = load(sys.argv[2]), load(sys.argv[3])
         names = sys.argv[4:]

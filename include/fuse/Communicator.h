@@ -1,0 +1,72 @@
+//===- Communicator.h - The ranks of a data-parallel run --------*- C++ -*-===//
+//
+// Data-parallel training runs one process (rank) per share of every global
+// batch; the ranks sum their gradients at every step. A Communicator is
+// what they talk through: MPI (fuse/Mpi.h) in `fusec train` under mpirun,
+// or any implementation an embedding program provides. No MPI type appears
+// here.
+//
+// Compiled code reaches it through the runtime's fuse_all_reduce_f32
+// (fuse/ABI.h), which reduces through the communicator a CommunicatorScope
+// installs on the calling thread: `fuse::fit` installs FitOptions's for
+// its training calls.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FUSE_COMMUNICATOR_H
+#define FUSE_COMMUNICATOR_H
+
+#include "llvm/Support/Error.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace fuse {
+
+class Communicator {
+public:
+  virtual ~Communicator();
+  /// This process's rank, in [0, size()).
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  /// Replaces data[0, count) on every rank by its sum over the ranks,
+  /// element by element. Every rank must call the collectives in the same
+  /// order with the same counts.
+  virtual llvm::Error allReduceSum(float *data, int64_t count) = 0;
+  virtual llvm::Error allReduceSum(double *data, int64_t count) = 0;
+  /// Copies `bytes` bytes at `data` on rank `root` into `data` on the others.
+  virtual llvm::Error broadcast(void *data, size_t bytes, int root) = 0;
+  /// Ends every rank of the run (after an error on this one, which the
+  /// others cannot learn of): MPI_Abort. The default does nothing.
+  virtual void abort(int exitCode) {}
+};
+
+/// While alive, compiled code's fuse.all_reduce on this thread reduces
+/// through `communicator` (null: a world of one rank, whose sum is the
+/// tensor itself). Scopes nest. A failed collective cannot stop compiled
+/// code: its error is kept, and the rest of the call reduces nothing;
+/// takeError() returns it.
+class CommunicatorScope {
+public:
+  explicit CommunicatorScope(Communicator *communicator);
+  ~CommunicatorScope();
+  CommunicatorScope(const CommunicatorScope &) = delete;
+  CommunicatorScope &operator=(const CommunicatorScope &) = delete;
+  /// The first collective that failed since the last call, naming it.
+  llvm::Error takeError();
+  /// The wall time compiled code spent in collectives in this scope (the
+  /// waits for the other ranks included).
+  double collectiveSeconds() const { return seconds_; }
+
+private:
+  Communicator *communicator_;
+  std::string error_;
+  double seconds_ = 0;
+  CommunicatorScope *outer_;
+  friend struct CollectiveRuntime;
+};
+
+} // namespace fuse
+
+#endif // FUSE_COMMUNICATOR_H
