@@ -49,8 +49,8 @@ template <typename Body> double secondsPerCall(Body body, double seconds) {
     auto before = std::chrono::steady_clock::now();
     body();
     auto after = std::chrono::steady_clock::now();
-    fastest =
-        std::min(fastest, std::chrono::duration<double>(after - before).count());
+    fastest = std::min(fastest,
+                       std::chrono::duration<double>(after - before).count());
     elapsed = std::chrono::duration<double>(after - start).count();
   } while (elapsed < seconds);
   return fastest;

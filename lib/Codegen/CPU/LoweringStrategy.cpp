@@ -130,8 +130,7 @@ SmallVector<int64_t> chooseTileSizes(linalg::LinalgOp op, unsigned vectorBits) {
   // iteration space exactly: their tiles are static, need no masks, and the
   // 1-D decomposition of convolutions sees static shapes.
   if (isa<linalg::MatmulOp>(op)) { // m, n, k
-    int64_t rows =
-        largestDivisorAtMost(ranges[0], microKernelRows(vectorBits));
+    int64_t rows = largestDivisorAtMost(ranges[0], microKernelRows(vectorBits));
     return {rows, matmulTileColumns(ranges[1], rows, lanes, vectorBits), 1};
   }
   if (isa<linalg::BatchMatmulOp>(op)) // b, m, n, k
@@ -494,9 +493,8 @@ LoweringConfigAttr fuse::chooseTiledConfig(linalg::LinalgOp op,
     // divides the whole product, tile it when it cannot be banded.
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     SmallVector<int64_t> registers;
-    SmallVector<RowBand> bands =
-        matmulRowBands(ranges[0], ranges[1], outputLanes(op, vectorBits),
-                       vectorBits);
+    SmallVector<RowBand> bands = matmulRowBands(
+        ranges[0], ranges[1], outputLanes(op, vectorBits), vectorBits);
     // Two reduction steps (a bf16 pair, vdpbf16ps) where the target has
     // AVX512_BF16 and the operands are bf16, else one.
     int64_t steps = registerTileReductionSteps(op);

@@ -38,8 +38,7 @@ namespace {
 /// chooseTileSizes): unsplit, a width of 26 would get tiles of 2 columns,
 /// 4 accumulators instead of 16.
 void splitConvolutionColumns(RewriterBase &rewriter,
-                             linalg::Conv2DNhwcHwcfOp op,
-                             unsigned vectorBits) {
+                             linalg::Conv2DNhwcHwcfOp op, unsigned vectorBits) {
   if (!op.hasPureTensorSemantics() || op.hasDynamicShape())
     return;
   int64_t width =
