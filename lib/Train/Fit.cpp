@@ -163,6 +163,34 @@ Expected<T> resolve(const Metadata &metadata, llvm::StringRef key,
   return stored;
 }
 
+/// A scalar argument of the step function that fit sets per call (a rank's
+/// gradient weight, its first example's row): set only if the function has
+/// it, and only when the value changes. Held as T, passed as Element.
+template <typename T, typename Element = T> class ScalarInput {
+public:
+  ScalarInput(Trainer &trainer, llvm::StringRef name)
+      : trainer(trainer), name(name),
+        present(llvm::any_of(
+            trainer.function().arguments(),
+            [&](const ArgumentInfo &a) { return a.name == name; })) {}
+  bool exists() const { return present; }
+  /// The value last set (if ever).
+  T value() const { return last.value_or(T()); }
+  Error set(T value) {
+    if (!present || (last && *last == value))
+      return Error::success();
+    last = value;
+    return trainer.setInput(name,
+                            Tensor::fromValues<Element>({}, {Element(value)}));
+  }
+
+private:
+  Trainer &trainer;
+  llvm::StringRef name;
+  bool present;
+  std::optional<T> last;
+};
+
 } // namespace
 
 unsigned fuse::labelsArgument(const ArgumentInfo &first,
@@ -350,39 +378,17 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
     return std::move(err);
   // Each rank's gradients weigh its share of the global batch; a step
   // function compiled without data-parallel has no weight to set.
-  const bool weighted =
-      llvm::any_of(trainer.function().arguments(), [](const ArgumentInfo &a) {
-        return a.name == abi::kReplicaWeightArgName;
-      });
-  if (comm && !weighted)
+  ScalarInput<double, float> replicaWeight(trainer, abi::kReplicaWeightArgName);
+  if (comm && !replicaWeight.exists())
     return llvm::createStringError(
         "'" + trainer.function().name() + "' does not sum its gradients " +
         "across the " + llvm::Twine(ranks) +
         " ranks: create the engine with EngineOptions::dataParallel");
-  double replicaWeight = -1;
-  auto setReplicaWeight = [&](double weight) -> Error {
-    if (!weighted || weight == replicaWeight)
-      return Error::success();
-    replicaWeight = weight;
-    return trainer.setInput(abi::kReplicaWeightArgName,
-                            Tensor::fromValues<float>({}, {float(weight)}));
-  };
-  if (Error err = setReplicaWeight(1.0))
+  if (Error err = replicaWeight.set(1.0))
     return std::move(err);
   // With dropout, the global batch's index of this rank's first example.
-  const bool offsetRows =
-      llvm::any_of(trainer.function().arguments(), [](const ArgumentInfo &a) {
-        return a.name == abi::kExampleOffsetArgName;
-      });
-  int64_t exampleOffset = -1;
-  auto setExampleOffset = [&](int64_t offset) -> Error {
-    if (!offsetRows || offset == exampleOffset)
-      return Error::success();
-    exampleOffset = offset;
-    return trainer.setInput(abi::kExampleOffsetArgName,
-                            Tensor::fromValues<int64_t>({}, {offset}));
-  };
-  if (Error err = setExampleOffset(0))
+  ScalarInput<int64_t> exampleOffset(trainer, abi::kExampleOffsetArgName);
+  if (Error err = exampleOffset.set(0))
     return std::move(err);
   // Rank 0 writes the checkpoints.
   if (!options.checkpointPath.empty() && leader)
@@ -529,7 +535,7 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
     if (comm) {
       globalLosses.assign(losses.begin(), losses.end());
       for (double &loss : globalLosses)
-        loss *= replicaWeight;
+        loss *= replicaWeight.value();
       if (Error err =
               comm->allReduceSum(globalLosses.data(), globalLosses.size()))
         callbackError = "rank " + std::to_string(rank) +
@@ -729,9 +735,9 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
         reshaped(chunk.inputs, {chunk.steps, chunk.batchSize}, l.inputShape);
     batches[l.labels] =
         reshaped(chunk.labels, {chunk.steps, chunk.batchSize}, l.labelShape);
-    if (Error err = setReplicaWeight(chunk.weight))
+    if (Error err = replicaWeight.set(chunk.weight))
       return std::move(err);
-    if (Error err = setExampleOffset(chunk.shardOffset))
+    if (Error err = exampleOffset.set(chunk.shardOffset))
       return std::move(err);
     if (Error err = trainer.trainSteps(batches))
       return std::move(err);
