@@ -454,9 +454,86 @@ OpFoldResult SelectOp::fold(FoldAdaptor adaptor) {
       condition.getSplatValue<bool>() ? getTrueValue() : getFalseValue(), type);
 }
 
+namespace {
+
+/// Where a zero pad places its input: the one padded dimension and the
+/// input's offset along it, or nothing if the pad is not a plain zero pad
+/// (no interior) along exactly one dimension.
+std::optional<std::pair<unsigned, int64_t>> zeroPadPlacement(PadOp pad) {
+  if (!pad.getValue().isZero())
+    return std::nullopt;
+  std::optional<std::pair<unsigned, int64_t>> placement;
+  for (unsigned d = 0, e = pad.getLow().size(); d < e; ++d) {
+    if (pad.getInteriorOf(d) != 0)
+      return std::nullopt;
+    if (pad.getLow()[d] == 0 && pad.getHigh()[d] == 0)
+      continue;
+    if (placement)
+      return std::nullopt;
+    placement = {d, pad.getLow()[d]};
+  }
+  return placement;
+}
+
+/// pad(a) + pad(b) -> pad(concat(a, b)) where the zero pads place `a` and
+/// `b` side by side along one dimension: the sum reads one input or the
+/// other at every element (x + 0 = x), so it is their concatenation, padded
+/// as the pair. This is the gradient of slices that tile a tensor (a fused
+/// q/k/v projection split into heads): summed pads become one concat that
+/// each slice gradient writes its part of, instead of a pass over the whole
+/// tensor per slice. (A negative zero of `a` or `b` stays negative; the sum
+/// would have made it positive.)
+struct AddOfAdjacentPads : OpRewritePattern<AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AddOp op,
+                                PatternRewriter &rewriter) const override {
+    auto lhs = op.getLhs().getDefiningOp<PadOp>();
+    auto rhs = op.getRhs().getDefiningOp<PadOp>();
+    if (!lhs || !rhs || lhs.getType() != op.getType() ||
+        rhs.getType() != op.getType())
+      return rewriter.notifyMatchFailure(op, "not two pads of its type");
+    auto lhsAt = zeroPadPlacement(lhs), rhsAt = zeroPadPlacement(rhs);
+    if (!lhsAt || !rhsAt || lhsAt->first != rhsAt->first)
+      return rewriter.notifyMatchFailure(op, "not zero pads along one dim");
+    unsigned axis = lhsAt->first;
+    PadOp first = lhs, second = rhs;
+    if (rhsAt->second < lhsAt->second)
+      std::swap(first, second);
+    auto firstType = cast<RankedTensorType>(first.getInput().getType());
+    auto secondType = cast<RankedTensorType>(second.getInput().getType());
+    if (firstType.isDynamicDim(axis) || secondType.isDynamicDim(axis) ||
+        first.getLow()[axis] + firstType.getDimSize(axis) !=
+            second.getLow()[axis])
+      return rewriter.notifyMatchFailure(op, "the pads are not adjacent");
+    // Concatenations already built from earlier pairs are extended, so a
+    // sum of n pads becomes one concat of n inputs.
+    SmallVector<Value> inputs;
+    for (Value input : {first.getInput(), second.getInput()}) {
+      auto inner = input.getDefiningOp<ConcatOp>();
+      if (inner && inner.getNormalizedAxis() == axis && input.hasOneUse())
+        llvm::append_range(inputs, inner.getInputs());
+      else
+        inputs.push_back(input);
+    }
+    Location loc = op.getLoc();
+    auto concat = ConcatOp::create(rewriter, loc, inputs,
+                                   static_cast<int64_t>(axis));
+    SmallVector<int64_t> low(first.getLow()), high(second.getHigh());
+    auto pad = PadOp::create(
+        rewriter, loc, op.getType(), concat, rewriter.getDenseI64ArrayAttr(low),
+        rewriter.getDenseI64ArrayAttr(high),
+        rewriter.getDenseI64ArrayAttr(SmallVector<int64_t>(low.size(), 0)),
+        rewriter.getF64FloatAttr(0.0));
+    rewriter.replaceOp(op, pad.getResult());
+    return success();
+  }
+};
+
+} // namespace
+
 void AddOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                         MLIRContext *context) {
-  patterns.add<AddOfNeg>(context);
+  patterns.add<AddOfNeg, AddOfAdjacentPads>(context);
 }
 
 void SubOp::getCanonicalizationPatterns(RewritePatternSet &patterns,

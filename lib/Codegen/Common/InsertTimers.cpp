@@ -1,6 +1,7 @@
 //===- InsertTimers.cpp - The fuse-insert-timers pass ---------------------===//
 //
-// Brackets each top-level linalg op and tensor.pad with calls to the JIT's
+// Brackets each top-level linalg op, tensor.pad and attention (still a fuse
+// op here: fuse-tile-attention lowers it later) with calls to the JIT's
 // timer functions, for a per-op profile of compiled code.
 //
 //===----------------------------------------------------------------------===//
@@ -8,6 +9,7 @@
 #include "fuse/ABI.h"
 #include "fuse/Codegen/Passes.h"
 
+#include "Fuse/IR/FuseOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -47,7 +49,7 @@ std::string regionName(StringRef function, Operation *op) {
   std::string text;
   llvm::raw_string_ostream os(text);
   os << function << ": " << op->getName();
-  if (op->getNumResults() == 1)
+  if (op->getNumResults() >= 1)
     if (auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType())) {
       os << " ";
       llvm::interleave(type.getShape(), os, "x");
@@ -86,7 +88,8 @@ struct FuseInsertTimersPass
         continue;
       StringRef function = label.empty() ? func.getSymName() : label;
       func.walk<WalkOrder::PreOrder>([&](Operation *op) {
-        if (!isa<linalg::LinalgOp, tensor::PadOp>(op))
+        if (!isa<linalg::LinalgOp, tensor::PadOp, fuse::AttentionOp,
+                 fuse::AttentionGradOp>(op))
           return WalkResult::advance();
         timed.emplace_back(op, regionName(function, op));
         return WalkResult::skip();

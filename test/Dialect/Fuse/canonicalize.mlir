@@ -418,3 +418,45 @@ func.func @fold_activations() -> (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, t
   // CHECK-NOT: fuse.leaky_relu
   return %0, %1, %2, %3 : tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>
 }
+
+// -----
+
+// The gradient of slices that tile a tensor: zero pads summed in any order
+// become one concat.
+// CHECK-LABEL: func @sum_of_adjacent_pads
+// CHECK-SAME: (%[[Q:.*]]: tensor<?x2x4xf32>, %[[K:.*]]: tensor<?x2x4xf32>, %[[V:.*]]: tensor<?x2x4xf32>
+func.func @sum_of_adjacent_pads(%q: tensor<?x2x4xf32>, %k: tensor<?x2x4xf32>, %v: tensor<?x2x4xf32>) -> tensor<?x2x12xf32> {
+  %pv = fuse.pad %v {low = array<i64: 0, 0, 8>, high = array<i64: 0, 0, 0>} : (tensor<?x2x4xf32>) -> tensor<?x2x12xf32>
+  %pk = fuse.pad %k {low = array<i64: 0, 0, 4>, high = array<i64: 0, 0, 4>} : (tensor<?x2x4xf32>) -> tensor<?x2x12xf32>
+  %0 = fuse.add %pv, %pk : (tensor<?x2x12xf32>, tensor<?x2x12xf32>) -> tensor<?x2x12xf32>
+  %pq = fuse.pad %q {low = array<i64: 0, 0, 0>, high = array<i64: 0, 0, 8>} : (tensor<?x2x4xf32>) -> tensor<?x2x12xf32>
+  %1 = fuse.add %0, %pq : (tensor<?x2x12xf32>, tensor<?x2x12xf32>) -> tensor<?x2x12xf32>
+  // CHECK-NOT: fuse.pad
+  // CHECK-NOT: fuse.add
+  // CHECK: %[[C:.*]] = fuse.concat %[[Q]], %[[K]], %[[V]] {axis = 2 : i64}
+  // CHECK: return %[[C]]
+  return %1 : tensor<?x2x12xf32>
+}
+
+// -----
+
+// Pads that leave a gap, overlap, pad another value or pad two dims stay
+// sums.
+// CHECK-LABEL: func @sum_of_other_pads
+func.func @sum_of_other_pads(%a: tensor<2x4xf32>, %b: tensor<2x4xf32>) -> (tensor<2x12xf32>, tensor<2x8xf32>, tensor<2x8xf32>, tensor<3x8xf32>) {
+  // CHECK-COUNT-8: fuse.pad
+  // CHECK-NOT: fuse.concat
+  %g0 = fuse.pad %a {low = array<i64: 0, 0>, high = array<i64: 0, 8>} : (tensor<2x4xf32>) -> tensor<2x12xf32>
+  %g1 = fuse.pad %b {low = array<i64: 0, 8>, high = array<i64: 0, 0>} : (tensor<2x4xf32>) -> tensor<2x12xf32>
+  %gap = fuse.add %g0, %g1 : (tensor<2x12xf32>, tensor<2x12xf32>) -> tensor<2x12xf32>
+  %o0 = fuse.pad %a {low = array<i64: 0, 1>, high = array<i64: 0, 3>} : (tensor<2x4xf32>) -> tensor<2x8xf32>
+  %o1 = fuse.pad %b {low = array<i64: 0, 3>, high = array<i64: 0, 1>} : (tensor<2x4xf32>) -> tensor<2x8xf32>
+  %overlap = fuse.add %o0, %o1 : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n0 = fuse.pad %a {low = array<i64: 0, 0>, high = array<i64: 0, 4>, value = 1.0 : f64} : (tensor<2x4xf32>) -> tensor<2x8xf32>
+  %n1 = fuse.pad %b {low = array<i64: 0, 4>, high = array<i64: 0, 0>} : (tensor<2x4xf32>) -> tensor<2x8xf32>
+  %ones = fuse.add %n0, %n1 : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  %d0 = fuse.pad %a {low = array<i64: 1, 0>, high = array<i64: 0, 4>} : (tensor<2x4xf32>) -> tensor<3x8xf32>
+  %d1 = fuse.pad %b {low = array<i64: 0, 4>, high = array<i64: 1, 0>} : (tensor<2x4xf32>) -> tensor<3x8xf32>
+  %two = fuse.add %d0, %d1 : (tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32>
+  return %gap, %overlap, %ones, %two : tensor<2x12xf32>, tensor<2x8xf32>, tensor<2x8xf32>, tensor<3x8xf32>
+}
