@@ -380,6 +380,10 @@ const MatmulShape kMatmulShapes[] = {
     {2048, 128, 512, false, false}, // h W2
     {512, 128, 2048, true, false},  // dW2 = h^T dy
     {2048, 512, 128, false, true},  // dh = dy W2^T
+    {128, 512, 2048, true, false},  // dW1 = x^T du
+    {2048, 128, 512, false, true},  // dx = du W1^T
+    {128, 384, 2048, true, false},  // dWqkv
+    {2048, 128, 384, false, true},  // dx = dqkv Wqkv^T
 };
 
 //===----------------------------------------------------------------------===//

@@ -303,6 +303,59 @@ func.func @scale(%x: tensor<?x1024xf32>, %a: tensor<f32>) -> tensor<?x1024xf32> 
 }
 )mlir";
 
+// Tall products with a transposed operand (a transformer's gradients): the
+// threads share BLIS's blocks of rows (each packs its own rows of A against
+// one shared packed block of B), and their 2 rows left over by whole panels.
+constexpr const char *kTallProducts = R"mlir(
+func.func @products(%a: tensor<2048x512xf32>, %b: tensor<128x512xf32>,
+                    %c: tensor<2048x128xf32>) -> (tensor<2048x128xf32>, tensor<512x128xf32>) {
+  %x = fuse.matmul %a, %b {transpose_rhs} : (tensor<2048x512xf32>, tensor<128x512xf32>) -> tensor<2048x128xf32>
+  %w = fuse.matmul %a, %c {transpose_lhs} : (tensor<2048x512xf32>, tensor<2048x128xf32>) -> tensor<512x128xf32>
+  return %x, %w : tensor<2048x128xf32>, tensor<512x128xf32>
+}
+)mlir";
+
+TEST(Threads, TallPackedProductsSameBitsForAnyThreadCount) {
+  Tensor a = randomTensor({2048, 512}, 1, -1.0f, 1.0f);
+  Tensor b = randomTensor({128, 512}, 2, -1.0f, 1.0f);
+  Tensor c = randomTensor({2048, 128}, 3, -1.0f, 1.0f);
+  std::vector<Tensor> first;
+  for (unsigned threads : {1u, 2u, 3u, 4u}) {
+    EngineOptions options;
+    options.threads = threads;
+    auto engine = makeEngine(kTallProducts, options);
+    Function &f = unwrap(engine->lookup("products"));
+    std::vector<Tensor> out = unwrap(f.call({a, b, c}));
+    ASSERT_EQ(out.size(), 2u);
+    if (first.empty()) {
+      // Against sums in double, on rows of every block and the edge.
+      const float *pa = a.data<float>(), *pb = b.data<float>(),
+                  *pc = c.data<float>();
+      for (int64_t i : {0, 1, 185, 186, 1000, 2045, 2046, 2047})
+        for (int64_t j : {0, 17, 127}) {
+          double sum = 0;
+          for (int64_t k = 0; k < 512; ++k)
+            sum += double(pa[i * 512 + k]) * pb[j * 512 + k];
+          EXPECT_NEAR(out[0].data<float>()[i * 128 + j], sum, 1e-3)
+              << "x[" << i << ", " << j << "]";
+        }
+      for (int64_t i : {0, 5, 101, 102, 300, 509, 510, 511})
+        for (int64_t j : {0, 64, 127}) {
+          double sum = 0;
+          for (int64_t k = 0; k < 2048; ++k)
+            sum += double(pa[k * 512 + i]) * pc[k * 128 + j];
+          EXPECT_NEAR(out[1].data<float>()[i * 128 + j], sum, 2e-3)
+              << "w[" << i << ", " << j << "]";
+        }
+      first = std::move(out);
+      continue;
+    }
+    for (size_t r = 0; r < 2; ++r)
+      EXPECT_TRUE(sameBits(first[r], out[r]))
+          << "result " << r << " on " << threads << " threads";
+  }
+}
+
 // Every thread reads denormals as zero and flushes results to zero, as the
 // caller does (EngineOptions::flushDenormals): a worker in its own default
 // mode would return denormals where the caller's share returns zeros.

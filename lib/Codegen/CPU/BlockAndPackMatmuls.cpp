@@ -137,7 +137,8 @@ struct BlockAndPackMatmulsPass
                                        {config.getCache()[0],
                                         config.getCache()[1],
                                         config.getCache()[2]},
-                                       bits, config.getDistribution()[1]);
+                                       bits, config.getDistribution()[1],
+                                       config.getDistribution()[0]);
           if (succeeded(edges)) {
             LLVM_DEBUG(llvm::dbgs() << "packed at " << op.getLoc() << ", "
                                     << edges->size() << " edges\n");

@@ -412,6 +412,24 @@ int64_t choosePackedColumnBlocks(ArrayRef<int64_t> ranges, int64_t nr,
                        std::max<int64_t>(4, columns / nc));
 }
 
+/// Rows per thread block of a packed m x n x k matmul with panels of A of
+/// `mr` rows and cache blocks of `mc` rows: the largest multiple of `mr`
+/// up to `mc` that divides the whole panels' rows into at least 4 blocks
+/// (balanced enough for 2 or 3 threads) of at least 4 panels and
+/// kMinDistributedMultiplyAdds each; 0 if none. Row blocks share one packed
+/// block of B and pack only their own rows of A, where blocks of columns
+/// each pack all of A again: rows are preferred when there are enough.
+int64_t choosePackedRowBlocks(ArrayRef<int64_t> ranges, int64_t mr,
+                              int64_t mc) {
+  int64_t rows = ranges[0] / mr * mr;
+  for (int64_t block = std::min(mc, rows / 4) / mr * mr; block >= 4 * mr;
+       block -= mr)
+    if (rows % block == 0 &&
+        block * ranges[1] * ranges[2] >= kMinDistributedMultiplyAdds)
+      return block;
+  return 0;
+}
+
 /// The most groups a filter gradient's images are split into. Each group
 /// sums its images into a partial filter gradient of its own, so that the
 /// threads share the groups; the partials are added in group order after
@@ -572,12 +590,17 @@ LoweringConfigAttr fuse::chooseLoweringConfig(linalg::LinalgOp op,
             choosePackedBlocks(matmul, vectorBits)) {
       // The micro-kernel's tile; the cache blocks MC, NC, KC; blocks of
       // columns for the threads.
-      SmallVector<int64_t> tile = {microKernelRows(vectorBits), 2 * lanes, 1};
-      SmallVector<int64_t> distribution = {
-          0,
-          choosePackedColumnBlocks(op.getStaticLoopRanges(), 2 * lanes,
-                                   blocks->nc),
-          0};
+      int64_t mr = microKernelRows(vectorBits);
+      SmallVector<int64_t> tile = {mr, 2 * lanes, 1};
+      SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+      SmallVector<int64_t> distribution = {0, 0, 0};
+      if (int64_t rows = choosePackedRowBlocks(ranges, mr, blocks->mc)) {
+        distribution[0] = rows;
+        blocks->mc = rows;
+      } else {
+        distribution[1] =
+            choosePackedColumnBlocks(ranges, 2 * lanes, blocks->nc);
+      }
       return makeConfig(op, LoweringStrategy::packed_matmul, tile, tile, {},
                         {blocks->mc, blocks->nc, blocks->kc}, distribution);
     }

@@ -207,7 +207,7 @@ fuse::choosePackedBlocks(linalg::MatmulOp op, unsigned vectorBits) {
 FailureOr<SmallVector<linalg::MatmulOp>>
 fuse::blockAndPackMatmul(RewriterBase &rewriter, linalg::MatmulOp op,
                          const PackedBlocks &blocks, unsigned vectorBits,
-                         int64_t distributedColumns) {
+                         int64_t distributedColumns, int64_t distributedRows) {
   std::optional<MatmulForm> form = matchMatmul(op);
   if (!form || form->m == 0 || form->n == 0 || form->k == 0 || blocks.mc <= 0 ||
       blocks.nc <= 0 || blocks.kc <= 0)
@@ -241,6 +241,12 @@ fuse::blockAndPackMatmul(RewriterBase &rewriter, linalg::MatmulOp op,
     block = 0;
   if (block != 0 && block % nc != 0)
     nc = blockSize(block, nc, nr);
+  // Or the threads' blocks of rows: whole panels of A, MC each.
+  bool rowBlocks = block == 0 && packLhs && distributedRows > 0 &&
+                   distributedRows % mr == 0 && mainM % distributedRows == 0 &&
+                   distributedRows < mainM;
+  if (rowBlocks)
+    mc = distributedRows;
   SmallVector<linalg::MatmulOp> edges;
   if (mainN < form->n || mainK < form->k) {
     SmallVector<SplitPoint> points;
@@ -323,7 +329,7 @@ fuse::blockAndPackMatmul(RewriterBase &rewriter, linalg::MatmulOp op,
         Value packedRhs = packPanels(
             b, loc, slice2d(b, loc, rhs, form->rhsTransposed, k0, kc, n0, nc),
             form->rhsTransposed ? 0 : 1, nr);
-        c = loop(b, mainM, mc, c, [&](OpBuilder &b, Value m0, Value c) {
+        auto rowBlock = [&](OpBuilder &b, Value m0, Value c) {
           Value lhsBlock =
               slice2d(b, loc, lhs, form->lhsTransposed, m0, mc, k0, kc);
           if (packLhs)
@@ -343,7 +349,19 @@ fuse::blockAndPackMatmul(RewriterBase &rewriter, linalg::MatmulOp op,
             return panels(b, c, panelAt(b, loc, lhsBlock, i), add(b, m0, i, mr),
                           mr);
           });
-        });
+        };
+        if (rowBlocks) {
+          // Each thread's MC blocks against the shared packed block of B.
+          IRRewriter rewriter(b);
+          c = buildBlockLoop(rewriter, loc, mainM, mc, /*dim=*/0, ValueRange{c},
+                             [&](OpBuilder &b, Value m0, ValueRange shared) {
+                               return SmallVector<Value>{
+                                   rowBlock(b, m0, shared[0])};
+                             })
+                  .getResult(0);
+        } else {
+          c = loop(b, mainM, mc, c, rowBlock);
+        }
         if (!rowsLeft)
           return c;
         // The rows left over by whole panels of A, unpacked, against the

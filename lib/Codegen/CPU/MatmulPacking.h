@@ -64,10 +64,14 @@ std::optional<PackedBlocks> choosePackedBlocks(mlir::linalg::MatmulOp op,
 /// multiple of B's panels that divides the whole panels' columns into two
 /// or more blocks, the threads share those blocks: an scf.forall over
 /// them, each running the nest over its columns (NC at most the block).
+/// With `distributedRows` instead, a multiple of A's panels that divides
+/// the whole panels' rows, the threads share the MC loop (as BLIS's `ic`
+/// loop): MC becomes the block, B's packed block is shared by all of them
+/// and each packs only its own rows of A. Neither changes any sum.
 mlir::FailureOr<llvm::SmallVector<mlir::linalg::MatmulOp>>
 blockAndPackMatmul(mlir::RewriterBase &rewriter, mlir::linalg::MatmulOp op,
                    const PackedBlocks &blocks, unsigned vectorBits,
-                   int64_t distributedColumns = 0);
+                   int64_t distributedColumns = 0, int64_t distributedRows = 0);
 
 } // namespace fuse
 

@@ -100,3 +100,26 @@ func.func @packed_distributed(%a: tensor<64x1024xf32>, %b: tensor<1024x1024xf32>
       ins(%a, %b : tensor<64x1024xf32>, tensor<1024x1024xf32>) outs(%c : tensor<64x1024xf32>) -> tensor<64x1024xf32>
   return %r : tensor<64x1024xf32>
 }
+
+// -----
+
+// packed_matmul distributed in blocks of rows (MC 60, 4 blocks of the 240
+// whole panels' rows; the 4 rows left run after them): B's block is packed
+// once per NC and KC block, then an scf.forall over the blocks of rows,
+// each packing its rows of A and inserting its rows of C.
+// CHECK-LABEL: func @packed_rows
+// CHECK: scf.for {{.*}} step %c256
+// CHECK: scf.for {{.*}} step %c128
+// CHECK: linalg.transpose ins(%{{.*}} : tensor<128x8x32xf32>) outs(%{{.*}} : tensor<8x128x32xf32>) permutation = [1, 0, 2]
+// CHECK: scf.forall (%[[FIRST:[^)]+]]) = (0) to (240) step (60) shared_outs(%[[C:[^ ]+]] = %{{.*}}) -> (tensor<244x1024xf32>)
+// CHECK: linalg.transpose ins(%{{.*}} : tensor<5x12x128xf32>) outs(%{{.*}} : tensor<5x128x12xf32>) permutation = [0, 2, 1]
+// CHECK: linalg.matmul {{.*}} ins(%{{.*}} : tensor<128x12xf32>, tensor<128x32xf32>) outs(%{{.*}} : tensor<12x32xf32>)
+// CHECK: %[[BLOCK:.*]] = tensor.extract_slice %{{.*}}[%[[FIRST]], 0] [60, 1024] [1, 1]
+// CHECK: scf.forall.in_parallel
+// CHECK-NEXT: tensor.parallel_insert_slice %[[BLOCK]] into %[[C]][%[[FIRST]], 0] [60, 1024] [1, 1]
+// CHECK: linalg.matmul ins(%{{.*}} : tensor<4x128xf32>, tensor<128x32xf32>) outs(%{{.*}} : tensor<4x32xf32>)
+func.func @packed_rows(%a: tensor<244x1024xf32>, %b: tensor<1024x1024xf32>, %c: tensor<244x1024xf32>) -> tensor<244x1024xf32> {
+  %r = linalg.matmul {fuse.lowering_config = #fuse.lowering_config<strategy = packed_matmul, distribution = [60, 0, 0], cache = [60, 256, 128], registers = [12, 32, 1], vector = [12, 32, 1]>}
+      ins(%a, %b : tensor<244x1024xf32>, tensor<1024x1024xf32>) outs(%c : tensor<244x1024xf32>) -> tensor<244x1024xf32>
+  return %r : tensor<244x1024xf32>
+}

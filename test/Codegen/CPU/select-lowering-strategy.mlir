@@ -296,3 +296,34 @@ func.func @update_chunks(%g0: tensor<100000xf32>, %p0: tensor<100000xf32>, %g4: 
   } -> tensor<10x3xf32>
   return %r0, %r4, %r1, %r2, %r3 : tensor<100000xf32>, tensor<10000xf32>, tensor<784x128xf32>, tensor<4099xf32>, tensor<10x3xf32>
 }
+
+// -----
+
+// Tall packed products (a transformer's gradients, 2,048 tokens): the
+// threads share blocks of rows of at least 4 panels, 4 or more of them,
+// MC each, so that B is packed once for all and A once in all. Too few
+// rows for that (M = 128): blocks of columns.
+// CHECK-LABEL: func @packed_rows
+// CHECK: strategy = packed_matmul, distribution = [408, 0, 0], cache = [408, 128, 256], registers = [12, 32, 1], vector = [12, 32, 1]>
+// CHECK: strategy = packed_matmul, distribution = [84, 0, 0], cache = [84, 128, 256], registers = [12, 32, 1], vector = [12, 32, 1]>
+// CHECK: strategy = packed_matmul, distribution = [0, 128, 0], cache = [120, 512, 256], registers = [12, 32, 1], vector = [12, 32, 1]>
+// AVX2-LABEL: func @packed_rows
+// AVX2: strategy = packed_matmul, distribution = [186, 0, 0], cache = [186, 128, 256], registers = [6, 16, 1], vector = [6, 16, 1]>
+// AVX2: strategy = packed_matmul, distribution = [102, 0, 0], cache = [102, 128, 256], registers = [6, 16, 1], vector = [6, 16, 1]>
+// AVX2: strategy = packed_matmul, distribution = [0, 128, 0], cache = [126, 512, 256], registers = [6, 16, 1], vector = [6, 16, 1]>
+func.func @packed_rows(%a: tensor<2048x512xf32>, %b: tensor<128x512xf32>, %c: tensor<2048x128xf32>, %x: tensor<2048x128xf32>, %d: tensor<2048x512xf32>) -> (tensor<2048x128xf32>, tensor<512x128xf32>, tensor<128x512xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<2048x128xf32>
+  %f0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<2048x128xf32>) -> tensor<2048x128xf32>
+  %dx = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%a, %b : tensor<2048x512xf32>, tensor<128x512xf32>) outs(%f0 : tensor<2048x128xf32>) -> tensor<2048x128xf32>
+  %e1 = tensor.empty() : tensor<512x128xf32>
+  %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<512x128xf32>) -> tensor<512x128xf32>
+  %dw = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%a, %c : tensor<2048x512xf32>, tensor<2048x128xf32>) outs(%f1 : tensor<512x128xf32>) -> tensor<512x128xf32>
+  %e2 = tensor.empty() : tensor<128x512xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<128x512xf32>) -> tensor<128x512xf32>
+  %dw1 = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %d : tensor<2048x128xf32>, tensor<2048x512xf32>) outs(%f2 : tensor<128x512xf32>) -> tensor<128x512xf32>
+  return %dx, %dw, %dw1 : tensor<2048x128xf32>, tensor<512x128xf32>, tensor<128x512xf32>
+}

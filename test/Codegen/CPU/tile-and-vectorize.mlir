@@ -55,34 +55,34 @@ func.func @matmul(%arg0: tensor<48x256xf32>, %arg1: tensor<256x128xf32>) -> tens
 // -----
 
 // fuse.matmul (240x784) x (784x256): the right-hand side (784 KiB) does not
-// fit in half of L2, so the product is cache-blocked. The threads share 4
-// blocks of 64 columns (one NC block each). For each block of 112 steps of
-// the reduction (the largest multiple of 16 under 256 dividing 784), the
-// block of B is packed into [2][112][32] panels of two registers and A's
-// block into [20][112][12] k-major panels of the micro-kernel's 12 rows (B's
-// pack reads its block row by row, writing a row's 2 panels in turn); then
-// each 12x32 accumulator tile runs the 112 steps, one vector.contract of a
-// packed 12-float row of A and a packed 32-float row of B per step. A's
-// panel is the outer loop (it stays in L1), B's panels the inner (they
-// stream from L2).
+// fit in half of L2, so the product is cache-blocked. For each block of 112
+// steps of the reduction (the largest multiple of 16 under 256 dividing
+// 784), the block of B is packed into [8][112][32] panels of two registers
+// (B's pack reads its block row by row, writing a row's 8 panels in turn);
+// the threads then share 4 blocks of 60 rows (one MC block each), each
+// packing its rows of A into [5][112][12] k-major panels of the
+// micro-kernel's 12 rows; then each 12x32 accumulator tile runs the 112
+// steps, one vector.contract of a packed 12-float row of A and a packed
+// 32-float row of B per step. A's panel is the outer loop (it stays in L1),
+// B's panels the inner (they stream from L2).
 // CHECK-LABEL: func @matmul_blocked
 // CHECK-DAG: %[[C112:.*]] = arith.constant 112 : index
 // CHECK-DAG: %[[C784:.*]] = arith.constant 784 : index
-// CHECK-DAG: %[[C20:.*]] = arith.constant 20 : index
-// CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
-// CHECK: scf.forall (%{{.*}}) = (0) to (256) step (64)
+// CHECK-DAG: %[[C5:.*]] = arith.constant 5 : index
+// CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
 // CHECK: scf.for %[[K0:[^ ]+]] = %{{.*}} to %[[C784]] step %[[C112]]
-// CHECK: tensor.expand_shape {{.*}} : tensor<112x64xf32> into tensor<112x2x32xf32>
-// CHECK: tensor.empty() : tensor<2x112x32xf32>
+// CHECK: tensor.expand_shape {{.*}} : tensor<112x256xf32> into tensor<112x8x32xf32>
+// CHECK: tensor.empty() : tensor<8x112x32xf32>
 // CHECK: scf.for %[[ROW:[^ ]+]] = %{{.*}} to %[[C112]]
-// CHECK: scf.for %[[PANEL:[^ ]+]] = %{{.*}} to %[[C2]]
+// CHECK: scf.for %[[PANEL:[^ ]+]] = %{{.*}} to %[[C8]]
 // CHECK: vector.transfer_read %{{.*}}[%[[ROW]], %[[PANEL]], %{{.*}}]
-// CHECK: vector.transfer_write {{.*}}[%[[PANEL]], %[[ROW]], %{{.*}}] {{.*}} : vector<32xf32>, tensor<2x112x32xf32>
-// CHECK: tensor.expand_shape {{.*}} : tensor<240x112xf32> into tensor<20x12x112xf32>
-// CHECK: tensor.empty() : tensor<20x112x12xf32>
-// CHECK: vector.transfer_write {{.*}} : vector<16x12xf32>, tensor<20x112x12xf32>
-// CHECK: scf.for %{{.*}} to %[[C20]] step
-// CHECK: scf.for %{{.*}} to %[[C2]] step
+// CHECK: vector.transfer_write {{.*}}[%[[PANEL]], %[[ROW]], %{{.*}}] {{.*}} : vector<32xf32>, tensor<8x112x32xf32>
+// CHECK: scf.forall (%{{.*}}) = (0) to (240) step (60)
+// CHECK: tensor.expand_shape {{.*}} : tensor<60x112xf32> into tensor<5x12x112xf32>
+// CHECK: tensor.empty() : tensor<5x112x12xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<16x12xf32>, tensor<5x112x12xf32>
+// CHECK: scf.for %{{.*}} to %[[C5]] step
+// CHECK: scf.for %{{.*}} to %[[C8]] step
 // CHECK: scf.for {{.*}} -> (tensor<12x32xf32>)
 // CHECK: vector.contract {{.*}} : vector<1x12xf32>, vector<1x32xf32> into vector<12x32xf32>
 // CHECK: scf.forall.in_parallel
