@@ -50,6 +50,11 @@ def best(name):
              json.load(open(f"{out}/{name}.{r}.json"))) for r in range(1, rounds + 1)]
     return min(runs, key=lambda run: run[1]['train_seconds'])
 one, many, blocking = best("one"), best("many"), best("blocking")
+for name in ("one", "many", "blocking"):
+    runs = [json.load(open(f"{out}/{name}.{r}.json")) for r in range(1, rounds + 1)]
+    print(f"rounds, {name:8}: training " +
+          ", ".join(f"{j['train_seconds']:.2f}" for j in runs) + " s; all-reduce " +
+          ", ".join(f"{j.get('allreduce_seconds', 0):.2f}" for j in runs) + " s")
 for label, (wall, j) in (("1 rank x 1 thread", one),
                          (f"{ranks} ranks x 1 thread, overlap", many),
                          (f"{ranks} ranks x 1 thread, --overlap=false", blocking)):
