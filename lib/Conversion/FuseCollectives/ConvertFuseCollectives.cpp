@@ -352,11 +352,18 @@ std::vector<std::string> fuse::describeReducedGradients(ModuleOp module) {
   std::vector<std::string> lines;
   module.walk([&](fuse::AllReduceOp op) {
     SmallVector<std::string> unfused, others;
+    // Gradients clipped by their global norm reach their update only once
+    // every gradient is computed, reduced or not: no update fuses into
+    // their matmul either way.
+    bool clipped = llvm::any_of(op->getUsers(), [](Operation *user) {
+      auto clip = dyn_cast<fuse::ClipGradientsOp>(user);
+      return clip && clip.getClipNormAttr();
+    });
     for (auto [input, result] : llvm::zip(op.getInputs(), op.getResults())) {
       std::string name = parameterNameOf(result);
       std::string text = (name.empty() ? std::string("a gradient") : name) +
                          " " + shapeOf(input);
-      (input.getDefiningOp<fuse::MatmulOp>() ? unfused : others)
+      (!clipped && input.getDefiningOp<fuse::MatmulOp>() ? unfused : others)
           .push_back(text);
     }
     std::string line = "all-reduce: " + std::to_string(op.getNumResults()) +
@@ -367,7 +374,8 @@ std::vector<std::string> fuse::describeReducedGradients(ModuleOp module) {
               llvm::join(unfused, ", ");
     if (!others.empty())
       line += "; " + std::to_string(others.size()) +
-              " others: " + llvm::join(others, ", ");
+              (clipped ? " clipped, unfused either way: " : " others: ") +
+              llvm::join(others, ", ");
     lines.push_back(std::move(line));
   });
   return lines;
