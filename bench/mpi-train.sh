@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
 # Data-parallel training against one process, the same run:
 #   fusec train MODEL --epochs 1 [ARGS] on 1 rank x 1 thread, then under
-#   mpirun -np RANKS with 1 thread each; prints each one's wall time (the
-#   whole command, compile included, on a warm disk cache), its training
-#   time, the speed-up and the all-reduce's share of rank 0's training time.
+#   mpirun -np RANKS with 1 thread each, with the all-reduces overlapped
+#   with the backward pass (the default) and without (--overlap=false);
+#   prints each one's wall time (the whole command, compile included, on a
+#   warm disk cache), its training time, the speed-ups and the all-reduce's
+#   share of rank 0's training time (the time compiled code spent in the
+#   collectives' calls: with overlap, what the backward pass did not hide).
+#   The runs go in ROUNDS rounds (default 1), interleaved, each figure the
+#   fastest of its rounds.
 # usage: bench/mpi-train.sh [RANKS [MODEL [fusec train args...]]]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ranks=${1:-2}
 model=${2:-examples/cnn.mlir}
 shift $(( $# > 2 ? 2 : $# ))
+rounds=${ROUNDS:-1}
 fusec=build/bin/fusec
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
@@ -26,23 +32,41 @@ run() { # name, command...
   echo "$end - $start" | bc > "$out/$name.wall"
 }
 
-# Warm the disk cache for both, then measure.
+# Warm the disk cache for all three, then measure.
 run warm1 "$fusec" train "$model" "$@" --max-seconds 0
 run warmN "${mpirun[@]}" "$fusec" train "$model" "$@" --max-seconds 0
-run one "$fusec" train "$model" "$@"
-run many "${mpirun[@]}" "$fusec" train "$model" "$@"
+run warmB "${mpirun[@]}" "$fusec" train "$model" "$@" --max-seconds 0 --overlap=false
+for round in $(seq "$rounds"); do
+  run "one.$round" "$fusec" train "$model" "$@"
+  run "many.$round" "${mpirun[@]}" "$fusec" train "$model" "$@"
+  run "blocking.$round" "${mpirun[@]}" "$fusec" train "$model" "$@" --overlap=false
+done
 
-python3 - "$out" "$ranks" <<'PY'
+python3 - "$out" "$ranks" "$rounds" <<'PY'
 import json, sys
-out, ranks = sys.argv[1], int(sys.argv[2])
-one, many = (json.load(open(f"{out}/{n}.json")) for n in ("one", "many"))
-wall = {n: float(open(f"{out}/{n}.wall").read()) for n in ("one", "many")}
-print(f"1 rank x 1 thread:  {wall['one']:.2f} s wall, {one['train_seconds']:.2f} s training, "
-      f"test accuracy {one['test_accuracy']:.4f}")
-print(f"{ranks} ranks x 1 thread: {wall['many']:.2f} s wall, {many['train_seconds']:.2f} s training, "
-      f"test accuracy {many['test_accuracy']:.4f}")
-print(f"speed-up: {wall['one'] / wall['many']:.2f}x wall, "
-      f"{one['train_seconds'] / many['train_seconds']:.2f}x training")
-print(f"all-reduce: {many['allreduce_seconds']:.2f} s, "
-      f"{100 * many['allreduce_seconds'] / many['train_seconds']:.1f}% of rank 0's training")
+out, ranks, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+def best(name):
+    runs = [(float(open(f"{out}/{name}.{r}.wall").read()),
+             json.load(open(f"{out}/{name}.{r}.json"))) for r in range(1, rounds + 1)]
+    return min(runs, key=lambda run: run[1]['train_seconds'])
+one, many, blocking = best("one"), best("many"), best("blocking")
+for name in ("one", "many", "blocking"):
+    runs = [json.load(open(f"{out}/{name}.{r}.json")) for r in range(1, rounds + 1)]
+    print(f"rounds, {name:8}: training " +
+          ", ".join(f"{j['train_seconds']:.2f}" for j in runs) + " s; all-reduce " +
+          ", ".join(f"{j.get('allreduce_seconds', 0):.2f}" for j in runs) + " s")
+for label, (wall, j) in (("1 rank x 1 thread", one),
+                         (f"{ranks} ranks x 1 thread, overlap", many),
+                         (f"{ranks} ranks x 1 thread, --overlap=false", blocking)):
+    line = (f"{label:36} {wall:7.2f} s wall, {j['train_seconds']:7.2f} s training, "
+            f"test accuracy {j['test_accuracy']:.4f}")
+    if 'allreduce_seconds' in j:
+        line += (f", all-reduce {j['allreduce_seconds']:.2f} s "
+                 f"({100 * j['allreduce_seconds'] / j['train_seconds']:.1f}%)")
+    print(line)
+for label, (wall, j) in (("overlap", many), ("--overlap=false", blocking)):
+    print(f"speed-up, {label}: {one[0] / wall:.2f}x wall, "
+          f"{one[1]['train_seconds'] / j['train_seconds']:.2f}x training")
+print(f"overlap against --overlap=false: "
+      f"{blocking[1]['train_seconds'] / many[1]['train_seconds']:.3f}x training")
 PY

@@ -1244,9 +1244,10 @@ def Fuse_AllReduceOp : Fuse_Op<"all_reduce",
     rank (or no communicator) it returns `prescale * input`.
     `fuse-expand-train-step` places one between the gradients and the
     optimizer update of a data-parallel step (`data-parallel=true`), over
-    every gradient at once. `convert-fuse-to-linalg` packs its tensors into
-    a few large f32 buffers (buckets) and calls the runtime's
-    `fuse_all_reduce_f32` once per bucket (`fuse/ABI.h`). It has memory
+    every gradient at once. `convert-fuse-collectives` packs its tensors
+    into a few f32 buffers (buckets), each reduced between the runtime's
+    `fuse_all_reduce_start_f32` and `fuse_all_reduce_wait` (`fuse/ABI.h`),
+    started as soon as its tensors are computed. It has memory
     effects: it is never removed, merged or moved across another collective.
 
     ```mlir

@@ -103,13 +103,28 @@ constexpr llvm::StringLiteral kTimerStartSymbol = "fuse_timer_start";
 /// defined by the JIT (lib/JIT/Profile.cpp).
 constexpr llvm::StringLiteral kTimerStopSymbol = "fuse_timer_stop";
 
-/// `void fuse_all_reduce_f32(float *data, int64_t count, int32_t kind)`
-/// replaces `count` floats with their sum (kind 0) or mean (kind 1) over the
-/// ranks of the calling thread's communicator, in place; without one it
-/// leaves them. Called by code convert-fuse-to-linalg lowers fuse.all_reduce
-/// to (one call per bucket); defined by the JIT (lib/JIT/Collectives.cpp),
-/// which forwards to the fuse::Communicator that fit installs.
-constexpr llvm::StringLiteral kAllReduceF32Symbol = "fuse_all_reduce_f32";
+/// `int64_t fuse_all_reduce_start_f32(float *data, int64_t count, int32_t
+/// kind)` starts replacing `count` floats with their sum (kind 0) or mean
+/// (kind 1) over the ranks of the calling thread's communicator, in place,
+/// and returns a handle for fuse_all_reduce_wait; the floats must not be
+/// read or written until then. Without a communicator it leaves them.
+/// Called by code convert-fuse-collectives lowers fuse.all_reduce to (one
+/// call per bucket); defined by the JIT (lib/JIT/Collectives.cpp), which
+/// forwards to the fuse::Communicator that fit installs.
+constexpr llvm::StringLiteral kAllReduceStartF32Symbol =
+    "fuse_all_reduce_start_f32";
+
+/// `void fuse_all_reduce_wait(int64_t handle)` ends the collective
+/// fuse_all_reduce_start_f32 started: its floats hold the result. Called
+/// and defined as kAllReduceStartF32Symbol.
+constexpr llvm::StringLiteral kAllReduceWaitSymbol = "fuse_all_reduce_wait";
+
+/// `void fuse_all_reduce_progress()` lets the collectives in flight move on
+/// (MPI progresses nonblocking collectives only inside its calls). Called
+/// by code convert-fuse-collectives overlaps with a bucket in flight;
+/// defined as kAllReduceStartF32Symbol.
+constexpr llvm::StringLiteral kAllReduceProgressSymbol =
+    "fuse_all_reduce_progress";
 
 //===----------------------------------------------------------------------===//
 // Derived functions and argument names

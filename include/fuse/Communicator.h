@@ -6,8 +6,9 @@
 // or any implementation an embedding program provides. No MPI type appears
 // here.
 //
-// Compiled code reaches it through the runtime's fuse_all_reduce_f32
-// (fuse/ABI.h), which reduces through the communicator a CommunicatorScope
+// Compiled code reaches it through the runtime's fuse_all_reduce_start_f32
+// and fuse_all_reduce_wait (fuse/ABI.h), which reduce through the
+// communicator a CommunicatorScope
 // installs on the calling thread: `fuse::fit` installs FitOptions's for
 // its training calls.
 //
@@ -21,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace fuse {
 
@@ -35,6 +37,17 @@ public:
   /// order with the same counts.
   virtual llvm::Error allReduceSum(float *data, int64_t count) = 0;
   virtual llvm::Error allReduceSum(double *data, int64_t count) = 0;
+  /// Starts allReduceSum(data, count) and returns a request for wait();
+  /// data[0, count) must not be touched until then. Every rank starts the
+  /// same collectives in the same order. The default reduces at once (a
+  /// blocking allReduceSum) and returns a request wait() ends at once: what
+  /// a communicator without nonblocking collectives does.
+  virtual llvm::Expected<int64_t> startAllReduceSum(float *data, int64_t count);
+  /// Ends the collective of `request` (of startAllReduceSum).
+  virtual llvm::Error wait(int64_t request);
+  /// Lets the collectives in flight move on (MPI progresses them only
+  /// inside its calls); never blocks. The default does nothing.
+  virtual void progress() {}
   /// Copies `bytes` bytes at `data` on rank `root` into `data` on the others.
   virtual llvm::Error broadcast(void *data, size_t bytes, int root) = 0;
   /// Ends every rank of the run (after an error on this one, which the
@@ -56,13 +69,23 @@ public:
   /// The first collective that failed since the last call, naming it.
   llvm::Error takeError();
   /// The wall time compiled code spent in collectives in this scope (the
-  /// waits for the other ranks included).
+  /// waits for the other ranks included): in their starts, waits and
+  /// progress calls, not the time they ran alongside compiled code.
   double collectiveSeconds() const { return seconds_; }
 
 private:
+  /// A collective started and not yet waited for.
+  struct Pending {
+    float *data;
+    int64_t count;
+    int32_t kind;
+    int64_t request;
+  };
   Communicator *communicator_;
   std::string error_;
   double seconds_ = 0;
+  std::vector<Pending> pending_; // by handle; ended ones have no data
+  unsigned inFlight_ = 0;
   CommunicatorScope *outer_;
   friend struct CollectiveRuntime;
 };

@@ -47,14 +47,19 @@ struct CompileStats {
     double seconds = 0;
   };
   std::vector<Phase> phases;
+  /// What a compile did that changes the code, worth a user's eye (a
+  /// gradient reduced across ranks before its update, which then no
+  /// longer fuses into it), by unit, in order.
+  std::vector<std::pair<std::string, std::string>> notes;
 
   /// Thread-safe: the engine's compiles of different functions overlap.
   void add(llvm::StringRef unit, llvm::StringRef name, double seconds,
            unsigned depth = 0);
+  void note(llvm::StringRef unit, llvm::StringRef text);
   /// Wall seconds of the phases (depth 0) of `unit`; of every unit if empty.
   double total(llvm::StringRef unit = {}) const;
   /// Per unit, its phases with their seconds and share, then each phase
-  /// summed over units.
+  /// summed over units; then the notes, if any.
   void print(llvm::raw_ostream &os) const;
 
 private:

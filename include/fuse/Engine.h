@@ -89,6 +89,11 @@ struct EngineOptions {
   /// sets it when run as several MPI ranks. With one rank (or none) the
   /// sum is the rank's own gradient times its weight.
   bool dataParallel = false;
+  /// With dataParallel: reduce the last layers' gradient buckets while the
+  /// backward pass of the earlier layers runs (convert-fuse-collectives'
+  /// overlap, as PyTorch's DDP). False reduces every bucket after the
+  /// backward pass; the results are bitwise the same.
+  bool overlapCollectives = true;
 };
 
 /// Per-function counters. Times in milliseconds.

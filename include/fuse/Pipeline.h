@@ -43,6 +43,10 @@ struct PipelineOptions {
   /// Off by default, as in oneDNN and PyTorch on CPUs: the direct sums
   /// match a reference to rounding, including exact zeros before a ReLU.
   bool winograd = false;
+  /// Start each gradient bucket's all-reduce as soon as backward computes
+  /// it, and wait for it before its first reader (convert-fuse-collectives'
+  /// overlap); false: both at the fuse.all_reduce. Same results.
+  bool overlapCollectives = true;
 };
 
 /// Choices of the whole-module rewrites (what the step functions compute).

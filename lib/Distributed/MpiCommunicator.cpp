@@ -2,17 +2,21 @@
 //
 // Collectives are MPI's, on a duplicate of the given communicator whose
 // errors return (MPI_ERRORS_RETURN) instead of aborting, so that Fuse can
-// name what failed. Counts above INT_MAX go in several calls.
+// name what failed. Counts above INT_MAX go in several calls. Nonblocking
+// all-reduces (MPI_Iallreduce) are kept by request number until wait().
 //
 //===----------------------------------------------------------------------===//
 
 #include "fuse/Mpi.h"
+
+#include "llvm/ADT/STLExtras.h"
 
 #include <mpi.h>
 
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
+#include <vector>
 
 using namespace fuse;
 
@@ -51,6 +55,47 @@ public:
       return MPI_Allreduce(MPI_IN_PLACE, p, n, MPI_DOUBLE, MPI_SUM, comm_);
     });
   }
+  llvm::Expected<int64_t> startAllReduceSum(float *data,
+                                            int64_t count) override {
+    std::vector<MPI_Request> requests;
+    llvm::Error err = inChunks(data, count, sizeof(float), [&](void *p, int n) {
+      requests.emplace_back();
+      return MPI_Iallreduce(MPI_IN_PLACE, p, n, MPI_FLOAT, MPI_SUM, comm_,
+                            &requests.back());
+    });
+    // The chunks started before a failure must still end.
+    if (err) {
+      if (!requests.empty())
+        requests.pop_back();
+      MPI_Waitall(int(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+      return std::move(err);
+    }
+    int64_t id = nextRequest_++;
+    pending_.emplace_back(id, std::move(requests));
+    return id;
+  }
+  llvm::Error wait(int64_t request) override {
+    auto it = llvm::find_if(pending_,
+                            [&](const auto &p) { return p.first == request; });
+    if (it == pending_.end())
+      return llvm::createStringError("no all-reduce in flight with request " +
+                                     std::to_string(request));
+    std::vector<MPI_Request> requests = std::move(it->second);
+    pending_.erase(it);
+    int code =
+        MPI_Waitall(int(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+    if (code != MPI_SUCCESS)
+      return llvm::createStringError(mpiError(code));
+    return llvm::Error::success();
+  }
+  void progress() override {
+    // One test moves every collective in flight on (OpenMPI's progress
+    // engine runs them all); its errors come back from wait().
+    if (!pending_.empty() && !pending_.front().second.empty()) {
+      int done = 0;
+      MPI_Test(&pending_.front().second.front(), &done, MPI_STATUS_IGNORE);
+    }
+  }
   llvm::Error broadcast(void *data, size_t bytes, int root) override {
     return inChunks(data, int64_t(bytes), 1, [&](void *p, int n) {
       return MPI_Bcast(p, n, MPI_BYTE, root, comm_);
@@ -75,6 +120,10 @@ private:
 
   MPI_Comm comm_;
   int rank_ = 0, size_ = 1;
+  /// The nonblocking all-reduces in flight, by request number: one MPI
+  /// request per chunk.
+  std::vector<std::pair<int64_t, std::vector<MPI_Request>>> pending_;
+  int64_t nextRequest_ = 0;
 };
 
 llvm::Expected<std::unique_ptr<Communicator>> duplicate(MPI_Comm comm) {

@@ -60,8 +60,14 @@ Error defineRuntimeSymbols(llvm::orc::LLJIT &jit, llvm::orc::JITDylib &dylib) {
   symbols[mangle(abi::kTimerStopSymbol)] = {
       llvm::orc::ExecutorAddr::fromPtr(&fuse_timer_stop),
       llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
-  symbols[mangle(abi::kAllReduceF32Symbol)] = {
-      llvm::orc::ExecutorAddr::fromPtr(&fuse_all_reduce_f32),
+  symbols[mangle(abi::kAllReduceStartF32Symbol)] = {
+      llvm::orc::ExecutorAddr::fromPtr(&fuse_all_reduce_start_f32),
+      llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
+  symbols[mangle(abi::kAllReduceWaitSymbol)] = {
+      llvm::orc::ExecutorAddr::fromPtr(&fuse_all_reduce_wait),
+      llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
+  symbols[mangle(abi::kAllReduceProgressSymbol)] = {
+      llvm::orc::ExecutorAddr::fromPtr(&fuse_all_reduce_progress),
       llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
   return dylib.define(llvm::orc::absoluteSymbols(std::move(symbols)));
 }
@@ -168,6 +174,7 @@ Function::Impl::compile(Specialized &specialized, llvm::ArrayRef<Tensor> args,
   options.pipeline.fusion = engine->options.fusion;
   options.pipeline.profile = engine->options.profile;
   options.pipeline.winograd = engine->options.winograd;
+  options.pipeline.overlapCollectives = engine->options.overlapCollectives;
   options.pipeline.profileLabel = name;
   options.stage = Stage::Object;
   options.packedEntry = kEntrySymbol.str();
@@ -329,7 +336,9 @@ Function::Impl::build(llvm::ArrayRef<Tensor> args,
       signature.str() + "\nfusion " + (engine->options.fusion ? "on" : "off") +
       "\nwinograd " + (engine->options.winograd ? "on" : "off") + "\nprofile " +
       (engine->options.profile ? "on" : "off") + "\nparallel codegen " +
-      (engine->options.parallelCodegen ? "on" : "off");
+      (engine->options.parallelCodegen ? "on" : "off") +
+      "\noverlap collectives " +
+      (engine->options.overlapCollectives ? "on" : "off");
 
   // Specializing is cheap next to code generation and gives the result
   // specs, which a cache entry therefore never carries.

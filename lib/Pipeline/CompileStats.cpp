@@ -27,6 +27,11 @@ void CompileStats::add(llvm::StringRef unit, llvm::StringRef name,
   phases.push_back({unit.str(), name.str(), depth, seconds});
 }
 
+void CompileStats::note(llvm::StringRef unit, llvm::StringRef text) {
+  std::lock_guard<std::mutex> lock(mutex);
+  notes.emplace_back(unit.str(), text.str());
+}
+
 double CompileStats::total(llvm::StringRef unit) const {
   std::lock_guard<std::mutex> lock(mutex);
   double sum = 0;
@@ -89,6 +94,11 @@ void CompileStats::print(llvm::raw_ostream &os) const {
   os << llvm::formatv("all units: {0:f4} s\n", all);
   for (auto &[name, seconds] : byPhase)
     line(0, name, seconds, all);
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!notes.empty())
+    os << "Notes:\n";
+  for (auto &[unit, text] : notes)
+    os << unit << ": " << text << "\n";
 }
 
 PhaseTimer::PhaseTimer(CompileStats *stats, llvm::StringRef unit,

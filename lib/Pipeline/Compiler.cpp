@@ -3,6 +3,7 @@
 #include "fuse/Compiler.h"
 #include "fuse/ABI.h"
 #include "fuse/Codegen.h"
+#include "fuse/Conversion/Passes.h"
 #include "fuse/ParallelCodegen.h"
 
 #include "mlir/IR/Verifier.h"
@@ -84,6 +85,10 @@ fuse::lowerSpecialized(ModuleOp module, StringRef entry,
         options.stats
             ? &recordPassTimes(pm, module, *options.stats, options.statsUnit)
             : nullptr;
+    // Before the collectives are lowered: the gradients they reduce.
+    if (options.stats && phase.name == "lower-to-linalg")
+      for (const std::string &note : describeReducedGradients(module))
+        options.stats->note(options.statsUnit, note);
     PhaseTimer timer(options.stats, options.statsUnit, "mlir: " + phase.name);
     LogicalResult ran = pm.run(module);
     timer.stop();

@@ -75,7 +75,9 @@ void fuse::buildSimplifyPipeline(OpPassManager &pm) {
 void fuse::buildLowerToLinalgPipeline(OpPassManager &pm,
                                       const PipelineOptions &options) {
   // Collectives first: their packing is fuse ops the conversion lowers.
-  pm.addPass(createConvertFuseCollectives());
+  ConvertFuseCollectivesOptions collectives;
+  collectives.overlap = options.overlapCollectives;
+  pm.addPass(createConvertFuseCollectives(collectives));
   OpPassManager &func = pm.nest<func::FuncOp>();
   ConvertFuseOptimizersToLinalgOptions optimizer;
   optimizer.fuse = options.fusion;

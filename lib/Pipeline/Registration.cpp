@@ -27,11 +27,17 @@ struct NamedPipelineOptions : PassPipelineOptions<NamedPipelineOptions> {
                         llvm::cl::desc("Winograd 3x3 convolutions (fuse-"
                                        "tile-and-vectorize's option)"),
                         llvm::cl::init(false)};
+  Option<bool> overlapCollectives{
+      *this, "overlap-collectives",
+      llvm::cl::desc("Overlap gradient buckets' all-reduces with the "
+                     "backward pass (convert-fuse-collectives' overlap)"),
+      llvm::cl::init(true)};
   fuse::PipelineOptions get() const {
     fuse::PipelineOptions options;
     options.fusion = fusion;
     options.profile = profile;
     options.winograd = winograd;
+    options.overlapCollectives = overlapCollectives;
     return options;
   }
 };

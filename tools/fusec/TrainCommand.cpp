@@ -185,6 +185,12 @@ cl::opt<bool> allowNan(
     cl::desc("Keep training when a step's loss is NaN or infinite (default: "
              "stop with an error naming the step, before any checkpoint)"),
     cl::cat(fusec::category()), cl::sub(fusec::trainCommand));
+cl::opt<bool> overlap(
+    "overlap",
+    cl::desc("Under mpirun: reduce the last layers' gradients while the "
+             "backward pass of the earlier ones runs (--overlap=false: "
+             "after the backward pass; the same results, bit for bit)"),
+    cl::init(true), cl::cat(fusec::category()), cl::sub(fusec::trainCommand));
 cl::opt<std::string> jsonPath("json",
                               cl::desc("Write a summary of the run as JSON"),
                               cl::value_desc("PATH"),
@@ -618,6 +624,7 @@ int fusec::trainMain() {
   engineOptions.winograd = fusec::winograd;
   engineOptions.threads = threadsPerRank(fusec::threads());
   engineOptions.dataParallel = comm != nullptr;
+  engineOptions.overlapCollectives = overlap;
   engineOptions.profile = fusec::profile;
   CompileStats compileStats;
   if (fusec::stats())

@@ -1473,7 +1473,7 @@ LogicalResult ClipGradientsOp::verify() {
 LogicalResult AllReduceOp::verify() {
   if (getInputs().empty())
     return emitOpError("needs at least one tensor to reduce");
-  // The runtime reduces f32 buffers (fuse_all_reduce_f32), each of static
+  // The runtime reduces f32 buffers (fuse_all_reduce_start_f32), each of static
   // size: the lowering packs the tensors into them.
   for (auto [i, input] : llvm::enumerate(getInputs())) {
     auto type = cast<RankedTensorType>(input.getType());

@@ -5,6 +5,9 @@
 
 #include "mlir/Pass/Pass.h"
 
+#include <string>
+#include <vector>
+
 namespace mlir {
 class ModuleOp;
 namespace func {
@@ -19,6 +22,13 @@ namespace fuse {
 
 #define GEN_PASS_REGISTRATION
 #include "fuse/Conversion/Passes.h.inc"
+
+/// For --stats, before convert-fuse-collectives: per fuse.all_reduce of
+/// `module`, a line naming the gradients it reduces before their optimizer
+/// update (by their parameters' names, with shapes), and which of them no
+/// longer fuse into the update because of it: those a matmul computes,
+/// whose update fuse-tile-matmuls otherwise fuses into the matmul's tiles.
+std::vector<std::string> describeReducedGradients(mlir::ModuleOp module);
 
 } // namespace fuse
 

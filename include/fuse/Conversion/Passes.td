@@ -85,21 +85,37 @@ def ConvertFuseCollectives
     multiplied by its prescale (fuse ops, lowered and fused by
     `convert-fuse-to-linalg`), concatenated in reverse operand order into
     f32 buffers of about `bucket-bytes` each (a tensor larger than that is
-    a bucket of its own), and one call per bucket of the runtime's
-    `fuse_all_reduce_f32(data, count, kind)` (`fuse/ABI.h`), which reduces
-    the buffer in place across the ranks (passed as its aligned pointer).
-    Each result is then a slice of its reduced bucket. The bucket is a
-    `memref.alloc` written by
+    a bucket of its own). The runtime (`fuse/ABI.h`) reduces each bucket in
+    place across the ranks: `fuse_all_reduce_start_f32(data, count, kind)`
+    starts it (passed as its aligned pointer) and returns a handle,
+    `fuse_all_reduce_wait(handle)` ends it. Each result is then a slice of
+    its reduced bucket. The bucket is a `memref.alloc` written by
     `bufferization.materialize_in_destination` and read back through a
-    `restrict` `bufferization.to_tensor`, so the call sits between its
+    `restrict` `bufferization.to_tensor`, so the calls sit between its
     writers and readers once bufferized (`fuse-workspace` then makes it a
     caller buffer). Reverse order puts a step's last gradients, which the
-    backward pass computes first, in the first bucket. Runs before
-    `convert-fuse-to-linalg`; adds the callee's declaration to the module.
+    backward pass computes first, in the first bucket.
+
+    With `overlap` (the default), as PyTorch's DistributedDataParallel, a
+    bucket starts right after the last of its tensors (in the all_reduce's
+    block) is computed, buckets in order, and is waited for right before
+    the first op reading one of its results: the backward pass of the
+    earlier layers runs while the last layers' buckets are reduced. Each
+    op computing one of the tensors while a bucket is in flight is followed
+    by `fuse_all_reduce_progress()`, which lets MPI move the nonblocking
+    collectives on. Without, the start and the wait sit together at the
+    all_reduce. The buckets and the calls reducing them are the same
+    either way: so are the results, bit for bit.
+
+    Runs before `convert-fuse-to-linalg`; adds the callees' declarations
+    to the module.
   }];
   let options = [
     Option<"bucketBytes", "bucket-bytes", "int64_t",
-           /*default=*/"8 << 20", "Bytes of one bucket, about">
+           /*default=*/"256 << 10", "Bytes of one bucket, about">,
+    Option<"overlap", "overlap", "bool", /*default=*/"true",
+           "Start each bucket after its last tensor and wait before its "
+           "first reader (false: both at the all_reduce)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
