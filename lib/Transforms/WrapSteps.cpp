@@ -196,7 +196,7 @@ LogicalResult wrap(func::FuncOp step, SymbolTable &symbols) {
       inits.push_back(tensor::EmptyOp::create(b, loc, type.getShape(),
                                               type.getElementType(), k));
     }
-  for (const CarriedCopy &copy : copies)
+  for (CarriedCopy copy : copies)
     inits.push_back(CastOp::create(b, copy.cast.getLoc(),
                                    copy.cast.getType(),
                                    entry->getArgument(copy.arg)));
@@ -253,7 +253,7 @@ LogicalResult wrap(func::FuncOp step, SymbolTable &symbols) {
               nested, bodyLoc, metric, stack, slice.offsets, slice.sizes,
               slice.strides));
         }
-        for (const CarriedCopy &copy : copies)
+        for (CarriedCopy copy : copies)
           yields.push_back(mapping.lookup(copy.next));
         scf::YieldOp::create(nested, bodyLoc, yields);
       });
