@@ -93,8 +93,8 @@ void keepCopiesInUpdates(func::FuncOp func,
     OpBuilder b(op);
     NamedAttrList properties(
         cast<DictionaryAttr>(op->getPropertiesAsAttribute()));
-    auto segments = cast<DenseI32ArrayAttr>(
-        properties.get("operandSegmentSizes"));
+    auto segments =
+        cast<DenseI32ArrayAttr>(properties.get("operandSegmentSizes"));
     SmallVector<int32_t> sizes(segments.asArrayRef());
     sizes.back() = copies.size();
     properties.set("operandSegmentSizes", b.getDenseI32ArrayAttr(sizes));

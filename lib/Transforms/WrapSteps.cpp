@@ -145,9 +145,8 @@ LogicalResult wrap(func::FuncOp step, SymbolTable &symbols) {
       auto cast = optimizer.getCopies()[k].getDefiningOp<CastOp>();
       auto arg = cast ? dyn_cast<BlockArgument>(cast.getInput()) : nullptr;
       if (!arg || arg.getOwner() != &step.front() ||
-          llvm::any_of(copies, [&](const CarriedCopy &c) {
-            return c.cast == cast;
-          }))
+          llvm::any_of(copies,
+                       [&](const CarriedCopy &c) { return c.cast == cast; }))
         continue;
       Value nextParam = optimizer->getResult(i);
       bool carried = false;
@@ -155,8 +154,8 @@ LogicalResult wrap(func::FuncOp step, SymbolTable &symbols) {
         carried |= carriedArg[j] == arg.getArgNumber() &&
                    terminator->getOperand(j) == nextParam;
       if (carried)
-        copies.push_back({cast, arg.getArgNumber(),
-                          optimizer->getResult(first + k)});
+        copies.push_back(
+            {cast, arg.getArgNumber(), optimizer->getResult(first + k)});
     }
   });
 
@@ -197,8 +196,7 @@ LogicalResult wrap(func::FuncOp step, SymbolTable &symbols) {
                                               type.getElementType(), k));
     }
   for (CarriedCopy copy : copies)
-    inits.push_back(CastOp::create(b, copy.cast.getLoc(),
-                                   copy.cast.getType(),
+    inits.push_back(CastOp::create(b, copy.cast.getLoc(), copy.cast.getType(),
                                    entry->getArgument(copy.arg)));
   unsigned firstCopy = inits.size() - copies.size();
   auto loop = scf::ForOp::create(

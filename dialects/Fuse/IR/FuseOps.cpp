@@ -1185,8 +1185,8 @@ static LogicalResult verifyCopies(Operation *op, ValueRange params,
              << params.size() << " parameters, got " << i << " at #" << k;
     previous = i;
     auto param = cast<RankedTensorType>(params[i].getType());
-    auto expected = RankedTensorType::get(
-        param.getShape(), BFloat16Type::get(op->getContext()));
+    auto expected = RankedTensorType::get(param.getShape(),
+                                          BFloat16Type::get(op->getContext()));
     if (copies[k].getType() != expected)
       return op->emitOpError("copy #")
              << k << " has type " << copies[k].getType() << ", expected "
@@ -1340,8 +1340,8 @@ unsigned AdamOp::getNumStatesPerParam() { return getAmsgrad() ? 3 : 2; }
 template <typename OpTy> static LogicalResult verifyAdamLike(OpTy op) {
   if (failed(verifyHyperparameters(op, op.getParams())))
     return failure();
-  if (failed(verifyCopies(op, op.getParams(), op.getCopies(),
-                          op.getCopyParams())))
+  if (failed(
+          verifyCopies(op, op.getParams(), op.getCopies(), op.getCopyParams())))
     return failure();
   return verifyOptimizer(op, op.getParams(), op.getGrads(), op.getStates(),
                          op.getCopies(), op.getResultTypes(),

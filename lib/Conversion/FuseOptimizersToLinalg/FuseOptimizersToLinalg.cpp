@@ -439,8 +439,8 @@ SmallVector<Value> emitFused(OpBuilder &b, Location loc, const Operands &ops,
     results.front().getDefiningOp()->setAttr(kOptimizerUpdateAttrName,
                                              b.getUnitAttr());
     for (auto [j, i] : llvm::enumerate(group))
-      perParam[i] = llvm::to_vector(
-          ArrayRef(results).slice(offsets[j], widths[j]));
+      perParam[i] =
+          llvm::to_vector(ArrayRef(results).slice(offsets[j], widths[j]));
   }
   return regroup(perParam, ops.numStates, ops.copyParams);
 }
@@ -727,12 +727,9 @@ struct ConvertFuseOptimizersToLinalgPass
   using Base::Base;
 
   template <typename OpTy> Operands operandsOf(OpTy op) {
-    return {op.getParams(),
-            op.getGrads(),
-            op.getStates(),
-            op.getNumStatesPerParam(),
-            op.getCopies(),
-            op.getCopyParams().value_or(ArrayRef<int64_t>())};
+    return {op.getParams(), op.getGrads(),
+            op.getStates(), op.getNumStatesPerParam(),
+            op.getCopies(), op.getCopyParams().value_or(ArrayRef<int64_t>())};
   }
 
   void runOnOperation() override {
