@@ -169,7 +169,12 @@ def main():
                 "old_args": call(kinds[0]), "new_args": call(kinds[1])})
         binary = os.path.join(work, "harness")
         libomp = "/usr/lib/llvm-22/lib"
-        subprocess.run(["cc", "-O2", "-no-pie", source] + objects +
+        # compiler-rt's builtins: bf16 code calls __truncsfbf2, which
+        # GCC 12's libgcc lacks (the JIT resolves it from LLVM's).
+        builtins = [b for b in [os.path.join(
+            libomp, "clang/22/lib/linux/libclang_rt.builtins-x86_64.a")]
+            if os.path.exists(b)]
+        subprocess.run(["cc", "-O2", "-no-pie", source] + objects + builtins +
                        ["-o", binary, "-lm", f"-L{libomp}", "-lomp",
                         f"-Wl,-rpath,{libomp}"], check=True)
         subprocess.run([binary], check=True)

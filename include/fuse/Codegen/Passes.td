@@ -563,7 +563,11 @@ def FuseApproximateMath : Pass<"fuse-approximate-math"> {
     Rewrites f32 `math` ops (exp, log, tanh, erf, ...) into polynomial
     approximations made of plain arithmetic, scalar or vector, so that the
     code vectorizes instead of calling libm element by element. f64 ops are
-    left to libm.
+    left to libm. On targets without AVX512_BF16 (`fuse.target`, else the
+    host), also rewrites `arith.truncf` to bf16 and `arith.extf` from it
+    into integer arithmetic on the bits (upstream's bf16 expansion: round
+    to nearest even), which vectorizes, instead of LLVM's call of
+    `__truncsfbf2` per element.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
