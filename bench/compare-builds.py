@@ -11,6 +11,11 @@ benchmark minutes apart compare the drift. Here both builds run in the same
 process, within milliseconds of each other, many times over; each build's
 fastest round is its figure when the host was fast.
 
+A K-step function (`--entry=train_steps`) also takes its dynamic sizes
+(K: the stacked batches' and metrics' leading dim) as integers: give K
+with --dynamic-size=K (and the rest with --shape, e.g. x=8x64x28x28); the
+time is then per call of K steps.
+
 Each build emits an object file (`fusec --emit=obj`) whose function takes
 one pointer per argument, result and workspace buffer; every buffer is
 --buffer-mib MiB (64 by default: raise it for larger tensors) of zeros (the
@@ -34,8 +39,8 @@ HARNESS = r"""
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-void f_old(%(params)s);
-void f_new(%(params)s);
+void f_old(%(old_params)s);
+void f_new(%(new_params)s);
 void omp_set_num_threads(int);
 static double now(void) {
   struct timespec t;
@@ -53,10 +58,10 @@ int main(void) {
     memset(p[i], 0, (size_t)%(mib)d << 20);
   }
   static const int threads[2] = {%(old_threads)d, %(new_threads)d};
-  f_old(%(args)s);
-  f_new(%(args)s);
+  f_old(%(old_args)s);
+  f_new(%(new_args)s);
   double t0 = now();
-  f_old(%(args)s);
+  f_old(%(old_args)s);
   int inner = (int)(0.01 / (now() - t0)) + 1;
   static double times[2][%(rounds)d];
   for (int r = 0; r < %(rounds)d; r++)
@@ -66,9 +71,9 @@ int main(void) {
       t0 = now();
       for (int i = 0; i < inner; i++) {
         if (v)
-          f_new(%(args)s);
+          f_new(%(new_args)s);
         else
-          f_old(%(args)s);
+          f_old(%(old_args)s);
       }
       times[v][r] = (now() - t0) / inner * 1e6;
     }
@@ -83,9 +88,10 @@ int main(void) {
 """
 
 
-def count_pointer_args(fusec, args):
-    """The number of arguments of the entry function `fusec` emits, all
-    pointers (tensors, results and workspace buffers)."""
+def argument_kinds(fusec, args):
+    """The arguments of the entry function `fusec` emits: "ptr" (tensors,
+    results and workspace buffers) or "i64" (a dynamic size, such as the
+    step count K of a `_steps` function, given by --dynamic-size)."""
     ir = subprocess.run([fusec, "--emit=llvm-ir", args.file,
                          f"--entry={args.entry}", "-o", "-"] + args.fusec_args,
                         check=True, capture_output=True, text=True).stdout
@@ -96,11 +102,15 @@ def count_pointer_args(fusec, args):
     flat = define.group(1)
     while "(" in flat:  # attributes such as initializes((0, 64))
         flat = re.sub(r"\([^()]*\)", "", flat)
-    params = [p.strip() for p in flat.split(",") if p.strip()]
-    if not all(p.startswith("ptr") for p in params):
-        sys.exit(f"compare-builds: @{args.entry} takes non-pointer arguments; "
-                 "only tensor arguments are supported")
-    return len(params)
+    params = [p.strip().split()[0] for p in flat.split(",") if p.strip()]
+    for p in params:
+        if p == "i64" and args.dynamic_size is None:
+            sys.exit(f"compare-builds: @{args.entry} takes dynamic sizes "
+                     "(i64 arguments): give their value with --dynamic-size")
+        if p not in ("ptr", "i64"):
+            sys.exit(f"compare-builds: @{args.entry} takes a {p} argument; "
+                     "only tensors and dynamic sizes are supported")
+    return params
 
 
 def main():
@@ -113,6 +123,7 @@ def main():
     parser.add_argument("--buffer-mib", type=int, default=64)
     parser.add_argument("--old-threads", type=int, default=0)
     parser.add_argument("--new-threads", type=int, default=0)
+    parser.add_argument("--dynamic-size", type=int, default=None)
     args, fusec_args = parser.parse_known_args()
     args.fusec_args = [a for a in fusec_args if a != "--"]
 
@@ -126,22 +137,44 @@ def main():
             subprocess.run(["objcopy", f"--redefine-sym={args.entry}=f_{name}",
                             obj], check=True)
             objects.append(obj)
-        # The builds may take different numbers of workspace buffers (the
-        # last arguments): both get as many as the larger count, which the
-        # x86-64 calling convention lets a callee ignore.
-        n = max(count_pointer_args(fusec, args)
-                for fusec in (args.old, args.new))
+        # The builds may take different numbers of workspace buffers: each
+        # gets its own signature, pointers from one shared pool (as many as
+        # the larger count) and every dynamic size --dynamic-size.
+        kinds = [argument_kinds(fusec, args)
+                 for fusec in (args.old, args.new)]
+        n = max(k.count("ptr") for k in kinds)
+
+        def signature(params):
+            return ", ".join("void *" if p == "ptr" else "long"
+                             for p in params)
+
+        def call(params):
+            values, next_ptr = [], 0
+            for p in params:
+                if p == "ptr":
+                    values.append(f"p[{next_ptr}]")
+                    next_ptr += 1
+                else:
+                    values.append(f"{args.dynamic_size}L")
+            return ", ".join(values)
+
         source = os.path.join(work, "harness.c")
         with open(source, "w") as f:
             f.write(HARNESS % {
                 "n": n, "rounds": args.rounds, "mib": args.buffer_mib,
                 "old_threads": args.old_threads,
                 "new_threads": args.new_threads,
-                "params": ", ".join(["void *"] * n),
-                "args": ", ".join(f"p[{i}]" for i in range(n))})
+                "old_params": signature(kinds[0]),
+                "new_params": signature(kinds[1]),
+                "old_args": call(kinds[0]), "new_args": call(kinds[1])})
         binary = os.path.join(work, "harness")
         libomp = "/usr/lib/llvm-22/lib"
-        subprocess.run(["cc", "-O2", "-no-pie", source] + objects +
+        # compiler-rt's builtins: bf16 code calls __truncsfbf2, which
+        # GCC 12's libgcc lacks (the JIT resolves it from LLVM's).
+        builtins = [b for b in [os.path.join(
+            libomp, "clang/22/lib/linux/libclang_rt.builtins-x86_64.a")]
+            if os.path.exists(b)]
+        subprocess.run(["cc", "-O2", "-no-pie", source] + objects + builtins +
                        ["-o", binary, "-lm", f"-L{libomp}", "-lomp",
                         f"-Wl,-rpath,{libomp}"], check=True)
         subprocess.run([binary], check=True)

@@ -31,8 +31,9 @@ def Fuse_OptimizerOpInterface : OpInterface<"OptimizerOpInterface"> {
   let cppNamespace = "::fuse";
   let description = [{
     An optimizer op: operands `lr`, `step`, then the parameters, their
-    gradients and their states (state k of parameter i at k * n + i);
-    results the new parameters, then the new states.
+    gradients and their states (state k of parameter i at k * n + i), then
+    the current bf16 copies of the parameters at `copy_params`; results the
+    new parameters, then the new states, then the new copies.
   }];
   let methods = [
     InterfaceMethod<
@@ -41,7 +42,16 @@ def Fuse_OptimizerOpInterface : OpInterface<"OptimizerOpInterface"> {
     InterfaceMethod<
       "The value state `k` of every parameter starts at.",
       "double", "getStateInitialValue", (ins "unsigned":$k), [{}],
-      [{ return 0.0; }]>
+      [{ return 0.0; }]>,
+    InterfaceMethod<"The parameters.", "::mlir::OperandRange", "getParams",
+      (ins), [{}], [{ return $_op.getParams(); }]>,
+    InterfaceMethod<"The current bf16 copies of the parameters at "
+      "getCopyParams(), whose storage the new ones (the last results) take.",
+      "::mlir::OperandRange", "getCopies", (ins), [{}],
+      [{ return $_op.getCopies(); }]>,
+    InterfaceMethod<"The indices (into getParams()) of the copied "
+      "parameters.", "std::optional<::llvm::ArrayRef<int64_t>>",
+      "getCopyParams", (ins), [{}], [{ return $_op.getCopyParams(); }]>
   ];
 }
 

@@ -992,6 +992,20 @@ def Fuse_LearningRate : 0DTensorOf<[F32]> {
   let builderCall = "::mlir::RankedTensorType::get({}, $_builder.getF32Type())";
 }
 
+// Every optimizer op may also keep bf16 copies of some of its parameters
+// (mixed precision's master weights, fuse-apply-precision-policy):
+// `copies` are the current copies of the parameters at `copy_params`
+// (indices into `params`, increasing), whose storage the new ones take
+// (their values are not read); each new copy, a result after the new
+// states, is the new parameter rounded to bf16 (nearest, ties to even), as
+// `fuse.cast` of it, written by the same loop as the parameter.
+//
+// ```mlir
+// %p2, %m2, %v2, %c2 = fuse.adam %lr, %step params(%p : tensor<4xf32>)
+//     grads(%g : tensor<4xf32>) states(%m, %v : tensor<4xf32>, tensor<4xf32>)
+//     copies(%c : tensor<4xbf16>) {copy_params = array<i64: 0>}
+//     -> tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xbf16>
+// ```
 class Fuse_OptimizerOp<string mnemonic, list<string> overridden = []>
     : Fuse_Op<mnemonic, [Pure, AttrSizedOperandSegments, InferTypeOpAdaptor,
                          DeclareOpInterfaceMethods<Fuse_OptimizerOpInterface,
@@ -1000,23 +1014,27 @@ class Fuse_OptimizerOp<string mnemonic, list<string> overridden = []>
   let arguments = !con((ins Fuse_LearningRate:$lr, Fuse_StepTensor:$step,
                             Variadic<Fuse_FloatTensor>:$params,
                             Variadic<Fuse_FloatTensor>:$grads,
-                            Variadic<Fuse_FloatTensor>:$states),
+                            Variadic<Fuse_FloatTensor>:$states,
+                            Variadic<TensorOf<[BF16]>>:$copies,
+                            OptionalAttr<DenseI64ArrayAttr>:$copy_params),
                        extraArguments);
   let results = (outs Variadic<Fuse_FloatTensor>:$results);
   let assemblyFormat = [{
     $lr `,` $step `params` `(` $params `:` type($params) `)`
     `grads` `(` $grads `:` type($grads) `)`
-    `states` `(` ($states^ `:` type($states))? `)` attr-dict
+    `states` `(` ($states^ `:` type($states))? `)`
+    (`copies` `(` $copies^ `:` type($copies) `)`)? attr-dict
     `->` type($results)
   }];
   let hasVerifier = 1;
-  // Results: the new parameters, then the new states.
+  // Results: the new parameters, then the new states, then the new copies.
   let extraClassDefinition = [{
     ::llvm::LogicalResult $cppClass::inferReturnTypes(
         ::mlir::MLIRContext *, std::optional<::mlir::Location>,
         Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &types) {
       ::llvm::append_range(types, adaptor.getParams().getTypes());
       ::llvm::append_range(types, adaptor.getStates().getTypes());
+      ::llvm::append_range(types, adaptor.getCopies().getTypes());
       return ::mlir::success();
     }
   }];

@@ -46,6 +46,68 @@ bool isF32Tensor(Value v) {
   return type && type.getElementType().isF32();
 }
 
+/// Master weights: the optimizer update of a parameter whose bf16 copy the
+/// step reads (`casts[p]`) also writes the next step's copy, in the same
+/// loop as the f32 parameter, so that fuse-wrap-steps can carry the copy
+/// from one step to the next instead of casting the weight again. Only
+/// parameters updated in place (a result `fuse.in_place` of the argument
+/// is the update's new parameter) qualify: the carried copy must be the
+/// cast of what the next step reads.
+void keepCopiesInUpdates(func::FuncOp func,
+                         const DenseMap<Value, Value> &casts) {
+  Block &entry = func.front();
+  auto ret = dyn_cast<func::ReturnOp>(entry.getTerminator());
+  if (!ret)
+    return;
+  // The argument each returned value replaces.
+  DenseMap<Value, unsigned> inPlaceOf;
+  for (unsigned j = 0; j < ret.getNumOperands(); ++j)
+    if (auto index = func.getResultAttrOfType<IntegerAttr>(
+            j, fuse::abi::kInPlaceAttrName))
+      inPlaceOf[ret.getOperand(j)] = index.getInt();
+  SmallVector<fuse::OptimizerOpInterface> optimizers;
+  func.walk([&](fuse::OptimizerOpInterface op) { optimizers.push_back(op); });
+  for (fuse::OptimizerOpInterface op : optimizers) {
+    if (!op.getCopies().empty())
+      continue;
+    SmallVector<int64_t> indices;
+    SmallVector<Value> copies;
+    for (auto [i, param] : llvm::enumerate(op.getParams())) {
+      auto arg = dyn_cast<BlockArgument>(param);
+      auto copy = casts.find(param);
+      auto replaced = inPlaceOf.find(op->getResult(i));
+      if (!arg || arg.getOwner() != &entry || copy == casts.end() ||
+          replaced == inPlaceOf.end() || replaced->second != arg.getArgNumber())
+        continue;
+      indices.push_back(i);
+      copies.push_back(copy->second);
+    }
+    if (copies.empty())
+      continue;
+    // The same op with the copies as its last operands and results.
+    OperationState state(op->getLoc(), op->getName());
+    state.addOperands(op->getOperands());
+    state.addOperands(copies);
+    state.addTypes(op->getResultTypes());
+    state.addTypes(ValueRange(copies).getTypes());
+    OpBuilder b(op);
+    NamedAttrList properties(
+        cast<DictionaryAttr>(op->getPropertiesAsAttribute()));
+    auto segments =
+        cast<DenseI32ArrayAttr>(properties.get("operandSegmentSizes"));
+    SmallVector<int32_t> sizes(segments.asArrayRef());
+    sizes.back() = copies.size();
+    properties.set("operandSegmentSizes", b.getDenseI32ArrayAttr(sizes));
+    properties.set("copy_params", b.getDenseI64ArrayAttr(indices));
+    state.propertiesAttr = properties.getDictionary(func.getContext());
+    Operation *updated = b.create(state);
+    op->replaceAllUsesWith(
+        updated->getResults().take_front(op->getNumResults()));
+    LLVM_DEBUG(llvm::dbgs() << "bf16 copies written by: " << *updated << "\n");
+    op->erase();
+  }
+}
+
 /// Casts the operands of `func`'s f32 contractions to bf16, one cast per
 /// value, placed right after its definition so that every user sees it.
 void applyBF16Policy(func::FuncOp func) {
@@ -82,6 +144,7 @@ void applyBF16Policy(func::FuncOp func) {
       op->setOperand(i, castOf(op->getOperand(i)));
     LLVM_DEBUG(llvm::dbgs() << "bf16 operands: " << *op << "\n");
   }
+  keepCopiesInUpdates(func, casts);
 }
 
 struct FuseApplyPrecisionPolicyPass

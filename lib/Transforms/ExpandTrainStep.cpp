@@ -55,7 +55,7 @@ Operation *createOptimizer(OpBuilder &b, TrainStepOp step, Value lr,
   int32_t n = params.size();
   properties.set("operandSegmentSizes",
                  b.getDenseI32ArrayAttr(
-                     {1, 1, n, n, static_cast<int32_t>(states.size())}));
+                     {1, 1, n, n, static_cast<int32_t>(states.size()), 0}));
   state.propertiesAttr = properties.getDictionary(b.getContext());
   return b.create(state);
 }

@@ -3,7 +3,9 @@
 // Step fusing: each step function gets a companion running K steps per
 // call, an scf.for around a copy of the step's body. Batch inputs and
 // per-step metrics gain a leading dim of K that stays dynamic, so K is a
-// run-time value; parameters and optimizer state are loop-carried in place.
+// run-time value; parameters and optimizer state are loop-carried in place,
+// and so are the bf16 copies of parameters that the optimizer's update
+// writes (mixed precision's master weights), cast once before the loop.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +13,7 @@
 #include "fuse/Transforms/Passes.h"
 
 #include "Fuse/IR/FuseDialect.h"
+#include "Fuse/IR/FuseOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -123,6 +126,39 @@ LogicalResult wrap(func::FuncOp step, SymbolTable &symbols) {
     resultAttrs.push_back(attrs.getDictionary(context));
   }
 
+  // Mixed precision's bf16 copies of carried parameters: a `fuse.cast` of
+  // a carried argument that an optimizer update also writes for the next
+  // step (its `copies`) is carried too, cast once before the loop instead
+  // of at every step.
+  struct CarriedCopy {
+    CastOp cast;
+    unsigned arg;
+    Value next;
+  };
+  SmallVector<CarriedCopy> copies;
+  Operation *terminator = step.front().getTerminator();
+  step.walk([&](OptimizerOpInterface optimizer) {
+    ArrayRef<int64_t> indices =
+        optimizer.getCopyParams().value_or(ArrayRef<int64_t>());
+    unsigned first = optimizer->getNumResults() - indices.size();
+    for (auto [k, i] : llvm::enumerate(indices)) {
+      auto cast = optimizer.getCopies()[k].getDefiningOp<CastOp>();
+      auto arg = cast ? dyn_cast<BlockArgument>(cast.getInput()) : nullptr;
+      if (!arg || arg.getOwner() != &step.front() ||
+          llvm::any_of(copies,
+                       [&](const CarriedCopy &c) { return c.cast == cast; }))
+        continue;
+      Value nextParam = optimizer->getResult(i);
+      bool carried = false;
+      for (unsigned j = 0; j < numResults; ++j)
+        carried |= carriedArg[j] == arg.getArgNumber() &&
+                   terminator->getOperand(j) == nextParam;
+      if (carried)
+        copies.push_back(
+            {cast, arg.getArgNumber(), optimizer->getResult(first + k)});
+    }
+  });
+
   OpBuilder b(step);
   b.setInsertionPointAfter(step);
   auto steps = func::FuncOp::create(
@@ -159,6 +195,10 @@ LogicalResult wrap(func::FuncOp step, SymbolTable &symbols) {
       inits.push_back(tensor::EmptyOp::create(b, loc, type.getShape(),
                                               type.getElementType(), k));
     }
+  for (CarriedCopy copy : copies)
+    inits.push_back(CastOp::create(b, copy.cast.getLoc(), copy.cast.getType(),
+                                   entry->getArgument(copy.arg)));
+  unsigned firstCopy = inits.size() - copies.size();
   auto loop = scf::ForOp::create(
       b, loc, zero, k, one, inits,
       [&](OpBuilder &nested, Location bodyLoc, Value i, ValueRange iterArgs) {
@@ -187,9 +227,14 @@ LogicalResult wrap(func::FuncOp step, SymbolTable &symbols) {
           }
           mapping.map(step.getArgument(a), given);
         }
+        for (auto [c, copy] : llvm::enumerate(copies))
+          mapping.map(copy.cast.getResult(), iterArgs[firstCopy + c]);
         Block &body = step.front();
-        for (Operation &op : body.without_terminator())
+        for (Operation &op : body.without_terminator()) {
+          if (op.getNumResults() == 1 && mapping.contains(op.getResult(0)))
+            continue; // a carried copy's cast
           nested.clone(op, mapping);
+        }
         Operation *ret = body.getTerminator();
         SmallVector<Value> yields;
         for (unsigned j = 0; j < numResults; ++j)
@@ -206,6 +251,8 @@ LogicalResult wrap(func::FuncOp step, SymbolTable &symbols) {
               nested, bodyLoc, metric, stack, slice.offsets, slice.sizes,
               slice.strides));
         }
+        for (CarriedCopy copy : copies)
+          yields.push_back(mapping.lookup(copy.next));
         scf::YieldOp::create(nested, bodyLoc, yields);
       });
 

@@ -59,6 +59,29 @@ func.func @conv_step(%k: tensor<3x3x2x4xf32>, %x: tensor<2x6x6x2xf32>, %d: tenso
 
 // -----
 
+// Master weights: the update of a weight whose bf16 copy the step reads
+// also writes the next step's copy (copies, copy_params); the bias, never
+// cast, gets none, and neither does a weight whose new value is not
+// returned in place of its argument.
+// CHECK-LABEL: func.func @update_step
+// CHECK-DAG: %[[WB:.*]] = fuse.cast %arg0 : (tensor<6x4xf32>) -> tensor<6x4xbf16>
+// CHECK-DAG: %[[VB:.*]] = fuse.cast %arg2 : (tensor<4x4xf32>) -> tensor<4x4xbf16>
+// CHECK: %[[U:.*]]:3 = fuse.sgd %arg4, %arg5 params(%arg0, %arg1 : tensor<6x4xf32>, tensor<4xf32>) grads(%{{.*}}, %{{.*}} : tensor<6x4xf32>, tensor<4xf32>) states() copies(%[[WB]] : tensor<6x4xbf16>) {copy_params = array<i64: 0>} -> tensor<6x4xf32>, tensor<4xf32>, tensor<6x4xbf16>
+// CHECK: %[[V:.*]] = fuse.sgd %arg4, %arg5 params(%arg2 : tensor<4x4xf32>) grads(%{{.*}} : tensor<4x4xf32>) states() -> tensor<4x4xf32>
+// CHECK: return %[[U]]#0, %[[U]]#1, %[[V]]
+func.func @update_step(%w: tensor<6x4xf32>, %b: tensor<4xf32>, %v: tensor<4x4xf32>, %x: tensor<8x6xf32>, %lr: tensor<f32>, %s: tensor<i64>)
+    -> (tensor<6x4xf32> {fuse.in_place = 0}, tensor<4xf32> {fuse.in_place = 1}, tensor<4x4xf32>) attributes {fuse.precision = "bf16"} {
+  %y = fuse.matmul %x, %w : (tensor<8x6xf32>, tensor<6x4xf32>) -> tensor<8x4xf32>
+  %z = fuse.matmul %y, %v : (tensor<8x4xf32>, tensor<4x4xf32>) -> tensor<8x4xf32>
+  %dw = fuse.matmul %x, %z {transpose_lhs} : (tensor<8x6xf32>, tensor<8x4xf32>) -> tensor<6x4xf32>
+  %db = fuse.reduce_sum %z {axes = array<i64: 0>} : (tensor<8x4xf32>) -> tensor<4xf32>
+  %u:2 = fuse.sgd %lr, %s params(%w, %b : tensor<6x4xf32>, tensor<4xf32>) grads(%dw, %db : tensor<6x4xf32>, tensor<4xf32>) states() -> tensor<6x4xf32>, tensor<4xf32>
+  %nv = fuse.sgd %lr, %s params(%v : tensor<4x4xf32>) grads(%v : tensor<4x4xf32>) states() -> tensor<4x4xf32>
+  return %u#0, %u#1, %nv : tensor<6x4xf32>, tensor<4xf32>, tensor<4x4xf32>
+}
+
+// -----
+
 // expected-error @+1 {{unknown precision 'fp8'}}
 func.func @bad(%x: tensor<2xf32>) -> tensor<2xf32> attributes {fuse.precision = "fp8"} {
   return %x : tensor<2xf32>

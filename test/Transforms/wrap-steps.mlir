@@ -176,3 +176,35 @@ func.func @dp(%w: tensor<3x2xf32>, %x: tensor<4x3xf32> {fuse.per_step}, %y: tens
   %u = fuse.sgd %lr, %step params(%w : tensor<3x2xf32>) grads(%r : tensor<3x2xf32>) states() -> tensor<3x2xf32>
   return %g#0, %u : tensor<f32>, tensor<3x2xf32>
 }
+
+// -----
+
+// Master weights (fuse-apply-precision-policy's bf16 copies): the cast of a
+// carried weight that the update also writes (copies) is carried beside
+// the weight: cast once before the loop, read by the step from the
+// iteration's argument, and the update's new copy yielded for the next
+// step. No cast of the weight is left inside the loop.
+// CHECK-LABEL: func.func @bf16_steps
+// CHECK-SAME: (%[[W:[^:]*]]: tensor<3x2xf32>, %[[X:[^:]*]]: tensor<?x4x3xf32> {fuse.stacked}, %[[LR:[^:]*]]: tensor<f32>, %[[STEP:[^:]*]]: tensor<i64> {fuse.step_counter})
+// CHECK: %[[WB0:.*]] = fuse.cast %[[W]] : (tensor<3x2xf32>) -> tensor<3x2xbf16>
+// CHECK: %[[R:.*]]:3 = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[WI:.*]] = %[[W]], %{{.*}} = %{{.*}}, %[[WBI:.*]] = %[[WB0]]) -> (tensor<3x2xf32>, tensor<?xf32>, tensor<3x2xbf16>)
+// CHECK-NOT: fuse.cast %[[WI]]
+// CHECK: %[[XB:.*]] = fuse.cast %{{.*}} : (tensor<4x3xf32>) -> tensor<4x3xbf16>
+// CHECK-NOT: fuse.cast %[[WI]]
+// CHECK: fuse.matmul %[[XB]], %[[WBI]]
+// CHECK-NOT: fuse.cast %[[WI]]
+// CHECK: %[[U:.*]]:2 = fuse.sgd %[[LR]], %{{.*}} params(%[[WI]] : tensor<3x2xf32>) grads(%{{.*}} : tensor<3x2xf32>) states() copies(%[[WBI]] : tensor<3x2xbf16>) {copy_params = array<i64: 0>}
+// CHECK: scf.yield %[[U]]#0, %{{.*}}, %[[U]]#1 : tensor<3x2xf32>, tensor<?xf32>, tensor<3x2xbf16>
+// CHECK: return %{{.*}}, %[[R]]#0 : tensor<?xf32>, tensor<3x2xf32>
+func.func @bf16(%w: tensor<3x2xf32>, %x: tensor<4x3xf32> {fuse.per_step},
+                %lr: tensor<f32>, %step: tensor<i64> {fuse.step_counter})
+    -> (tensor<f32>, tensor<3x2xf32> {fuse.in_place = 0}) {
+  %wb = fuse.cast %w : (tensor<3x2xf32>) -> tensor<3x2xbf16>
+  %xb = fuse.cast %x : (tensor<4x3xf32>) -> tensor<4x3xbf16>
+  %h = fuse.matmul %xb, %wb : (tensor<4x3xbf16>, tensor<3x2xbf16>) -> tensor<4x2xf32>
+  %l = fuse.reduce_sum %h {axes = array<i64: 0, 1>} : (tensor<4x2xf32>) -> tensor<f32>
+  %hb = fuse.cast %h : (tensor<4x2xf32>) -> tensor<4x2xbf16>
+  %dw = fuse.matmul %xb, %hb {transpose_lhs} : (tensor<4x3xbf16>, tensor<4x2xbf16>) -> tensor<3x2xf32>
+  %u:2 = fuse.sgd %lr, %step params(%w : tensor<3x2xf32>) grads(%dw : tensor<3x2xf32>) states() copies(%wb : tensor<3x2xbf16>) {copy_params = array<i64: 0>} -> tensor<3x2xf32>, tensor<3x2xbf16>
+  return %l, %u#0 : tensor<f32>, tensor<3x2xf32>
+}

@@ -8,7 +8,9 @@
 // gradients (every matmul's operands rounded to bf16, summed in f32) within
 // bf16's tolerance of the f32 step's and not equal to them; the update of
 // the f32 master weights and Adam's states bitwise the f32 update of the
-// same gradients; parameters and states stay f32.
+// same gradients; parameters and states stay f32; the K-step function,
+// which carries the weights' bf16 copies written by the update, bitwise K
+// single steps.
 //
 //===----------------------------------------------------------------------===//
 
@@ -306,6 +308,71 @@ TEST(BF16Policy, MasterWeightUpdateIsTheF32UpdateBitwise) {
           << "tensor " << j << " after step " << s;
       state[j] = out[1 + j].contiguousCopy();
     }
+  }
+}
+
+// The K-step function carries each weight's bf16 copy, written by Adam's
+// update (master weights), instead of casting the weight at every step:
+// K steps in one call are bitwise K calls of the single step, which casts
+// at its start (losses, weights and states), for K = 1, 2 and 5.
+TEST(BF16Policy, CarriedCopiesMatchSingleStepsBitwise) {
+  auto engine = makeEngine(kPolicyModule);
+  Function &step = unwrap(engine->lookup("train_bf16"));
+  Function &steps = unwrap(engine->lookup("train_bf16_steps"));
+  Tensor lr = Tensor::fromValues<float>({}, {0.01f});
+  constexpr int64_t n = 5;
+  std::vector<Tensor> xs;
+  for (int64_t s = 0; s < n; ++s)
+    xs.push_back(randomTensor({kBatch, 24}, 200 + static_cast<unsigned>(s)));
+  auto initial = [] {
+    std::vector<Tensor> state = parameters();
+    for (int k = 0; k < 2; ++k)
+      for (const Tensor &p : parameters())
+        state.push_back(Tensor::zeros(DType::F32, p.shape()));
+    return state;
+  };
+  std::vector<Tensor> single = initial();
+  std::vector<float> singleLosses;
+  for (int64_t s = 0; s < n; ++s) {
+    std::vector<Tensor> args(single);
+    args.insert(args.end(),
+                {xs[s], labels(), lr, Tensor::fromValues<int64_t>({}, {s})});
+    std::vector<Tensor> out = unwrap(step.call(args));
+    singleLosses.push_back(out[0].data<float>()[0]);
+    for (size_t j = 0; j < 9; ++j)
+      single[j] = out[1 + j].contiguousCopy();
+  }
+  for (int64_t k : {1, 2, 5}) {
+    std::vector<Tensor> wrapped = initial();
+    std::vector<float> losses;
+    for (int64_t first = 0; first < n; first += k) {
+      int64_t count = std::min(k, n - first);
+      Tensor x = Tensor::empty(DType::F32, {count, kBatch, 24});
+      Tensor y = Tensor::empty(DType::I32, {count, kBatch});
+      for (int64_t i = 0; i < count; ++i) {
+        std::memcpy(x.data<float>() + i * kBatch * 24,
+                    xs[first + i].data<float>(), kBatch * 24 * sizeof(float));
+        std::memcpy(y.data<int32_t>() + i * kBatch, labels().data<int32_t>(),
+                    kBatch * sizeof(int32_t));
+      }
+      std::vector<Tensor> args(wrapped);
+      args.insert(args.end(),
+                  {x, y, lr, Tensor::fromValues<int64_t>({}, {first})});
+      std::vector<Tensor> out = unwrap(steps.call(args));
+      for (int64_t i = 0; i < count; ++i)
+        losses.push_back(out[0].data<float>()[i]);
+      for (size_t j = 0; j < 9; ++j)
+        wrapped[j] = out[1 + j].contiguousCopy();
+    }
+    ASSERT_EQ(losses.size(), singleLosses.size());
+    for (int64_t s = 0; s < n; ++s)
+      EXPECT_EQ(std::memcmp(&losses[s], &singleLosses[s], sizeof(float)), 0)
+          << "K " << k << ", loss of step " << s;
+    for (size_t j = 0; j < 9; ++j)
+      EXPECT_EQ(std::memcmp(wrapped[j].data(), single[j].data(),
+                            single[j].numElements() * sizeof(float)),
+                0)
+          << "K " << k << ", tensor " << j;
   }
 }
 

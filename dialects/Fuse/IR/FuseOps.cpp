@@ -1136,7 +1136,7 @@ LogicalResult ScatterAddOp::verify() {
 /// The operand and result layout shared by the optimizer ops.
 static LogicalResult verifyOptimizer(Operation *op, ValueRange params,
                                      ValueRange grads, ValueRange states,
-                                     TypeRange results,
+                                     ValueRange copies, TypeRange results,
                                      unsigned statesPerParam) {
   size_t n = params.size();
   if (grads.size() != n)
@@ -1159,10 +1159,39 @@ static LogicalResult verifyOptimizer(Operation *op, ValueRange params,
                << ", parameter #" << i << " has type " << params[i].getType();
   SmallVector<Type> expected(params.getTypes());
   llvm::append_range(expected, states.getTypes());
+  llvm::append_range(expected, copies.getTypes());
   if (results != TypeRange(expected))
-    return op->emitOpError("results must be the new parameters then the new "
-                           "states (")
+    return op->emitOpError("results must be the new parameters, the new "
+                           "states, then the new copies (")
            << expected.size() << " tensors of the same types)";
+  return success();
+}
+
+/// The bf16 copies of an optimizer op: one per index of `copyParams`, each
+/// of its parameter's shape.
+static LogicalResult verifyCopies(Operation *op, ValueRange params,
+                                  ValueRange copies,
+                                  std::optional<ArrayRef<int64_t>> copyParams) {
+  ArrayRef<int64_t> indices = copyParams.value_or(ArrayRef<int64_t>());
+  if (indices.size() != copies.size())
+    return op->emitOpError("has ")
+           << copies.size() << " copies but copy_params lists "
+           << indices.size() << " parameters";
+  int64_t previous = -1;
+  for (auto [k, i] : llvm::enumerate(indices)) {
+    if (i <= previous || i >= static_cast<int64_t>(params.size()))
+      return op->emitOpError("copy_params must be increasing indices of "
+                             "the ")
+             << params.size() << " parameters, got " << i << " at #" << k;
+    previous = i;
+    auto param = cast<RankedTensorType>(params[i].getType());
+    auto expected = RankedTensorType::get(param.getShape(),
+                                          BFloat16Type::get(op->getContext()));
+    if (copies[k].getType() != expected)
+      return op->emitOpError("copy #")
+             << k << " has type " << copies[k].getType() << ", expected "
+             << expected << " (parameter #" << i << " in bf16)";
+  }
   return success();
 }
 
@@ -1299,8 +1328,10 @@ LogicalResult SgdOp::verify() {
   if (getNesterov() &&
       (momentum <= 0.0 || getDampening().convertToDouble() != 0.0))
     return emitOpError("nesterov needs a positive momentum and no dampening");
+  if (failed(verifyCopies(*this, getParams(), getCopies(), getCopyParams())))
+    return failure();
   return verifyOptimizer(*this, getParams(), getGrads(), getStates(),
-                         getResultTypes(), getNumStatesPerParam());
+                         getCopies(), getResultTypes(), getNumStatesPerParam());
 }
 
 unsigned AdamOp::getNumStatesPerParam() { return getAmsgrad() ? 3 : 2; }
@@ -1309,8 +1340,12 @@ unsigned AdamOp::getNumStatesPerParam() { return getAmsgrad() ? 3 : 2; }
 template <typename OpTy> static LogicalResult verifyAdamLike(OpTy op) {
   if (failed(verifyHyperparameters(op, op.getParams())))
     return failure();
+  if (failed(
+          verifyCopies(op, op.getParams(), op.getCopies(), op.getCopyParams())))
+    return failure();
   return verifyOptimizer(op, op.getParams(), op.getGrads(), op.getStates(),
-                         op.getResultTypes(), op.getNumStatesPerParam());
+                         op.getCopies(), op.getResultTypes(),
+                         op.getNumStatesPerParam());
 }
 
 LogicalResult AdamOp::verify() { return verifyAdamLike(*this); }
@@ -1324,8 +1359,10 @@ double AdagradOp::getStateInitialValue(unsigned) {
 LogicalResult AdagradOp::verify() {
   if (failed(verifyHyperparameters(*this, getParams())))
     return failure();
+  if (failed(verifyCopies(*this, getParams(), getCopies(), getCopyParams())))
+    return failure();
   return verifyOptimizer(*this, getParams(), getGrads(), getStates(),
-                         getResultTypes(), getNumStatesPerParam());
+                         getCopies(), getResultTypes(), getNumStatesPerParam());
 }
 
 unsigned RmspropOp::getNumStatesPerParam() {
@@ -1336,8 +1373,10 @@ unsigned RmspropOp::getNumStatesPerParam() {
 LogicalResult RmspropOp::verify() {
   if (failed(verifyHyperparameters(*this, getParams())))
     return failure();
+  if (failed(verifyCopies(*this, getParams(), getCopies(), getCopyParams())))
+    return failure();
   return verifyOptimizer(*this, getParams(), getGrads(), getStates(),
-                         getResultTypes(), getNumStatesPerParam());
+                         getCopies(), getResultTypes(), getNumStatesPerParam());
 }
 
 unsigned LambOp::getNumStatesPerParam() { return 2; }
@@ -1564,7 +1603,9 @@ TrainStepOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   if (!hyperparameters)
     return success();
   for (NamedAttribute attr : hyperparameters)
-    if (!llvm::is_contained(optimizer->getAttributeNames(), attr.getName()))
+    // copy_params is the precision policy's, not a hyperparameter.
+    if (!llvm::is_contained(optimizer->getAttributeNames(), attr.getName()) ||
+        attr.getName() == "copy_params")
       return emitOpError("'")
              << attr.getName().getValue() << "' is not a hyperparameter of "
              << optimizer->getStringRef();

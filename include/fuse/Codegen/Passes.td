@@ -20,7 +20,12 @@ def FuseElementwiseFusion
     Unlike upstream `linalg-fuse-elementwise-ops`, it does not propagate
     reshapes through named ops: `linalg.matmul` and convolutions stay named
     for the contraction code generator. Each fused op is built once, every
-    body cloned once: linear in the chain. The work done is counted in pass
+    body cloned once: linear in the chain. An out that a body never reads
+    becomes a `tensor.empty` (upstream's clean-up), except where its result
+    is what an enclosing `scf.for` carries to the next iteration (a master
+    weight's `bf16` copy, written by the optimizer's update): that out is
+    the iteration's carried value, so it bufferizes in place instead of
+    into a new buffer copied back each iteration. The work done is counted in pass
     statistics (`--mlir-pass-statistics`, with an LLVM built with
     statistics; Debian's is not) and, with option `report`, in a remark per
     function.
@@ -558,7 +563,11 @@ def FuseApproximateMath : Pass<"fuse-approximate-math"> {
     Rewrites f32 `math` ops (exp, log, tanh, erf, ...) into polynomial
     approximations made of plain arithmetic, scalar or vector, so that the
     code vectorizes instead of calling libm element by element. f64 ops are
-    left to libm.
+    left to libm. On targets without AVX512_BF16 (`fuse.target`, else the
+    host), also rewrites `arith.truncf` to bf16 and `arith.extf` from it
+    into integer arithmetic on the bits (upstream's bf16 expansion: round
+    to nearest even), which vectorizes, instead of LLVM's call of
+    `__truncsfbf2` per element.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",

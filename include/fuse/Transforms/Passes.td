@@ -142,8 +142,16 @@ def FuseApplyPrecisionPolicy
     once (CSE), so the activations the backward pass reads are the `bf16`
     copies the forward pass made.
 
+    Master weights: an optimizer op updating a parameter whose `bf16` copy
+    the step reads, and whose new value the function returns in place of
+    it (`fuse.in_place`), also writes the next step's copy: the cast
+    becomes one of the op's `copies` (`copy_params` lists the copied
+    parameters), and the op's last results are the new copies, the new
+    parameters rounded in the update's own loop once lowered.
+
     Runs between `fuse-autodiff` and `fuse-wrap-steps` (the K-step function
-    copies the step's body, casts included).
+    copies the step's body, casts included, and carries the copies the
+    update writes).
   }];
 }
 
@@ -172,6 +180,10 @@ def FuseWrapSteps : Pass<"fuse-wrap-steps", "::mlir::ModuleOp"> {
       (`tensor<?x64x784xf32>`, marked `fuse.stacked`), sliced per step;
     - results marked `fuse.in_place` (parameters, optimizer state) are
       loop-carried, and still computed in place of their arguments;
+    - a `fuse.cast` of a carried parameter that an optimizer op also writes
+      for the next step (its `copies`, from `fuse-apply-precision-policy`)
+      is loop-carried too: cast once before the loop, the update's new copy
+      yielded, no cast of the parameter left inside;
     - the `fuse.step_counter` argument is the first step's number; step i
       sees it plus i, exactly as if called alone;
     - every other result is a per-step metric (the loss), returned stacked:

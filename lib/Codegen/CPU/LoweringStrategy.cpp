@@ -325,14 +325,20 @@ constexpr int64_t kUpdateChunkElements = 4096;
 SmallVector<int64_t> chooseUpdateChunks(linalg::LinalgOp op) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   SmallVector<int64_t> sizes(ranges.size(), 0);
-  Type element = op.getNumDpsInits() == 0
-                     ? Type()
-                     : getElementTypeOrSelf(op.getDpsInits()[0].getType());
-  if (op.getNumParallelLoops() != op.getNumLoops() || !element ||
-      !element.isIntOrFloat())
+  // Chunks of whole cache lines of every output (the narrowest, a bf16
+  // copy of a master weight, has the most elements per line).
+  int64_t narrowest = 0;
+  for (Value init : op.getDpsInits()) {
+    Type element = getElementTypeOrSelf(init.getType());
+    if (!element.isIntOrFloat())
+      return sizes;
+    int64_t bits = element.getIntOrFloatBitWidth();
+    narrowest = narrowest ? std::min(narrowest, bits) : bits;
+  }
+  if (op.getNumParallelLoops() != op.getNumLoops() || !narrowest)
     return sizes;
-  int64_t lineElements = std::max<int64_t>(
-      1, 64 / std::max<int64_t>(1, element.getIntOrFloatBitWidth() / 8));
+  int64_t lineElements =
+      std::max<int64_t>(1, 64 / std::max<int64_t>(1, narrowest / 8));
   SmallVector<int64_t> inner(ranges.size() + 1, 1);
   for (size_t d = ranges.size(); d-- > 0;)
     inner[d] = inner[d + 1] * ranges[d];

@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
@@ -285,6 +286,39 @@ void FusionPlan::build(RewriterBase &rewriter, linalg::GenericOp root,
   }
 }
 
+/// The clean-ups replace an out that the body never reads with a
+/// tensor.empty (upstream's RemoveOutsDependency). When the result is what
+/// a loop carries to its next iteration (a master weight's bf16 copy, which
+/// the optimizer's update writes without reading), the out goes back to
+/// being the iteration's carried value, so that bufferization writes it in
+/// place instead of into a new buffer copied back at every iteration.
+/// Returns how many outs it changed.
+unsigned reuseCarriedDestinations(Operation *root) {
+  unsigned changed = 0;
+  root->walk([&](linalg::GenericOp generic) {
+    auto loop = dyn_cast<scf::ForOp>(generic->getParentOp());
+    if (!loop)
+      return;
+    for (OpOperand &init : generic.getDpsInitsMutable()) {
+      if (!init.get().getDefiningOp<tensor::EmptyOp>() ||
+          generic.payloadUsesValueFromOperand(&init))
+        continue;
+      OpResult result = generic.getTiedOpResult(&init);
+      if (!result.hasOneUse())
+        continue;
+      OpOperand &use = *result.getUses().begin();
+      if (use.getOwner() != loop.getBody()->getTerminator())
+        continue;
+      BlockArgument carried = loop.getRegionIterArgs()[use.getOperandNumber()];
+      if (carried.getType() != init.get().getType())
+        continue;
+      init.set(carried);
+      ++changed;
+    }
+  });
+  return changed;
+}
+
 struct FuseElementwiseFusionPass
     : fuse::impl::FuseElementwiseFusionBase<FuseElementwiseFusionPass> {
   using Base::Base;
@@ -316,6 +350,7 @@ struct FuseElementwiseFusionPass
       total.absorbed += counts.absorbed;
       total.clonedOps += counts.clonedOps;
     }
+    reuseCarriedDestinations(getOperation());
     numBuilt += total.built;
     numAbsorbed += total.absorbed;
     numClonedOps += total.clonedOps;

@@ -316,12 +316,21 @@ struct LambRule {
 struct Operands {
   ValueRange params, grads, states;
   unsigned numStates;
+  /// The current bf16 copies of the parameters at copyParams.
+  ValueRange copies;
+  ArrayRef<int64_t> copyParams;
 
   SmallVector<Value> statesOf(size_t i) const {
     SmallVector<Value> result;
     for (unsigned k = 0; k < numStates; ++k)
       result.push_back(states[k * params.size() + i]);
     return result;
+  }
+  /// Parameter i's current copy, or null.
+  Value copyOf(size_t i) const {
+    const int64_t *found = llvm::find(copyParams, int64_t(i));
+    return found == copyParams.end() ? Value()
+                                     : copies[found - copyParams.begin()];
   }
 };
 
@@ -361,17 +370,27 @@ SmallVector<SmallVector<size_t>> groupByType(ValueRange params,
   return result;
 }
 
-/// The op's results (new params, then the states in their layout) from
-/// per-parameter [param, state 0, ...] vectors.
+/// The op's results (new params, then the states in their layout, then
+/// the copies) from per-parameter [param, state 0, ..., (copy)] vectors.
 SmallVector<Value> regroup(ArrayRef<SmallVector<Value>> perParam,
-                           unsigned numStates) {
+                           unsigned numStates, ArrayRef<int64_t> copyParams) {
   SmallVector<Value> results;
   for (const SmallVector<Value> &out : perParam)
     results.push_back(out[0]);
   for (unsigned k = 0; k < numStates; ++k)
     for (const SmallVector<Value> &out : perParam)
       results.push_back(out[1 + k]);
+  for (int64_t i : copyParams)
+    results.push_back(perParam[i][1 + numStates]);
   return results;
+}
+
+/// `p` rounded to bf16, as a copy of type `copyType` (an element, or a
+/// whole tensor through fuse.cast).
+Value roundToCopy(OpBuilder &b, Location loc, Value p, Type copyType) {
+  if (isa<RankedTensorType>(p.getType()))
+    return CastOp::create(b, loc, copyType, p);
+  return arith::TruncFOp::create(b, loc, copyType, p);
 }
 
 Type elementTypeOf(Value v) {
@@ -379,19 +398,25 @@ Type elementTypeOf(Value v) {
 }
 
 /// One generic per group of same-typed parameters: inputs the gradients,
-/// inits each parameter and its states.
+/// inits each parameter, its states and its bf16 copy if it has one (the
+/// new parameter rounded, written in the same loop: master weights).
 SmallVector<Value> emitFused(OpBuilder &b, Location loc, const Operands &ops,
                              const UpdateFn &update, unsigned maxGroupSize) {
   size_t n = ops.params.size();
-  unsigned width = 1 + ops.numStates;
   SmallVector<SmallVector<Value>> perParam(n);
   for (const SmallVector<size_t> &group :
        groupByType(ops.params, maxGroupSize)) {
     SmallVector<Value> inputs, inits;
+    // Where each parameter's inits start, and how many it has.
+    SmallVector<unsigned> offsets, widths;
     for (size_t i : group) {
       inputs.push_back(ops.grads[i]);
+      offsets.push_back(inits.size());
       inits.push_back(ops.params[i]);
       llvm::append_range(inits, ops.statesOf(i));
+      if (Value copy = ops.copyOf(i))
+        inits.push_back(copy);
+      widths.push_back(inits.size() - offsets.back());
     }
     auto type = cast<RankedTensorType>(ops.params[group[0]].getType());
     SmallVector<Value> results = buildElementwise(
@@ -400,9 +425,13 @@ SmallVector<Value> emitFused(OpBuilder &b, Location loc, const Operands &ops,
           ScalarArith a(nb, nl, type.getElementType());
           SmallVector<Value> yields;
           for (auto [j, i] : llvm::enumerate(group)) {
-            ValueRange own = args.drop_front(group.size() + j * width);
-            llvm::append_range(yields, update(a, i, own[0], args[j],
-                                              own.slice(1, ops.numStates)));
+            ValueRange own = args.drop_front(group.size() + offsets[j]);
+            SmallVector<Value> out =
+                update(a, i, own[0], args[j], own.slice(1, ops.numStates));
+            if (widths[j] > out.size())
+              out.push_back(
+                  roundToCopy(nb, nl, out[0], own[out.size()].getType()));
+            llvm::append_range(yields, out);
           }
           return yields;
         });
@@ -410,11 +439,13 @@ SmallVector<Value> emitFused(OpBuilder &b, Location loc, const Operands &ops,
     results.front().getDefiningOp()->setAttr(kOptimizerUpdateAttrName,
                                              b.getUnitAttr());
     for (auto [j, i] : llvm::enumerate(group))
-      perParam[i] = llvm::to_vector(ArrayRef(results).slice(j * width, width));
+      perParam[i] =
+          llvm::to_vector(ArrayRef(results).slice(offsets[j], widths[j]));
   }
-  return regroup(perParam, ops.numStates);
+  return regroup(perParam, ops.numStates, ops.copyParams);
 }
 
+/// Unfused, a copy is a pass of its own over the new parameter.
 SmallVector<Value> emitUnfused(OpBuilder &b, Location loc, const Operands &ops,
                                const UpdateFn &update) {
   SmallVector<SmallVector<Value>> perParam;
@@ -422,8 +453,11 @@ SmallVector<Value> emitUnfused(OpBuilder &b, Location loc, const Operands &ops,
     TensorArith a(b, loc, elementTypeOf(ops.params[i]));
     perParam.push_back(
         update(a, i, ops.params[i], ops.grads[i], ops.statesOf(i)));
+    if (Value copy = ops.copyOf(i))
+      perParam.back().push_back(
+          roundToCopy(b, loc, perParam.back()[0], copy.getType()));
   }
-  return regroup(perParam, ops.numStates);
+  return regroup(perParam, ops.numStates, ops.copyParams);
 }
 
 /// The trust ratio's factor lr * (|p| / |u| if both are positive, else 1),
@@ -528,8 +562,11 @@ SmallVector<Value> emitUnfusedLamb(OpBuilder &b, Location loc,
     Value step = trustedStep(s, squaredNorm(p), squaredNorm(u));
     perParam.push_back(
         {a.sub(p, a.mul(a.scalar(step), u)), moments[0], moments[1]});
+    if (Value copy = ops.copyOf(i))
+      perParam.back().push_back(
+          roundToCopy(b, loc, perParam.back()[0], copy.getType()));
   }
-  return regroup(perParam, 2);
+  return regroup(perParam, 2, ops.copyParams);
 }
 
 //===----------------------------------------------------------------------===//
@@ -690,8 +727,9 @@ struct ConvertFuseOptimizersToLinalgPass
   using Base::Base;
 
   template <typename OpTy> Operands operandsOf(OpTy op) {
-    return {op.getParams(), op.getGrads(), op.getStates(),
-            op.getNumStatesPerParam()};
+    return {op.getParams(), op.getGrads(),
+            op.getStates(), op.getNumStatesPerParam(),
+            op.getCopies(), op.getCopyParams().value_or(ArrayRef<int64_t>())};
   }
 
   void runOnOperation() override {

@@ -114,3 +114,34 @@ func.func @in_generic(%arg0: tensor<8xf32>) -> tensor<8xf32> {
   } -> tensor<8xf32>
   return %1 : tensor<8xf32>
 }
+
+// -----
+
+// bf16 roundings: without AVX512_BF16 in the target, arith.truncf to bf16
+// (scalar or vector) becomes integer arithmetic on the bits (round to
+// nearest even), which vectorizes, instead of LLVM's call of __truncsfbf2
+// per element; with it, vcvtneps2bf16 does it and the op stays.
+// CHECK-LABEL: func @truncf_bf16_avx2
+// CHECK-NOT: arith.truncf
+// CHECK: arith.bitcast %{{.*}} : vector<16xf32> to vector<16xi32>
+// CHECK: arith.shrui
+// CHECK: arith.trunci %{{.*}} : vector<16xi32> to vector<16xi16>
+// CHECK: arith.bitcast %{{.*}} : vector<16xi16> to vector<16xbf16>
+// CHECK-NOT: arith.truncf
+module attributes {fuse.target = {cpu = "x86-64-v3", features = "+avx2,+fma", triple = "x86_64-unknown-linux-gnu"}} {
+  func.func @truncf_bf16_avx2(%x: vector<16xf32>) -> vector<16xbf16> {
+    %0 = arith.truncf %x : vector<16xf32> to vector<16xbf16>
+    return %0 : vector<16xbf16>
+  }
+}
+
+// -----
+
+// CHECK-LABEL: func @truncf_bf16_native
+// CHECK: arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
+module attributes {fuse.target = {cpu = "znver4", features = "+avx512f,+avx512bw,+avx512vl,+avx512bf16", triple = "x86_64-unknown-linux-gnu"}} {
+  func.func @truncf_bf16_native(%x: vector<16xf32>) -> vector<16xbf16> {
+    %0 = arith.truncf %x : vector<16xf32> to vector<16xbf16>
+    return %0 : vector<16xbf16>
+  }
+}

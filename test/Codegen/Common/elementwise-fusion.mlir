@@ -363,3 +363,30 @@ func.func @broadcast_producer(%arg0: tensor<64x8xf32>, %arg1: tensor<8xf32>) -> 
   } -> tensor<64x8xf32>
   return %3 : tensor<64x8xf32>
 }
+
+// -----
+
+// An out the body never reads becomes a tensor.empty (upstream's clean-up);
+// when its result is what the loop carries (a master weight's bf16 copy,
+// written by the optimizer's update), it goes back to being the carried
+// value, so that bufferization writes it in place. The f32 out, read by
+// the body, keeps its operand.
+// CHECK-LABEL: func.func @carried_destination
+// CHECK: scf.for {{.*}} iter_args(%[[P:.*]] = %{{.*}}, %[[C:.*]] = %{{.*}}) -> (tensor<8xf32>, tensor<8xbf16>)
+// CHECK: linalg.generic {{.*}} outs(%[[P]], %[[C]] : tensor<8xf32>, tensor<8xbf16>)
+// CHECK: arith.truncf
+#id = affine_map<(d0) -> (d0)>
+func.func @carried_destination(%p: tensor<8xf32>, %c: tensor<8xbf16>, %g: tensor<8xf32>, %n: index) -> (tensor<8xf32>, tensor<8xbf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r:2 = scf.for %i = %c0 to %n step %c1 iter_args(%pi = %p, %ci = %c) -> (tensor<8xf32>, tensor<8xbf16>) {
+    %u:2 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]} ins(%g : tensor<8xf32>) outs(%pi, %ci : tensor<8xf32>, tensor<8xbf16>) {
+    ^bb0(%in: f32, %out: f32, %out_c: bf16):
+      %d = arith.subf %out, %in : f32
+      %t = arith.truncf %d : f32 to bf16
+      linalg.yield %d, %t : f32, bf16
+    }  -> (tensor<8xf32>, tensor<8xbf16>)
+    scf.yield %u#0, %u#1 : tensor<8xf32>, tensor<8xbf16>
+  }
+  return %r#0, %r#1 : tensor<8xf32>, tensor<8xbf16>
+}

@@ -62,6 +62,34 @@ func.func @adam(%lr: tensor<f32>, %step: tensor<i64>, %w: tensor<4x3xf32>, %b: t
 
 // -----
 
+// Master weights: a parameter's bf16 copy is one more out of its update's
+// generic (the current copy, overwritten in place), the new parameter
+// rounded by the same loop that writes it: no second pass over the
+// weight. In a group, only the copied parameter has the extra out; the
+// copies come last among the results. Unfused, the copy is a fuse.cast of
+// the new parameter.
+// CHECK-LABEL: func @sgd_copies
+// CHECK-SAME: (%{{[^:]*}}: tensor<f32>, %{{[^:]*}}: tensor<i64>, %[[P0:[^:]*]]: tensor<8xf32>, %[[P1:[^:]*]]: tensor<8xf32>, %[[G0:[^:]*]]: tensor<8xf32>, %[[G1:[^:]*]]: tensor<8xf32>, %[[B0:[^:]*]]: tensor<8xf32>, %[[B1:[^:]*]]: tensor<8xf32>, %[[C1:[^:]*]]: tensor<8xbf16>)
+// CHECK: %[[R:.*]]:5 = linalg.generic
+// CHECK-SAME: ins(%[[G0]], %[[G1]] : tensor<8xf32>, tensor<8xf32>)
+// CHECK-SAME: outs(%[[P0]], %[[B0]], %[[P1]], %[[B1]], %[[C1]] : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xbf16>)
+// CHECK: arith.subf
+// CHECK-NOT: arith.truncf
+// CHECK: %[[NEW1:.*]] = arith.subf
+// CHECK-NEXT: %[[ROUNDED:.*]] = arith.truncf %[[NEW1]] : f32 to bf16
+// CHECK-NEXT: linalg.yield %{{.*}}, %{{.*}}, %[[NEW1]], %{{.*}}, %[[ROUNDED]] : f32, f32, f32, f32, bf16
+// CHECK: return %[[R]]#0, %[[R]]#2, %[[R]]#1, %[[R]]#3, %[[R]]#4 :
+// UNFUSED-LABEL: func @sgd_copies
+// UNFUSED: %[[NEW1:.*]] = fuse.sub %arg3, %{{.*}} : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+// UNFUSED: %[[ROUNDED:.*]] = fuse.cast %[[NEW1]] : (tensor<8xf32>) -> tensor<8xbf16>
+// UNFUSED: return %{{.*}}, %[[NEW1]], %{{.*}}, %{{.*}}, %[[ROUNDED]] :
+func.func @sgd_copies(%lr: tensor<f32>, %step: tensor<i64>, %p0: tensor<8xf32>, %p1: tensor<8xf32>, %g0: tensor<8xf32>, %g1: tensor<8xf32>, %b0: tensor<8xf32>, %b1: tensor<8xf32>, %c1: tensor<8xbf16>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xbf16>) {
+  %r:5 = fuse.sgd %lr, %step params(%p0, %p1 : tensor<8xf32>, tensor<8xf32>) grads(%g0, %g1 : tensor<8xf32>, tensor<8xf32>) states(%b0, %b1 : tensor<8xf32>, tensor<8xf32>) copies(%c1 : tensor<8xbf16>) {momentum = 0.9 : f64, copy_params = array<i64: 1>} -> tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xbf16>
+  return %r#0, %r#1, %r#2, %r#3, %r#4 : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xbf16>
+}
+
+// -----
+
 // Horizontal fusion: three parameters of the same type, SGD with momentum,
 // are updated by ONE generic (ins: the 3 gradients; outs: each parameter
 // followed by its momentum buffer). The results are picked back out of it in

@@ -423,6 +423,24 @@ func.func @f(%lr: tensor<f32>, %s: tensor<i64>, %p: tensor<4xf32>, %g: tensor<4x
   return
 }
 // -----
+func.func @f(%lr: tensor<f32>, %s: tensor<i64>, %p: tensor<4xf32>, %g: tensor<4xf32>, %c: tensor<4xbf16>) {
+  // expected-error @below {{'fuse.sgd' op has 1 copies but copy_params lists 0 parameters}}
+  %0:2 = fuse.sgd %lr, %s params(%p : tensor<4xf32>) grads(%g : tensor<4xf32>) states() copies(%c : tensor<4xbf16>) -> tensor<4xf32>, tensor<4xbf16>
+  return
+}
+// -----
+func.func @f(%lr: tensor<f32>, %s: tensor<i64>, %p: tensor<4xf32>, %g: tensor<4xf32>, %c: tensor<4xbf16>) {
+  // expected-error @below {{'fuse.sgd' op copy_params must be increasing indices of the 1 parameters, got 1 at #0}}
+  %0:2 = fuse.sgd %lr, %s params(%p : tensor<4xf32>) grads(%g : tensor<4xf32>) states() copies(%c : tensor<4xbf16>) {copy_params = array<i64: 1>} -> tensor<4xf32>, tensor<4xbf16>
+  return
+}
+// -----
+func.func @f(%lr: tensor<f32>, %s: tensor<i64>, %p: tensor<4xf32>, %g: tensor<4xf32>, %c: tensor<2xbf16>) {
+  // expected-error @below {{'fuse.sgd' op copy #0 has type 'tensor<2xbf16>', expected 'tensor<4xbf16>' (parameter #0 in bf16)}}
+  %0:2 = fuse.sgd %lr, %s params(%p : tensor<4xf32>) grads(%g : tensor<4xf32>) states() copies(%c : tensor<2xbf16>) {copy_params = array<i64: 0>} -> tensor<4xf32>, tensor<2xbf16>
+  return
+}
+// -----
 func.func @f(%lr: tensor<f32>, %s: tensor<i64>, %p: tensor<4xf32>, %g: tensor<4xf32>) {
   // expected-error @below {{'fuse.adam' op 'beta2' must be in [0, 1), got 1}}
   %0:3 = fuse.adam %lr, %s params(%p : tensor<4xf32>) grads(%g : tensor<4xf32>) states(%p, %p : tensor<4xf32>, tensor<4xf32>) {beta2 = 1.0 : f64} -> tensor<4xf32>, tensor<4xf32>, tensor<4xf32>

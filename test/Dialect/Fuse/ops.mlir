@@ -202,6 +202,15 @@ func.func @optimizers(%lr: tensor<f32>, %s: tensor<i64>, %p: tensor<4xf32>, %q: 
   return
 }
 
+// Master weights: the bf16 copy of the second parameter, a last result.
+// CHECK-LABEL: func @optimizer_copies
+// CHECK: fuse.sgd %{{.*}}, %{{.*}} params(%{{.*}}, %{{.*}} : tensor<4xf32>, tensor<2x3xf32>) grads(%{{.*}}, %{{.*}} : tensor<4xf32>, tensor<2x3xf32>) states() copies(%{{.*}} : tensor<2x3xbf16>) {copy_params = array<i64: 1>} -> tensor<4xf32>, tensor<2x3xf32>, tensor<2x3xbf16>
+func.func @optimizer_copies(%lr: tensor<f32>, %s: tensor<i64>, %p: tensor<4xf32>, %q: tensor<2x3xf32>,
+                            %g: tensor<4xf32>, %h: tensor<2x3xf32>, %c: tensor<2x3xbf16>) {
+  %0:3 = fuse.sgd %lr, %s params(%p, %q : tensor<4xf32>, tensor<2x3xf32>) grads(%g, %h : tensor<4xf32>, tensor<2x3xf32>) states() copies(%c : tensor<2x3xbf16>) {copy_params = array<i64: 1>} -> tensor<4xf32>, tensor<2x3xf32>, tensor<2x3xbf16>
+  return
+}
+
 // Schedules round-trip; step's default gamma 0.1 is printed, min 0 is not.
 // CHECK-LABEL: func @schedules
 func.func @schedules(%lr: tensor<f32>, %s: tensor<i64>, %g: tensor<4xf32>, %h: tensor<2x3xf32>) {
