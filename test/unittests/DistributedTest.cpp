@@ -75,7 +75,7 @@ private:
   int64_t generation_ = 0;
 };
 
-class ThreadCommunicator final : public Communicator {
+class ThreadCommunicator : public Communicator {
 public:
   ThreadCommunicator(ThreadGroup &group, int rank)
       : group_(group), rank_(rank) {}
@@ -94,7 +94,7 @@ public:
     return llvm::Error::success();
   }
 
-private:
+protected:
   ThreadGroup &group_;
   int rank_;
 };
@@ -103,24 +103,9 @@ private:
 /// the buffer, the wait sums it. Compiled code that touched a bucket
 /// between the two (read it before the wait, wrote it after the start)
 /// would train differently.
-class DeferringCommunicator final : public Communicator {
+class DeferringCommunicator final : public ThreadCommunicator {
 public:
-  DeferringCommunicator(ThreadGroup &group, int rank)
-      : group_(group), rank_(rank) {}
-  int rank() const override { return rank_; }
-  int size() const override { return group_.size(); }
-  llvm::Error allReduceSum(float *data, int64_t count) override {
-    group_.allReduce(rank_, data, count);
-    return llvm::Error::success();
-  }
-  llvm::Error allReduceSum(double *data, int64_t count) override {
-    group_.allReduce(rank_, data, count);
-    return llvm::Error::success();
-  }
-  llvm::Error broadcast(void *data, size_t bytes, int root) override {
-    group_.broadcast(rank_, data, bytes, root);
-    return llvm::Error::success();
-  }
+  using ThreadCommunicator::ThreadCommunicator;
   llvm::Expected<int64_t> startAllReduceSum(float *data,
                                             int64_t count) override {
     pending_.emplace_back(data, count);
@@ -136,8 +121,6 @@ public:
   int64_t started = 0;
 
 private:
-  ThreadGroup &group_;
-  int rank_;
   std::vector<std::pair<float *, int64_t>> pending_;
 };
 

@@ -328,25 +328,30 @@ TEST(Threads, TallPackedProductsSameBitsForAnyThreadCount) {
     std::vector<Tensor> out = unwrap(f.call({a, b, c}));
     ASSERT_EQ(out.size(), 2u);
     if (first.empty()) {
-      // Against sums in double, on rows of every block and the edge.
+      // Against sums in double, on rows of every block and the edge:
+      // result[i, j] = sum over k of lhs(i, k) rhs(k, j).
+      auto expectSums = [](const Tensor &result, const char *name,
+                           std::initializer_list<int64_t> rows, int64_t depth,
+                           auto lhs, auto rhs, double tolerance) {
+        for (int64_t i : rows)
+          for (int64_t j : {0, 17, 64, 127}) {
+            double sum = 0;
+            for (int64_t k = 0; k < depth; ++k)
+              sum += double(lhs(i, k)) * rhs(k, j);
+            EXPECT_NEAR(result.data<float>()[i * 128 + j], sum, tolerance)
+                << name << "[" << i << ", " << j << "]";
+          }
+      };
       const float *pa = a.data<float>(), *pb = b.data<float>(),
                   *pc = c.data<float>();
-      for (int64_t i : {0, 1, 185, 186, 1000, 2045, 2046, 2047})
-        for (int64_t j : {0, 17, 127}) {
-          double sum = 0;
-          for (int64_t k = 0; k < 512; ++k)
-            sum += double(pa[i * 512 + k]) * pb[j * 512 + k];
-          EXPECT_NEAR(out[0].data<float>()[i * 128 + j], sum, 1e-3)
-              << "x[" << i << ", " << j << "]";
-        }
-      for (int64_t i : {0, 5, 101, 102, 300, 509, 510, 511})
-        for (int64_t j : {0, 64, 127}) {
-          double sum = 0;
-          for (int64_t k = 0; k < 2048; ++k)
-            sum += double(pa[k * 512 + i]) * pc[k * 128 + j];
-          EXPECT_NEAR(out[1].data<float>()[i * 128 + j], sum, 2e-3)
-              << "w[" << i << ", " << j << "]";
-        }
+      expectSums(
+          out[0], "x", {0, 1, 185, 186, 1000, 2045, 2046, 2047}, 512,
+          [&](int64_t i, int64_t k) { return pa[i * 512 + k]; },
+          [&](int64_t k, int64_t j) { return pb[j * 512 + k]; }, 1e-3);
+      expectSums(
+          out[1], "w", {0, 5, 101, 102, 300, 509, 510, 511}, 2048,
+          [&](int64_t i, int64_t k) { return pa[k * 512 + i]; },
+          [&](int64_t k, int64_t j) { return pc[k * 128 + j]; }, 2e-3);
       first = std::move(out);
       continue;
     }

@@ -516,8 +516,8 @@ struct AddOfAdjacentPads : OpRewritePattern<AddOp> {
         inputs.push_back(input);
     }
     Location loc = op.getLoc();
-    auto concat = ConcatOp::create(rewriter, loc, inputs,
-                                   static_cast<int64_t>(axis));
+    auto concat =
+        ConcatOp::create(rewriter, loc, inputs, static_cast<int64_t>(axis));
     SmallVector<int64_t> low(first.getLow()), high(second.getHigh());
     auto pad = PadOp::create(
         rewriter, loc, op.getType(), concat, rewriter.getDenseI64ArrayAttr(low),
