@@ -170,9 +170,11 @@ TEST(Threads, EveryOptimizerSameBitsForAnyThreadCount) {
 
 /// Parameters of mixed shapes: split into several chunks or one, with
 /// rows wider or narrower than a chunk, and innermost dims that the
-/// register tile does not divide.
+/// register tile does not divide; some shapes repeat, so that their updates
+/// (the same code) are laid end to end and split across them.
 const std::vector<std::vector<int64_t>> kMixedShapes = {
-    {64, 257}, {8192}, {10000}, {10}, {3, 5, 7}, {4099}, {2, 3, 4096}, {128}};
+    {64, 257}, {8192},  {10000},      {10},  {3, 5, 7}, {10000},
+    {4099},    {10000}, {2, 3, 4096}, {128}, {64, 257}, {8192}};
 
 std::string tensorType(const std::vector<int64_t> &shape) {
   std::string type = "tensor<";

@@ -204,9 +204,13 @@ def FuseTileAttention : Pass<"fuse-tile-attention", "::mlir::func::FuncOp"> {
     one over blocks of keys (with a causal mask, only those at or before the
     block's last row). The forward pass keeps the online softmax's running
     row maxima, sums and output block; the backward pass recomputes each
-    row's log-sum-exp in a first sweep over the keys, then each block's
-    probabilities, accumulating the query block's gradient and the key and
-    value gradients of the head. Each block is linalg ops on tiles that the
+    block's probabilities from each row's log-sum-exp, accumulating the
+    query block's gradient and the key and value gradients of the head.
+    When the gradient differentiates a forward attention of the same block
+    (a training step), the forward pass keeps the log-sum-exp (`[heads,
+    rows]`, a second result of its loop) for it; otherwise the backward
+    pass computes it in a first sweep over the keys, as the forward pass
+    does. Each block is linalg ops on tiles that the
     other passes tile and vectorize; the `T x S` scores never exist as a
     tensor. `fuse-distribute-image-loops` shares the heads among the
     threads; the sums run in an order fixed by the shapes.
@@ -637,10 +641,14 @@ def FuseParallelLoopsToOpenMP
 
     Adjacent loops of one block that touch disjoint buffers, with only
     operations free of memory effects between them, share one region (the
-    chunks of every parameter's optimizer update): each thread runs its
-    block of each loop in turn, with no barrier between them, and loop k's
-    blocks start at thread k (mod the count), so that the shorter last
-    blocks are not all one thread's. Buffers are told apart by the memref
+    chunks of every parameter's optimizer update), with no barrier between
+    them. Loops whose bodies are the same code (the same operations,
+    attributes, types and constants: the updates of parameters of one
+    shape) form a class whose iterations are laid end to end, and each
+    thread runs one contiguous block of each class: whole tensors, in long
+    runs of memory, and only its own loops' code. A loop unlike the others
+    is a class of its own. Class j's blocks start at thread j (mod the
+    count), so that the shorter last blocks are not all one thread's. Buffers are told apart by the memref
     each access views: distinct function arguments never overlap
     (fuse-workspace's contract), nor do distinct allocations; a loop with
     an access traced to anything else (a call, a loaded memref) keeps its

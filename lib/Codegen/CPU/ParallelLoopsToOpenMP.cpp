@@ -22,6 +22,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/DenseSet.h"
@@ -245,6 +246,56 @@ Linearized linearize(OpBuilder &b, Location loc, scf::ParallelOp loop) {
   return result;
 }
 
+/// Whether `a` and `b` run the same code per iteration: bodies of the same
+/// operations, attributes and types, reading values from outside of the
+/// same type (and the same constants, which canonicalization hoists out of
+/// the bodies). Their iterations then cost the same, whatever their
+/// buffers (the updates of parameters of one shape).
+bool sameBody(scf::ParallelOp a, scf::ParallelOp b) {
+  if (a.getNumLoops() != b.getNumLoops())
+    return false;
+  llvm::DenseMap<Value, Value> mapped;
+  auto inside = [](Value value, scf::ParallelOp loop) {
+    return loop->isProperAncestor(value.getParentRegion()->getParentOp()) ||
+           value.getParentRegion()->getParentOp() == loop.getOperation();
+  };
+  auto check = [&](Value lhs, Value rhs) -> LogicalResult {
+    if (auto it = mapped.find(lhs); it != mapped.end())
+      return success(it->second == rhs);
+    if (lhs.getType() != rhs.getType() || inside(lhs, a) || inside(rhs, b))
+      return failure();
+    Attribute lhsConstant, rhsConstant;
+    bool lhsIsConstant = matchPattern(lhs, m_Constant(&lhsConstant));
+    bool rhsIsConstant = matchPattern(rhs, m_Constant(&rhsConstant));
+    if (lhsIsConstant || rhsIsConstant)
+      return success(lhsIsConstant && rhsIsConstant &&
+                     lhsConstant == rhsConstant);
+    return success();
+  };
+  auto mark = [&](Value lhs, Value rhs) { mapped[lhs] = rhs; };
+  return OperationEquivalence::isRegionEquivalentTo(
+      &a.getRegion(), &b.getRegion(), check, mark,
+      OperationEquivalence::IgnoreLocations);
+}
+
+/// The loops of a run in classes of the same code (sameBody), each class
+/// in the order of its first loop: `classOf[k]` is loop k's.
+SmallVector<unsigned> classesOf(ArrayRef<scf::ParallelOp> run,
+                                unsigned &numClasses) {
+  SmallVector<unsigned> classOf(run.size());
+  SmallVector<scf::ParallelOp> representatives;
+  for (auto [k, loop] : llvm::enumerate(run)) {
+    auto *same = llvm::find_if(representatives, [&](scf::ParallelOp other) {
+      return sameBody(other, loop);
+    });
+    classOf[k] = same - representatives.begin();
+    if (same == representatives.end())
+      representatives.push_back(loop);
+  }
+  numClasses = representatives.size();
+  return classOf;
+}
+
 struct ParallelLoopsToOpenMPPass
     : fuse::impl::FuseParallelLoopsToOpenMPBase<ParallelLoopsToOpenMPPass> {
   void runOnOperation() override {
@@ -269,6 +320,21 @@ struct ParallelLoopsToOpenMPPass
       SmallVector<Linearized> spaces;
       for (scf::ParallelOp loop : run)
         spaces.push_back(linearize(b, loc, loop));
+      // The iterations of each class's loops, laid end to end: loop k's
+      // start at firsts[k] of its class's totals[classOf[k]].
+      unsigned numClasses = 0;
+      SmallVector<unsigned> classOf = classesOf(run, numClasses);
+      SmallVector<Value> totals(numClasses), firsts(run.size());
+      SmallVector<unsigned> classSizes(numClasses, 0);
+      for (auto [k, space] : llvm::enumerate(spaces)) {
+        Value &total = totals[classOf[k]];
+        firsts[k] = total;
+        total =
+            total
+                ? arith::AddIOp::create(b, loc, total, space.total).getResult()
+                : space.total;
+        ++classSizes[classOf[k]];
+      }
       Value one = arith::ConstantIndexOp::create(b, loc, 1);
       Value threads = callQuery(b, loc, maxThreads);
       Value several = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
@@ -279,11 +345,15 @@ struct ParallelLoopsToOpenMPPass
       auto region = omp::ParallelOp::create(b, loc);
       region.getIfExprMutable().assign(several);
       {
-        // Each thread takes one contiguous block of each loop's iterations.
-        // Loop k's blocks start at thread k (mod the count), so that the
-        // shorter last blocks, and the single iterations of small loops,
-        // are not all one thread's. One thread takes them all, in order,
-        // without asking the runtime.
+        // Each thread takes one contiguous block of the iterations of each
+        // class of loops with the same code, laid end to end: with many
+        // parameters of one shape, each thread updates whole tensors, in
+        // long runs of memory, and runs the code of its own loops only.
+        // Loops of different code (different costs per iteration) are
+        // classes of their own. Class j's blocks start at thread j (mod the
+        // count), so that the shorter last blocks, and the single
+        // iterations of small loops, are not all one thread's. One thread
+        // takes them all, in order, without asking the runtime.
         OpBuilder::InsertionGuard guard(b);
         Block *body = b.createBlock(&region.getRegion());
         b.setInsertionPointToStart(body);
@@ -302,27 +372,50 @@ struct ParallelLoopsToOpenMPPass
         b.setInsertionPointAfter(team);
         Value id = team.getResult(0);
         Value count = team.getResult(1);
-        for (auto [k, loop] : llvm::enumerate(run)) {
-          Value total = spaces[k].total;
+        // Each class's block: [begin, end) of its iterations end to end.
+        SmallVector<std::pair<Value, Value>> blocks;
+        for (unsigned j = 0; j < numClasses; ++j) {
           Value block = id;
-          if (k != 0)
+          if (j != 0)
             block = arith::RemUIOp::create(
                 b, loc,
                 arith::AddIOp::create(
                     b, loc, id,
-                    arith::ConstantIndexOp::create(b, loc, int64_t(k))),
+                    arith::ConstantIndexOp::create(b, loc, int64_t(j))),
                 count);
-          Value chunk = arith::CeilDivUIOp::create(b, loc, total, count);
+          Value chunk = arith::CeilDivUIOp::create(b, loc, totals[j], count);
           Value begin = arith::MinUIOp::create(
-              b, loc, arith::MulIOp::create(b, loc, block, chunk), total);
+              b, loc, arith::MulIOp::create(b, loc, block, chunk), totals[j]);
           Value end = arith::MinUIOp::create(
-              b, loc, arith::AddIOp::create(b, loc, begin, chunk), total);
+              b, loc, arith::AddIOp::create(b, loc, begin, chunk), totals[j]);
+          blocks.push_back({begin, end});
+        }
+        for (auto [k, loop] : llvm::enumerate(run)) {
+          auto [begin, end] = blocks[classOf[k]];
+          if (classSizes[classOf[k]] > 1) {
+            // The part of the class's block in loop k's iterations:
+            // clamp(x, first, first + total) - first, for each bound.
+            Value first =
+                firsts[k]
+                    ? firsts[k]
+                    : arith::ConstantIndexOp::create(b, loc, 0).getResult();
+            Value last = arith::AddIOp::create(b, loc, first, spaces[k].total);
+            auto local = [&](Value bound) -> Value {
+              Value clamped = arith::MinUIOp::create(
+                  b, loc, arith::MaxUIOp::create(b, loc, bound, first), last);
+              return arith::SubIOp::create(b, loc, clamped, first);
+            };
+            begin = local(begin);
+            end = local(end);
+          }
           emitIterations(b, loc, loop, spaces[k].tripCounts, begin, end);
         }
         omp::TerminatorOp::create(b, loc);
       }
-      LLVM_DEBUG(llvm::dbgs() << "parallel region of " << run.size()
-                              << " loop(s) at " << loc << "\n");
+      LLVM_DEBUG(llvm::dbgs()
+                 << "parallel region of " << run.size() << " loop(s) in "
+                 << numClasses << " class(es) of the same code at " << loc
+                 << "\n");
       for (scf::ParallelOp loop : run)
         loop.erase();
     }

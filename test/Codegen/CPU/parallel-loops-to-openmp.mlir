@@ -65,14 +65,14 @@ func.func @two_dims(%out: memref<4x8xf32>, %v: f32) {
 // -----
 
 // Adjacent loops that write disjoint buffers (two parameters' updates) share
-// one region: each thread takes its block of each loop, the second loop's
-// blocks starting at the next thread, with no barrier between them. With
+// one region: each thread takes its block of each loop (of different code:
+// a class each), the second loop's blocks starting at the next thread, with no barrier between them. With
 // one thread, both loops run in order.
 // CHECK-LABEL: func.func @independent
 // CHECK:         omp.parallel if(
+// CHECK:           arith.remui
 // CHECK:           scf.for
 // CHECK:             memref.subview %arg0
-// CHECK:           arith.remui
 // CHECK:           scf.for
 // CHECK:             memref.store %{{.*}}, %arg1
 // CHECK:           omp.terminator
@@ -140,6 +140,64 @@ func.func @call_between(%a: memref<64xf32>, %b: memref<64xf32>, %v: f32) {
   func.call @touch() : () -> ()
   scf.parallel (%i) = (%c0) to (%c64) step (%c8) {
     memref.store %v, %b[%i] : memref<64xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// Loops of the same code (two updates of parameters of one shape) form one
+// class: their iterations are laid end to end and each thread takes one
+// block of the whole, clamped to each loop's part (its first iteration at
+// 8, the first loop's total); a loop of other code is its own class, whose
+// blocks start at the next thread.
+// CHECK-LABEL: func.func @same_code
+// CHECK:         %[[N0:.*]] = arith.muli %{{.*}}, %{{.*}} : index
+// CHECK:         %[[N1:.*]] = arith.muli %{{.*}}, %{{.*}} : index
+// CHECK:         %[[N2:.*]] = arith.muli %{{.*}}, %{{.*}} : index
+// CHECK:         %[[TOTAL:.*]] = arith.addi %[[N0]], %[[N1]]
+// CHECK:         omp.parallel if(
+// CHECK:           %[[TEAM:.*]]:2 = scf.if
+// CHECK:           %[[CHUNK:.*]] = arith.ceildivui %[[TOTAL]], %[[TEAM]]#1
+// CHECK:           %[[MUL:.*]] = arith.muli %[[TEAM]]#0, %[[CHUNK]]
+// CHECK:           %[[BEGIN:.*]] = arith.minui %[[MUL]], %[[TOTAL]]
+// CHECK:           %[[ADD:.*]] = arith.addi %[[BEGIN]], %[[CHUNK]]
+// CHECK:           %[[END:.*]] = arith.minui %[[ADD]], %[[TOTAL]]
+// CHECK:           %[[NEXT:.*]] = arith.addi %[[TEAM]]#0, %{{.*}}
+// CHECK:           %[[BLOCK2:.*]] = arith.remui %[[NEXT]], %[[TEAM]]#1
+// CHECK:           %[[CHUNK2:.*]] = arith.ceildivui %[[N2]], %[[TEAM]]#1
+// CHECK:           arith.muli %[[BLOCK2]], %[[CHUNK2]]
+// CHECK:           scf.for
+// CHECK:             memref.store %{{.*}}, %arg0
+// CHECK:           %[[LAST:.*]] = arith.addi %[[N0]], %[[N1]]
+// CHECK:           %[[LO:.*]] = arith.maxui %[[BEGIN]], %[[N0]]
+// CHECK:           %[[CL:.*]] = arith.minui %[[LO]], %[[LAST]]
+// CHECK:           %[[B1:.*]] = arith.subi %[[CL]], %[[N0]]
+// CHECK:           %[[HI:.*]] = arith.maxui %[[END]], %[[N0]]
+// CHECK:           %[[CH:.*]] = arith.minui %[[HI]], %[[LAST]]
+// CHECK:           %[[E1:.*]] = arith.subi %[[CH]], %[[N0]]
+// CHECK:           scf.for %{{.*}} = %[[B1]] to %[[E1]]
+// CHECK:             memref.store %{{.*}}, %arg1
+// CHECK:           scf.for
+// CHECK:             arith.addf
+// CHECK:             memref.store %{{.*}}, %arg2
+// CHECK:           omp.terminator
+func.func @same_code(%a: memref<64xf32>, %b: memref<64xf32>, %c: memref<64xf32>, %v: f32) {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c64 = arith.constant 64 : index
+  scf.parallel (%i) = (%c0) to (%c64) step (%c8) {
+    memref.store %v, %a[%i] : memref<64xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%c64) step (%c8) {
+    memref.store %v, %b[%i] : memref<64xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%c64) step (%c8) {
+    %w = arith.addf %v, %v : f32
+    memref.store %w, %c[%i] : memref<64xf32>
     scf.reduce
   }
   return
