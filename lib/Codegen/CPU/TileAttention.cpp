@@ -6,11 +6,13 @@
 // among the threads), in each head a loop over blocks of query rows and,
 // inside it, one over blocks of keys. The forward pass keeps a running row
 // maximum, row sum and output accumulator (the online softmax); the
-// backward pass recomputes each row's log-sum-exp in a first sweep over the
-// keys and each block's probabilities from it in a second, which also
-// accumulates the three gradients. Only one block of scores exists at a
-// time: no T x S tensor is ever created. Every sum runs in an order fixed by
-// the shapes, so the bits do not depend on the thread count.
+// backward pass recomputes each block's probabilities from each row's
+// log-sum-exp in a sweep over the keys, which also accumulates the three
+// gradients. The log-sum-exp is the forward pass's, kept when the gradient
+// is in the same block (a training step), else a first sweep computes it. Only
+// one block of scores exists at a time: no T x S tensor is ever created. Every
+// sum runs in an order fixed by the shapes, so the bits do not depend on the
+// thread count.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +27,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/Debug.h"
 
 #include <limits>
@@ -141,6 +144,23 @@ public:
         ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
   }
 
+  /// `rows` elements of the row vector `source` from `first`.
+  Value elementsOf(Value source, Value first, int64_t rows) const {
+    return tensor::ExtractSliceOp::create(
+        b, loc, type({rows}), source, ArrayRef<OpFoldResult>{first},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(rows)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+  }
+
+  /// The row vector `rows` written into the row vector `dest` from `first`.
+  Value insertElements(Value rows, Value dest, Value first) const {
+    auto shape = cast<RankedTensorType>(rows.getType()).getShape();
+    return tensor::InsertSliceOp::create(
+        b, loc, rows, dest, ArrayRef<OpFoldResult>{first},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(shape[0])},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+  }
+
   /// `tile` written into the 2-d `dest` from row `first`.
   Value insertRows(Value tile, Value dest, Value first) const {
     auto shape = cast<RankedTensorType>(tile.getType()).getShape();
@@ -151,9 +171,16 @@ public:
         ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
   }
 
-  /// Head `head` of the 3-d `source`, as a 2-d tensor.
+  /// Head `head` of the 3-d `source`, as a 2-d tensor (of a 2-d
+  /// [heads, rows] `source`, as a row vector).
   Value headOf(Value source, Value head) const {
     auto shape = cast<RankedTensorType>(source.getType()).getShape();
+    if (shape.size() == 2)
+      return tensor::ExtractSliceOp::create(
+          b, loc, type({shape[1]}), source,
+          ArrayRef<OpFoldResult>{head, b.getIndexAttr(0)},
+          ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(shape[1])},
+          ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
     return tensor::ExtractSliceOp::create(
         b, loc, type({shape[1], shape[2]}), source,
         ArrayRef<OpFoldResult>{head, b.getIndexAttr(0), b.getIndexAttr(0)},
@@ -164,9 +191,14 @@ public:
   }
 
   /// The 2-d `tile` stored as head `head` of the 3-d `dest` (the last step
-  /// of an image loop's iteration).
+  /// of an image loop's iteration); a row vector into a 2-d `dest`.
   Value insertHead(Value tile, Value dest, Value head) const {
     auto shape = cast<RankedTensorType>(tile.getType()).getShape();
+    if (shape.size() == 1)
+      return tensor::InsertSliceOp::create(
+          b, loc, tile, dest, ArrayRef<OpFoldResult>{head, b.getIndexAttr(0)},
+          ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(shape[0])},
+          ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
     Value image = tensor::ExpandShapeOp::create(
         b, loc, type({1, shape[0], shape[1]}), tile,
         ArrayRef<ReassociationIndices>{{0, 1}, {2}});
@@ -389,13 +421,30 @@ scf::ForOp buildLoop(BlockBuilder &k, Value count, ValueRange inits,
       });
 }
 
-/// One head of the forward pass: the [rows, values] output.
-Value forwardHead(BlockBuilder &k, const AttentionShape &s, Value query,
-                  Value key, Value value) {
+/// Each row's log-sum-exp, max + log(sum), from the online softmax's
+/// statistics after the last key block.
+Value logSumExpOf(BlockBuilder &k, Value max, Value sum, int64_t rows) {
+  return k.mapRows(
+      {max, sum}, rows, [](OpBuilder &b, Location loc, ValueRange args) {
+        return arith::AddFOp::create(b, loc, args[0],
+                                     math::LogOp::create(b, loc, args[1]))
+            .getResult();
+      });
+}
+
+/// One head of the forward pass: the [rows, values] output and, with
+/// `withLogSumExp`, each row's log-sum-exp (the [rows] statistics the
+/// backward pass would otherwise compute again in a sweep of its own).
+SmallVector<Value> forwardHead(BlockBuilder &k, const AttentionShape &s,
+                               Value query, Value key, Value value,
+                               bool withLogSumExp) {
   double negInf = -std::numeric_limits<double>::infinity();
   Value queries = scaled(k, s, query, s.rows);
+  SmallVector<Value> outputs = {k.empty({s.rows, s.values})};
+  if (withLogSumExp)
+    outputs.push_back(k.empty({s.rows}));
   scf::ForOp rowLoop = buildLoop(
-      k, k.index(s.rows / s.blockRows), {k.empty({s.rows, s.values})},
+      k, k.index(s.rows / s.blockRows), outputs,
       [&](Value rowBlock, ValueRange output) -> SmallVector<Value> {
         Value firstRow =
             arith::MulIOp::create(k.b, k.loc, rowBlock, k.index(s.blockRows));
@@ -430,15 +479,24 @@ Value forwardHead(BlockBuilder &k, const AttentionShape &s, Value query,
                     return arith::DivFOp::create(b, loc, args[0], args[1])
                         .getResult();
                   });
-        return {k.insertRows(rows, output[0], firstRow)};
+        SmallVector<Value> stored = {k.insertRows(rows, output[0], firstRow)};
+        if (withLogSumExp)
+          stored.push_back(
+              k.insertElements(logSumExpOf(k, keyLoop.getResult(0),
+                                           keyLoop.getResult(1), s.blockRows),
+                               output[1], firstRow));
+        return stored;
       });
-  return rowLoop.getResult(0);
+  return SmallVector<Value>(rowLoop.getResults());
 }
 
 /// One head of the backward pass: the gradients of query, key and value.
+/// `logSumExp` is the forward pass's [rows] statistics, if it kept them;
+/// else a first sweep over the keys computes them.
 SmallVector<Value> backwardHead(BlockBuilder &k, const AttentionShape &s,
                                 Value query, Value key, Value value,
-                                Value output, Value outputGrad) {
+                                Value output, Value outputGrad,
+                                Value logSumExpOfHead) {
   double negInf = -std::numeric_limits<double>::infinity();
   int64_t br = s.blockRows, bc = s.blockKeys;
   Value queries = scaled(k, s, query, s.rows);
@@ -461,22 +519,23 @@ SmallVector<Value> backwardHead(BlockBuilder &k, const AttentionShape &s,
               return math::FmaOp::create(b, loc, args[0], args[1], args[2])
                   .getResult();
             });
-        // First sweep: each row's log-sum-exp.
-        scf::ForOp statsLoop = buildLoop(
-            k, keyBlocks, {k.filled({br}, negInf), k.filled({br}, 0.0)},
-            [&](Value keyBlock, ValueRange state) -> SmallVector<Value> {
-              ScoreBlock block =
-                  scoreBlock(k, s, rowsOfQ, key, firstRow, keyBlock);
-              OnlineStep step = onlineStep(k, s, block, state[0], state[1]);
-              return {step.max, step.sum};
-            });
-        Value logSumExp = k.mapRows(
-            statsLoop.getResults(), br,
-            [](OpBuilder &b, Location loc, ValueRange args) {
-              return arith::AddFOp::create(b, loc, args[0],
-                                           math::LogOp::create(b, loc, args[1]))
-                  .getResult();
-            });
+        // Each row's log-sum-exp: the forward pass's, else a first sweep
+        // computing it as the forward pass does (the same bits).
+        Value logSumExp;
+        if (logSumExpOfHead) {
+          logSumExp = k.elementsOf(logSumExpOfHead, firstRow, br);
+        } else {
+          scf::ForOp statsLoop = buildLoop(
+              k, keyBlocks, {k.filled({br}, negInf), k.filled({br}, 0.0)},
+              [&](Value keyBlock, ValueRange state) -> SmallVector<Value> {
+                ScoreBlock block =
+                    scoreBlock(k, s, rowsOfQ, key, firstRow, keyBlock);
+                OnlineStep step = onlineStep(k, s, block, state[0], state[1]);
+                return {step.max, step.sum};
+              });
+          logSumExp = logSumExpOf(k, statsLoop.getResult(0),
+                                  statsLoop.getResult(1), br);
+        }
         // Second sweep: the probabilities again, and the gradients.
         scf::ForOp gradLoop = buildLoop(
             k, keyBlocks, {k.filled({br, s.features}, 0.0), grads[1], grads[2]},
@@ -532,26 +591,16 @@ SmallVector<Value> backwardHead(BlockBuilder &k, const AttentionShape &s,
   return SmallVector<Value>(rowLoop.getResults());
 }
 
-/// Rewrites one attention (or its gradient) as an image loop over its
-/// heads, each computed by `head` from the heads of `operands`.
+/// An image loop over the heads: `head` computes each head's results from
+/// the heads of `operands` (3-d [heads, rows, cols], or 2-d [heads, rows]
+/// row vectors); the loop's results are `resultTypes`, of the same forms.
 SmallVector<Value> tileOverHeads(
-    RewriterBase &rewriter, Operation *op, const AttentionShape &s,
+    BlockBuilder &k, const AttentionShape &s, ValueRange operands,
+    ArrayRef<RankedTensorType> resultTypes,
     function_ref<SmallVector<Value>(BlockBuilder &, ValueRange)> head) {
-  Location loc = op->getLoc();
-  Type element =
-      cast<RankedTensorType>(op->getOperand(0).getType()).getElementType();
-  rewriter.setInsertionPoint(op);
-  SmallVector<Value> operands;
-  for (Value operand : op->getOperands())
-    operands.push_back(toHeads(rewriter, loc, operand));
-  BlockBuilder k(rewriter, loc, element);
   SmallVector<Value> inits;
-  for (Type type : op->getResultTypes()) {
-    auto shaped = cast<RankedTensorType>(type);
-    int64_t rank = shaped.getRank();
-    inits.push_back(k.empty(
-        {s.heads, shaped.getDimSize(rank - 2), shaped.getDimSize(rank - 1)}));
-  }
+  for (RankedTensorType type : resultTypes)
+    inits.push_back(k.empty(type.getShape()));
   scf::ForOp loop =
       buildLoop(k, k.index(s.heads), inits,
                 [&](Value index, ValueRange outputs) -> SmallVector<Value> {
@@ -565,11 +614,18 @@ SmallVector<Value> tileOverHeads(
                   return stored;
                 });
   fuse::markImageLoop(loop);
-  SmallVector<Value> results;
-  for (auto [result, type] : llvm::zip(loop.getResults(), op->getResultTypes()))
-    results.push_back(
-        fromHeads(rewriter, loc, result, cast<RankedTensorType>(type)));
-  return results;
+  return SmallVector<Value>(loop.getResults());
+}
+
+/// The [heads, rows, cols] form of `type` ([..., rows, cols]).
+RankedTensorType headedType(RankedTensorType type) {
+  int64_t rank = type.getRank();
+  int64_t heads = 1;
+  for (int64_t d = 0; d < rank - 2; ++d)
+    heads *= type.getDimSize(d);
+  return RankedTensorType::get(
+      {heads, type.getDimSize(rank - 2), type.getDimSize(rank - 1)},
+      type.getElementType());
 }
 
 std::optional<AttentionShape> shapeOf(Operation *op, bool causal,
@@ -603,6 +659,26 @@ std::optional<AttentionShape> shapeOf(Operation *op, bool causal,
   return s;
 }
 
+/// The forward attention whose result `grad` differentiates, if it has
+/// the gradient's operands, mask, scale and blocks: its log-sum-exp can be
+/// kept for the gradient.
+fuse::AttentionOp forwardOf(fuse::AttentionGradOp grad,
+                            const AttentionShape &s) {
+  auto forward = grad.getResult().getDefiningOp<fuse::AttentionOp>();
+  if (!forward || forward.getQuery() != grad.getQuery() ||
+      forward.getKey() != grad.getKey() ||
+      forward.getValue() != grad.getValue() ||
+      forward.getCausal() != grad.getCausal() ||
+      forward.getScaleOrDefault() != grad.getScale().convertToDouble() ||
+      forward->getBlock() != grad->getBlock())
+    return {};
+  std::optional<AttentionShape> f =
+      shapeOf(forward, forward.getCausal(), forward.getScaleOrDefault());
+  if (!f || f->blockRows != s.blockRows || f->blockKeys != s.blockKeys)
+    return {};
+  return forward;
+}
+
 struct TileAttentionPass
     : fuse::impl::FuseTileAttentionBase<TileAttentionPass> {
   void runOnOperation() override {
@@ -612,6 +688,26 @@ struct TileAttentionPass
       if (isa<fuse::AttentionOp, fuse::AttentionGradOp>(op))
         ops.push_back(op);
     });
+    // Forward passes whose gradient is in the same block keep each row's
+    // log-sum-exp ([heads, rows]), which the gradient then reads instead of
+    // sweeping over the keys to compute it again: one product and the
+    // softmax's statistics less per block of the backward pass.
+    llvm::DenseMap<Operation *, Operation *> forwardOfGrad;
+    llvm::DenseSet<Operation *> keepsLogSumExp;
+    llvm::DenseMap<Operation *, Value> logSumExps;
+    for (Operation *op : ops) {
+      auto grad = dyn_cast<fuse::AttentionGradOp>(op);
+      if (!grad)
+        continue;
+      std::optional<AttentionShape> s =
+          shapeOf(op, grad.getCausal(), grad.getScale().convertToDouble());
+      if (!s)
+        continue;
+      if (fuse::AttentionOp forward = forwardOf(grad, *s)) {
+        forwardOfGrad[op] = forward;
+        keepsLogSumExp.insert(forward);
+      }
+    }
     for (Operation *op : ops) {
       auto attention = dyn_cast<fuse::AttentionOp>(op);
       auto grad = dyn_cast<fuse::AttentionGradOp>(op);
@@ -626,19 +722,47 @@ struct TileAttentionPass
                         "query rows and keys");
         return signalPassFailure();
       }
+      bool withLogSumExp = attention && keepsLogSumExp.contains(op);
+      Value logSumExp =
+          grad ? logSumExps.lookup(forwardOfGrad.lookup(op)) : Value();
       LLVM_DEBUG(llvm::dbgs()
                  << op->getName() << " at " << op->getLoc() << ": " << s->heads
                  << " heads, blocks of " << s->blockRows << " rows x "
-                 << s->blockKeys << " keys\n");
+                 << s->blockKeys << " keys"
+                 << (withLogSumExp ? ", keeping the log-sum-exp" : "")
+                 << (logSumExp ? ", reading the forward's log-sum-exp" : "")
+                 << "\n");
+      Location loc = op->getLoc();
+      rewriter.setInsertionPoint(op);
+      Type element =
+          cast<RankedTensorType>(op->getOperand(0).getType()).getElementType();
+      BlockBuilder k(rewriter, loc, element);
+      SmallVector<Value> operands;
+      for (Value operand : op->getOperands())
+        operands.push_back(toHeads(rewriter, loc, operand));
+      if (logSumExp)
+        operands.push_back(logSumExp);
+      SmallVector<RankedTensorType> resultTypes;
+      for (Type type : op->getResultTypes())
+        resultTypes.push_back(headedType(cast<RankedTensorType>(type)));
+      if (withLogSumExp)
+        resultTypes.push_back(k.type({s->heads, s->rows}));
       SmallVector<Value> results = tileOverHeads(
-          rewriter, op, *s,
+          k, *s, operands, resultTypes,
           [&](BlockBuilder &k, ValueRange heads) -> SmallVector<Value> {
             if (attention)
-              return {forwardHead(k, *s, heads[0], heads[1], heads[2])};
+              return forwardHead(k, *s, heads[0], heads[1], heads[2],
+                                 withLogSumExp);
             return backwardHead(k, *s, heads[0], heads[1], heads[2], heads[3],
-                                heads[4]);
+                                heads[4], logSumExp ? heads[5] : Value());
           });
-      rewriter.replaceOp(op, results);
+      if (withLogSumExp)
+        logSumExps[op] = results.pop_back_val();
+      SmallVector<Value> replacements;
+      for (auto [result, type] : llvm::zip(results, op->getResultTypes()))
+        replacements.push_back(
+            fromHeads(rewriter, loc, result, cast<RankedTensorType>(type)));
+      rewriter.replaceOp(op, replacements);
     }
   }
 };

@@ -51,7 +51,8 @@ func.func @cross(%q: tensor<96x8xf32>, %k: tensor<80x8xf32>, %v: tensor<80x4xf32
 
 // -----
 
-// The backward pass: per row block, the row term sum(dO * O), a first sweep
+// The backward pass of an attention not in the function: per row block, the
+// row term sum(dO * O), a first sweep
 // for the log-sum-exp, a second for the gradients (five products a block:
 // the scores again, P^T dO, dO V^T, dS K and dS^T Q); the three gradients
 // are the image loop's results.
@@ -66,6 +67,51 @@ func.func @cross(%q: tensor<96x8xf32>, %k: tensor<80x8xf32>, %v: tensor<80x4xf32
 // CHECK: } {fuse.image_loop}
 // CHECK-NOT: tensor<8x8xf32>
 func.func @backward(%q: tensor<2x8x4xf32>, %o: tensor<2x8x4xf32>, %g: tensor<2x8x4xf32>) -> (tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>) {
+  %0:3 = fuse.attention_grad %q, %q, %q, %o, %g {causal, scale = 0.5 : f64, fuse.lowering_config = #fuse.lowering_config<strategy = attention_blocks, distribution = [0, 0, 0], cache = [1, 4, 4], registers = [0, 0, 0], vector = [0, 0, 0]>}
+      : (tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>) -> (tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>)
+  return %0#0, %0#1, %0#2 : tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>
+}
+
+// -----
+
+// A forward attention whose gradient is in the same block keeps each row's
+// log-sum-exp ([heads, rows], a second result of its image loop), and the
+// gradient reads it: no first sweep over the keys (one product a block and
+// the softmax's statistics less).
+// CHECK-LABEL: func @forward_and_backward
+// CHECK: %[[FWD:.*]]:2 = scf.for %{{.*}} -> (tensor<2x8x4xf32>, tensor<2x8xf32>)
+// CHECK: math.log
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[%{{.*}}] [4] [1] : tensor<4xf32> into tensor<8xf32>
+// CHECK: } {fuse.image_loop}
+// CHECK: scf.for %{{.*}} -> (tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>)
+// CHECK: tensor.extract_slice %[[FWD]]#1[%{{.*}}, 0] [1, 8] [1, 1] : tensor<2x8xf32> to tensor<8xf32>
+// CHECK-NOT: math.log
+// CHECK: scf.for %{{.*}} -> (tensor<4x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>)
+// CHECK-COUNT-5: linalg.matmul
+// CHECK-NOT: linalg.matmul
+// CHECK: } {fuse.image_loop}
+func.func @forward_and_backward(%q: tensor<2x8x4xf32>, %g: tensor<2x8x4xf32>) -> (tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>) {
+  %o = fuse.attention %q, %q, %q {causal, scale = 0.5 : f64, fuse.lowering_config = #fuse.lowering_config<strategy = attention_blocks, distribution = [0, 0, 0], cache = [1, 4, 4], registers = [0, 0, 0], vector = [0, 0, 0]>}
+      : (tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  %0:3 = fuse.attention_grad %q, %q, %q, %o, %g {causal, scale = 0.5 : f64, fuse.lowering_config = #fuse.lowering_config<strategy = attention_blocks, distribution = [0, 0, 0], cache = [1, 4, 4], registers = [0, 0, 0], vector = [0, 0, 0]>}
+      : (tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>) -> (tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>)
+  return %o, %0#0, %0#1, %0#2 : tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>
+}
+
+// -----
+
+// A gradient of another attention's result (different scale) sweeps for
+// the log-sum-exp itself.
+// CHECK-LABEL: func @other_forward
+// CHECK: scf.for %{{.*}} -> (tensor<2x8x4xf32>) {
+// CHECK: } {fuse.image_loop}
+// CHECK: scf.for %{{.*}} -> (tensor<4xf32>, tensor<4xf32>)
+// CHECK: math.log
+// CHECK: scf.for %{{.*}} -> (tensor<4x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>)
+// CHECK-COUNT-5: linalg.matmul
+func.func @other_forward(%q: tensor<2x8x4xf32>, %g: tensor<2x8x4xf32>) -> (tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>) {
+  %o = fuse.attention %q, %q, %q {causal, scale = 0.25 : f64, fuse.lowering_config = #fuse.lowering_config<strategy = attention_blocks, distribution = [0, 0, 0], cache = [1, 4, 4], registers = [0, 0, 0], vector = [0, 0, 0]>}
+      : (tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
   %0:3 = fuse.attention_grad %q, %q, %q, %o, %g {causal, scale = 0.5 : f64, fuse.lowering_config = #fuse.lowering_config<strategy = attention_blocks, distribution = [0, 0, 0], cache = [1, 4, 4], registers = [0, 0, 0], vector = [0, 0, 0]>}
       : (tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>) -> (tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>)
   return %0#0, %0#1, %0#2 : tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>
