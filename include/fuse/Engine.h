@@ -168,9 +168,10 @@ public:
 
   /// Builds (compiles or loads) the specialization for `args`' signature
   /// without calling; only their dtypes and shapes matter. When it
-  /// compiles, `onLowered` (if set) is called on this thread once the MLIR
-  /// half is done and the engine's context is free for another function's
-  /// compile, which may then overlap this one's code generation.
+  /// compiles, `onLowered` (if set) is called on this thread once the call
+  /// is specialized and the engine's context is free for another function's
+  /// compile: this one's MLIR lowering and code generation run in a context
+  /// of their own, and another function's may overlap them.
   llvm::Error prepare(llvm::ArrayRef<Tensor> args,
                       const std::function<void()> &onLowered = nullptr);
   FunctionStats stats() const;

@@ -435,9 +435,9 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
   const int64_t n = trainData.size();
   auto compileStart = std::chrono::steady_clock::now();
   // With a second core, the evaluation compiles on a second thread,
-  // started once the step (the longer compile) is lowered: the engine frees
-  // its MLIR context while it generates the step's code, so the
-  // evaluation's lowering and code generation overlap it.
+  // started once the step is specialized: the engine lowers and generates
+  // each in a context of its own, so the evaluation's whole compile
+  // overlaps the step's.
   // The evaluation function's calls on the test and validation sets.
   std::vector<std::pair<Function *, std::vector<Tensor>>> evalCalls;
   for (auto [e, data] :
