@@ -35,6 +35,8 @@ struct Case {
   std::vector<std::pair<std::string, std::vector<int64_t>>> shapes;
   bool fusion = true;
   bool profile = false;
+  /// The model, under the source tree.
+  const char *model = "test/fusec/Inputs/mlp-hidden64.mlir";
 };
 
 /// The arguments of `fn` for `c`: zeros of its shapes.
@@ -119,8 +121,7 @@ std::string fusecIR(const std::string &path, const Case &c) {
 class SameIR : public ::testing::TestWithParam<Case> {};
 
 TEST_P(SameIR, EngineAndFusec) {
-  std::string path =
-      std::string(FUSE_SOURCE_DIR) + "/test/fusec/Inputs/mlp-hidden64.mlir";
+  std::string path = std::string(FUSE_SOURCE_DIR) + "/" + GetParam().model;
   std::string fromEngine = engineIR(path, GetParam());
   std::string fromFusec = fusecIR(path, GetParam());
   ASSERT_FALSE(fromEngine.empty());
@@ -143,7 +144,14 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"train",
              {{"x", {4, 28, 28}}, {"y", {4}}},
              /*fusion=*/false,
-             /*profile=*/true}));
+             /*profile=*/true},
+        // The seed CNN's K-step function as fit compiles it (batch 32):
+        // four parts, each the same IR.
+        Case{"train_steps",
+             {{"x", {2, 32, 28, 28, 1}}, {"y", {2, 32}}},
+             /*fusion=*/true,
+             /*profile=*/false,
+             "examples/cnn.mlir"}));
 
 /// The engine lowers and compiles each specialization in an MLIR context of
 /// its own, so its context is free from the end of the specialization on:
