@@ -56,6 +56,8 @@ struct EngineOptions {
   /// Threads each call of compiled code may use (0: $FUSE_NUM_THREADS, else
   /// the CPUs this process may run on). Results are bitwise the same for any
   /// count: how work is split is fixed by the shapes, never by the threads.
+  /// Compiling uses as many: a function's code generation parts, and in
+  /// fuse::fit the evaluation's compile beside the step's (1: one core).
   unsigned threads = 0;
   /// Generate a large function's code on several cores: cut between its
   /// loop nests into parts whose LLVM O3 and code generation run on threads

@@ -228,6 +228,8 @@ Function::Impl::compile(Specialized &specialized, llvm::ArrayRef<Tensor> args,
   options.statsUnit = unit;
   // A large function's O3 and code generation run on the cores, in parts.
   options.parallelCodegen = engine->options.parallelCodegen;
+  // On the engine's threads, as its calls.
+  options.codegenThreads = engine->threads;
   // Each part's IR, in order, as `fusec --emit=llvm-ir --engine-entry`.
   std::string optimizedIR;
   if (engine->options.onCompiledIR)
