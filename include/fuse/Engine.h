@@ -56,6 +56,8 @@ struct EngineOptions {
   /// Threads each call of compiled code may use (0: $FUSE_NUM_THREADS, else
   /// the CPUs this process may run on). Results are bitwise the same for any
   /// count: how work is split is fixed by the shapes, never by the threads.
+  /// Compiling uses as many: a function's code generation parts, and in
+  /// fuse::fit the evaluation's compile beside the step's (1: one core).
   unsigned threads = 0;
   /// Generate a large function's code on several cores: cut between its
   /// loop nests into parts whose LLVM O3 and code generation run on threads
@@ -168,9 +170,10 @@ public:
 
   /// Builds (compiles or loads) the specialization for `args`' signature
   /// without calling; only their dtypes and shapes matter. When it
-  /// compiles, `onLowered` (if set) is called on this thread once the MLIR
-  /// half is done and the engine's context is free for another function's
-  /// compile, which may then overlap this one's code generation.
+  /// compiles, `onLowered` (if set) is called on this thread once the call
+  /// is specialized and the engine's context is free for another function's
+  /// compile: this one's MLIR lowering and code generation run in a context
+  /// of their own, and another function's may overlap them.
   llvm::Error prepare(llvm::ArrayRef<Tensor> args,
                       const std::function<void()> &onLowered = nullptr);
   FunctionStats stats() const;

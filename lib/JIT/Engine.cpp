@@ -94,3 +94,30 @@ std::vector<std::string> Engine::functionNames() const {
   llvm::sort(names);
   return names;
 }
+
+std::unique_ptr<mlir::MLIRContext> Engine::Impl::acquireCompileContext() {
+  {
+    std::lock_guard<std::mutex> lock(compileContextsMutex);
+    if (!idleCompileContexts.empty()) {
+      std::unique_ptr<mlir::MLIRContext> context =
+          std::move(idleCompileContexts.back());
+      idleCompileContexts.pop_back();
+      return context;
+    }
+  }
+  // As the engine's own: the same dialects, all loaded (a pass may create
+  // ops of a dialect it does not declare), no MLIR thread pool.
+  auto context = std::make_unique<mlir::MLIRContext>(
+      mlir::MLIRContext::Threading::DISABLED);
+  mlir::DialectRegistry registry;
+  registerDialects(registry);
+  context->appendDialectRegistry(registry);
+  context->loadAllAvailableDialects();
+  return context;
+}
+
+void Engine::Impl::releaseCompileContext(
+    std::unique_ptr<mlir::MLIRContext> context) {
+  std::lock_guard<std::mutex> lock(compileContextsMutex);
+  idleCompileContexts.push_back(std::move(context));
+}

@@ -23,8 +23,10 @@
 #include "llvm/Support/SourceMgr.h"
 
 #include <atomic>
+#include <memory>
 #include <mutex>
 #include <optional>
+#include <vector>
 
 namespace fuse {
 
@@ -69,8 +71,14 @@ struct Engine::Impl {
   /// The thread count of every call (options.threads resolved).
   unsigned threads = 1;
   /// Serializes everything that touches the MLIR context's IR or its
-  /// diagnostic handlers: loading and compiling.
+  /// diagnostic handlers (loading, specializing) and the JIT's dylibs.
   std::mutex contextMutex;
+  /// Contexts of their own for lowering specializations outside
+  /// contextMutex, so that two functions' MLIR lowerings run at once (fit's
+  /// evaluation beside the step); one per compile running, kept for the
+  /// next one.
+  std::mutex compileContextsMutex;
+  std::vector<std::unique_ptr<mlir::MLIRContext>> idleCompileContexts;
   std::vector<std::unique_ptr<LoadedModule>> modules;
   llvm::StringMap<std::unique_ptr<Function>> functions;
   unsigned dylibCounter = 0;
@@ -79,6 +87,11 @@ struct Engine::Impl {
       : options(std::move(options)),
         context(mlir::MLIRContext::Threading::DISABLED),
         machineBuilder(std::move(builder)) {}
+
+  /// A context for one compile (an idle one, or a new one with every
+  /// dialect loaded) and its return.
+  std::unique_ptr<mlir::MLIRContext> acquireCompileContext();
+  void releaseCompileContext(std::unique_ptr<mlir::MLIRContext> context);
 
   llvm::raw_ostream &warnings() {
     return options.warnings ? *options.warnings : llvm::errs();
@@ -128,7 +141,8 @@ struct Function::Impl {
   specialization(llvm::ArrayRef<Tensor> args,
                  const std::function<void()> &onLowered = nullptr);
   /// Called with `context` (engine->contextMutex) locked; compile()
-  /// unlocks it during code generation.
+  /// unlocks it once the specialized module is copied to a compile context
+  /// of its own, and locks it again to return.
   Expected<std::unique_ptr<Specialization>>
   build(llvm::ArrayRef<Tensor> args, std::unique_lock<std::mutex> &context,
         const std::function<void()> &onLowered);

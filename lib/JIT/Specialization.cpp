@@ -19,11 +19,14 @@
 
 #include "Fuse/IR/FuseDialect.h"
 #include "Fuse/IR/FuseOps.h"
+#include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/IR/LLVMContext.h"
@@ -164,11 +167,53 @@ Function::Impl::compile(Specialized &specialized, llvm::ArrayRef<Tensor> args,
                         std::string &diagnostics,
                         std::unique_lock<std::mutex> &contextLock,
                         const std::function<void()> &onLowered) {
-  mlir::MLIRContext &context = engine->context;
+  CompileStats *stats = engine->options.compileStats;
+  std::string unit = name + " " + Signature::of(args, stacked).str();
+  // The specialized module moves to a context of its own, so that the
+  // engine's is free during the whole compile: another function's
+  // specialization and lowering (fit's evaluation) run beside this one's.
+  PhaseTimer copyTimer(stats, unit, "mlir: copy to a compile context");
+  std::string bytecode;
+  {
+    llvm::raw_string_ostream os(bytecode);
+    if (mlir::failed(mlir::writeBytecodeToFile(*specialized.module, os)))
+      return llvm::createStringError("cannot write '" + name + "' for " +
+                                     Signature::of(args, stacked).str() +
+                                     " as MLIR bytecode");
+  }
+  specialized.module = nullptr;
+  contextLock.unlock();
+  // Locked again on every return: the caller links under it.
+  llvm::scope_exit relock([&] { contextLock.lock(); });
+  if (onLowered)
+    onLowered();
+  std::unique_ptr<mlir::MLIRContext> owned = engine->acquireCompileContext();
+  llvm::scope_exit release(
+      [&] { engine->releaseCompileContext(std::move(owned)); });
+  mlir::MLIRContext &context = *owned;
+  // Diagnostics name the source's lines through a manager of this
+  // compile's own (a SourceMgr caches line offsets: not thread-safe).
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBuffer(
+          module->source,
+          module->sourceMgr.getMemoryBuffer(module->sourceMgr.getMainFileID())
+              ->getBufferIdentifier(),
+          /*RequiresNullTerminator=*/true),
+      llvm::SMLoc());
   llvm::raw_string_ostream os(diagnostics);
   std::optional<mlir::SourceMgrDiagnosticHandler> handler;
-  handler.emplace(module->sourceMgr, &context, os);
-  mlir::ModuleOp clone = *specialized.module;
+  handler.emplace(sourceMgr, &context, os);
+  // Declared after `release`: the IR goes before its context is reused.
+  mlir::OwningOpRef<mlir::ModuleOp> copy =
+      mlir::parseSourceString<mlir::ModuleOp>(bytecode,
+                                              mlir::ParserConfig(&context));
+  if (!copy)
+    return llvm::createStringError("cannot read '" + name + "' for " +
+                                   Signature::of(args, stacked).str() +
+                                   " back from MLIR bytecode:\n" + diagnostics);
+  copyTimer.stop();
+  mlir::ModuleOp clone = *copy;
   CachedObject entry;
   CompileOptions options;
   options.pipeline.fusion = engine->options.fusion;
@@ -179,10 +224,12 @@ Function::Impl::compile(Specialized &specialized, llvm::ArrayRef<Tensor> args,
   options.stage = Stage::Object;
   options.packedEntry = kEntrySymbol.str();
   options.machine = &engine->machineBuilder;
-  options.stats = engine->options.compileStats;
-  options.statsUnit = name + " " + Signature::of(args, stacked).str();
+  options.stats = stats;
+  options.statsUnit = unit;
   // A large function's O3 and code generation run on the cores, in parts.
   options.parallelCodegen = engine->options.parallelCodegen;
+  // On the engine's threads, as its calls.
+  options.codegenThreads = engine->threads;
   // Each part's IR, in order, as `fusec --emit=llvm-ir --engine-entry`.
   std::string optimizedIR;
   if (engine->options.onCompiledIR)
@@ -198,8 +245,12 @@ Function::Impl::compile(Specialized &specialized, llvm::ArrayRef<Tensor> args,
                                    diagnostics);
   }
   // Warnings (an argument that cannot be updated in place) are the user's.
-  if (!diagnostics.empty())
+  if (!diagnostics.empty()) {
+    // Outside the engine's lock: compiles running at once print in turn.
+    static std::mutex warning;
+    std::lock_guard<std::mutex> lock(warning);
     engine->warnings() << diagnostics;
+  }
   if (!artifacts)
     return artifacts.takeError();
   if (auto compiled =
@@ -212,13 +263,9 @@ Function::Impl::compile(Specialized &specialized, llvm::ArrayRef<Tensor> args,
             abi::kDynamicSizesAttrName))
       llvm::append_range(entry.dynamicSizes, sizes.asArrayRef());
   }
-  // O3 and code generation, the larger half, use only the LLVM module: the
-  // MLIR context is free meanwhile for another function's compile (fit
-  // lowers the evaluation while the step's code is generated).
+  // O3 and code generation, the larger half, use only the LLVM module.
   handler.reset();
-  contextLock.unlock();
-  if (onLowered)
-    onLowered();
+  copy = nullptr;
   Error generated = generateCode(*artifacts, options);
   if (!generated && engine->options.onCompiledIR) {
     // Compiles overlap, the caller's callback does not.
@@ -227,7 +274,6 @@ Function::Impl::compile(Specialized &specialized, llvm::ArrayRef<Tensor> args,
     engine->options.onCompiledIR(name, Signature::of(args, stacked).str(),
                                  optimizedIR);
   }
-  contextLock.lock();
   if (generated)
     return std::move(generated);
   entry.objects = std::move(artifacts->code);

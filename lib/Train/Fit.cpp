@@ -11,7 +11,6 @@
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CheckedArithmetic.h"
-#include "llvm/Support/Threading.h"
 
 #include <chrono>
 #include <cmath>
@@ -434,10 +433,10 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
   // shorter last one, evaluation. Only the shapes matter: zeroed batches.
   const int64_t n = trainData.size();
   auto compileStart = std::chrono::steady_clock::now();
-  // With a second core, the evaluation compiles on a second thread,
-  // started once the step (the longer compile) is lowered: the engine frees
-  // its MLIR context while it generates the step's code, so the
-  // evaluation's lowering and code generation overlap it.
+  // With a second thread (EngineOptions::threads), the evaluation compiles
+  // on it, started once the step is specialized: the engine lowers and
+  // generates each in a context of its own, so the evaluation's whole
+  // compile overlaps the step's.
   // The evaluation function's calls on the test and validation sets.
   std::vector<std::pair<Function *, std::vector<Tensor>>> evalCalls;
   for (auto [e, data] :
@@ -455,8 +454,7 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
       }
   };
   std::thread evalThread;
-  bool overlap = !evalCalls.empty() &&
-                 llvm::hardware_concurrency().compute_thread_count() > 1;
+  bool overlap = !evalCalls.empty() && engine.threads() > 1;
   auto startEvaluation = [&] {
     if (overlap && !evalThread.joinable())
       evalThread = std::thread(compileEvaluation);

@@ -18,6 +18,8 @@
 
 #include "gtest/gtest.h"
 
+#include <map>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -33,7 +35,22 @@ struct Case {
   std::vector<std::pair<std::string, std::vector<int64_t>>> shapes;
   bool fusion = true;
   bool profile = false;
+  /// The model, under the source tree.
+  const char *model = "test/fusec/Inputs/mlp-hidden64.mlir";
 };
+
+/// The arguments of `fn` for `c`: zeros of its shapes.
+std::vector<Tensor> argumentsFor(Function &fn, const Case &c) {
+  std::vector<Tensor> args;
+  for (const ArgumentInfo &arg : fn.arguments()) {
+    std::vector<int64_t> shape = arg.shape;
+    for (const auto &[name, dims] : c.shapes)
+      if (name == arg.name)
+        shape = dims;
+    args.push_back(Tensor::zeros(arg.dtype, shape));
+  }
+  return args;
+}
 
 /// The IR the engine compiles for `c`.
 std::string engineIR(const std::string &path, const Case &c) {
@@ -54,15 +71,7 @@ std::string engineIR(const std::string &path, const Case &c) {
   if (llvm::Error e = engine->loadFile(path))
     ADD_FAILURE() << llvm::toString(std::move(e));
   Function &fn = unwrap(engine->lookup(c.function));
-  std::vector<Tensor> args;
-  for (const ArgumentInfo &arg : fn.arguments()) {
-    std::vector<int64_t> shape = arg.shape;
-    for (const auto &[name, dims] : c.shapes)
-      if (name == arg.name)
-        shape = dims;
-    args.push_back(Tensor::zeros(arg.dtype, shape));
-  }
-  if (llvm::Error e = fn.prepare(args))
+  if (llvm::Error e = fn.prepare(argumentsFor(fn, c)))
     ADD_FAILURE() << llvm::toString(std::move(e));
   EXPECT_EQ(compiled, 1);
   return ir;
@@ -112,8 +121,7 @@ std::string fusecIR(const std::string &path, const Case &c) {
 class SameIR : public ::testing::TestWithParam<Case> {};
 
 TEST_P(SameIR, EngineAndFusec) {
-  std::string path =
-      std::string(FUSE_SOURCE_DIR) + "/test/fusec/Inputs/mlp-hidden64.mlir";
+  std::string path = std::string(FUSE_SOURCE_DIR) + "/" + GetParam().model;
   std::string fromEngine = engineIR(path, GetParam());
   std::string fromFusec = fusecIR(path, GetParam());
   ASSERT_FALSE(fromEngine.empty());
@@ -136,7 +144,81 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"train",
              {{"x", {4, 28, 28}}, {"y", {4}}},
              /*fusion=*/false,
-             /*profile=*/true}));
+             /*profile=*/true},
+        // The seed CNN's K-step function as fit compiles it (batch 32):
+        // four parts, each the same IR.
+        Case{"train_steps",
+             {{"x", {2, 32, 28, 28, 1}}, {"y", {2, 32}}},
+             /*fusion=*/true,
+             /*profile=*/false,
+             "examples/cnn.mlir"}));
+
+/// The engine lowers and compiles each specialization in an MLIR context of
+/// its own, so its context is free from the end of the specialization on:
+/// a second function's compile, started from the first's `onLowered` (as
+/// fit starts the evaluation's), overlaps the first's whole compile, MLIR
+/// lowering included, and each gives the code it gives alone.
+TEST(CompileContexts, OverlappingCompilesGiveTheSameCode) {
+  std::string path =
+      std::string(FUSE_SOURCE_DIR) + "/test/fusec/Inputs/mlp-hidden64.mlir";
+  Case step{"train", {{"x", {4, 28, 28}}, {"y", {4}}}};
+  Case steps{"train_steps", {{"x", {2, 4, 28, 28}}, {"y", {2, 4}}}};
+  std::string stepAlone = engineIR(path, step);
+  std::string stepsAlone = engineIR(path, steps);
+  ASSERT_FALSE(stepAlone.empty());
+  ASSERT_FALSE(stepsAlone.empty());
+
+  for (bool onThread : {true, false}) {
+    CompileStats stats;
+    EngineOptions options;
+    options.diskCache = false;
+    options.warnings = &llvm::nulls();
+    options.compileStats = &stats;
+    std::mutex mutex;
+    std::map<std::string, std::string> ir;
+    options.onCompiledIR = [&](llvm::StringRef name, llvm::StringRef,
+                               llvm::StringRef text) {
+      std::lock_guard<std::mutex> lock(mutex);
+      ir[name.str()] = text.str();
+    };
+    std::unique_ptr<Engine> engine = unwrap(Engine::create(options));
+    ASSERT_FALSE(llvm::errorToBool(engine->loadFile(path)));
+    Function &first = unwrap(engine->lookup(step.function));
+    Function &second = unwrap(engine->lookup(steps.function));
+    std::vector<Tensor> firstArgs = argumentsFor(first, step);
+    std::vector<Tensor> secondArgs = argumentsFor(second, steps);
+    std::string secondError;
+    std::thread other;
+    bool firstLoweredBefore = true;
+    auto compileSecond = [&] {
+      secondError = llvm::toString(second.prepare(secondArgs));
+    };
+    ASSERT_FALSE(llvm::errorToBool(first.prepare(firstArgs, [&] {
+      // Called once the first is specialized: none of its MLIR phases ran.
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        firstLoweredBefore =
+            llvm::any_of(stats.phases, [](const CompileStats::Phase &p) {
+              return llvm::StringRef(p.name).starts_with("mlir: simplify");
+            });
+      }
+      // Synchronously: the whole second compile while the first's waits,
+      // which needs the engine's context free.
+      if (onThread)
+        other = std::thread(compileSecond);
+      else
+        compileSecond();
+    })));
+    if (other.joinable())
+      other.join();
+    EXPECT_FALSE(firstLoweredBefore) << "on a thread: " << onThread;
+    EXPECT_EQ(secondError, "");
+    // EXPECT_TRUE, not EXPECT_EQ: a mismatch would print megabytes.
+    EXPECT_TRUE(ir[step.function] == stepAlone) << "on a thread: " << onThread;
+    EXPECT_TRUE(ir[steps.function] == stepsAlone)
+        << "on a thread: " << onThread;
+  }
+}
 
 /// EngineOptions::compileStats: every phase of each compile, per function
 /// and signature, the module's once; two functions compiled on two threads
@@ -166,6 +248,7 @@ func.func @square(%x: tensor<?xf32>) -> tensor<?xf32> {
   other.join();
 
   std::vector<std::string> phases = {"specialize",
+                                     "mlir: copy to a compile context",
                                      "mlir: simplify",
                                      "mlir: lower-to-linalg",
                                      "mlir: tile-and-vectorize",
@@ -186,8 +269,8 @@ func.func @square(%x: tensor<?xf32>) -> tensor<?xf32> {
     std::vector<std::string> expected = phases;
     // The target machine is built between translation and O3, then the
     // function is cut into parts (these are too small: one O3 each).
-    expected.insert(expected.begin() + 9, "llvm: target machine");
-    expected.insert(expected.begin() + 10, "llvm: split");
+    expected.insert(expected.begin() + 10, "llvm: target machine");
+    expected.insert(expected.begin() + 11, "llvm: split");
     EXPECT_EQ(seen, expected) << unit;
   }
   std::vector<std::string> module;
