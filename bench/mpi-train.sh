@@ -4,7 +4,7 @@
 #   mpirun -np RANKS with 1 thread each, with the all-reduces overlapped
 #   with the backward pass (the default) and without (--overlap=false);
 #   prints each one's wall time (the whole command, compile included, on a
-#   warm disk cache), its training time, the speed-ups and the all-reduce's
+#   warm disk cache), its training and evaluation times, the speed-ups and the all-reduce's
 #   share of rank 0's training time (the time compiled code spent in the
 #   collectives' calls: with overlap, what the backward pass did not hide).
 #   The runs go in ROUNDS rounds (default 1), interleaved, each figure the
@@ -59,6 +59,7 @@ for label, (wall, j) in (("1 rank x 1 thread", one),
                          (f"{ranks} ranks x 1 thread, overlap", many),
                          (f"{ranks} ranks x 1 thread, --overlap=false", blocking)):
     line = (f"{label:36} {wall:7.2f} s wall, {j['train_seconds']:7.2f} s training, "
+            f"{j.get('evaluation_seconds', 0):5.2f} s evaluation, "
             f"test accuracy {j['test_accuracy']:.4f}")
     if 'allreduce_seconds' in j:
         line += (f", all-reduce {j['allreduce_seconds']:.2f} s "

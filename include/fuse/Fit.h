@@ -86,10 +86,12 @@ struct FitOptions {
   /// same seeded order as one process; the gradients are summed across the
   /// ranks and every rank applies the same update. Parameters start equal:
   /// every rank draws them from the same seed (or reads the same weights or
-  /// checkpoint), which the first collective checks. Rank 0 alone
-  /// evaluates and writes checkpoints (they do not depend on the number of
-  /// ranks) and decides when a time budget or early stopping ends training;
-  /// the other ranks' EpochSummary has no test or validation figures. An
+  /// checkpoint), which the first collective checks. Every rank evaluates
+  /// its share of the test and validation batches and the ranks sum their
+  /// figures: every rank's EpochSummary holds the same bits as one
+  /// process's evaluation of the same parameters. Rank 0 alone writes
+  /// checkpoints (they do not depend on the number of ranks) and decides
+  /// when a time budget or early stopping ends training. An
   /// error on one rank before training leaves the others waiting in a
   /// collective: abort the communicator (fusec train does). Null or one
   /// rank: a single process.
@@ -133,6 +135,9 @@ struct FitSummary {
   /// Of trainSeconds, the time compiled code spent summing gradients across
   /// the ranks (waiting for the slowest included).
   double allReduceSeconds = 0;
+  /// The time spent evaluating on the test and validation sets after the
+  /// epochs (not part of trainSeconds), the ranks' reduction included.
+  double evaluationSeconds = 0;
   /// maxSeconds ended training before --epochs were done.
   bool stoppedEarly = false;
   /// Early stopping ended training (after history.back()).

@@ -209,24 +209,66 @@ Evaluator::preparedArguments(const Trainer &trainer,
   return calls;
 }
 
+std::pair<int64_t, int64_t> detail::shardBatches(int64_t batches, int rank,
+                                                 int ranks) {
+  // floor(batches * r / ranks) without overflow for any realistic count.
+  auto start = [&](int64_t r) { return batches * r / ranks; };
+  return {start(rank), start(rank + 1)};
+}
+
 Expected<std::pair<double, std::optional<double>>>
-Evaluator::run(const Trainer &trainer, const data::DataSource &test) {
-  double lossSum = 0, correct = 0;
-  int64_t n = test.size();
-  for (int64_t begin = 0; begin < n; begin += batch_) {
-    int64_t count = std::min(batch_, n - begin);
+Evaluator::run(const Trainer &trainer, const data::DataSource &test,
+               Communicator *comm) {
+  const int64_t n = test.size();
+  const int64_t batches = (n + batch_ - 1) / batch_;
+  const int rank = comm ? comm->rank() : 0, ranks = comm ? comm->size() : 1;
+  auto [first, end] = shardBatches(batches, rank, ranks);
+  // Per batch, its loss times its examples (zero for the other ranks'
+  // batches); then the correct predictions, then the ranks that failed.
+  // Summed across the ranks, each batch's entry is the one rank's value
+  // plus zeros: exactly it.
+  std::vector<double> figures(batches + 2, 0.0);
+  double &correct = figures[batches], &failed = figures[batches + 1];
+  Error localError = Error::success();
+  (void)!!localError;
+  for (int64_t b = first; b < end; ++b) {
+    int64_t begin = b * batch_, count = std::min(batch_, n - begin);
     std::iota(indices_.begin(), indices_.begin() + count, begin);
     if (Error err = test.gather(llvm::ArrayRef(indices_.data(), count),
-                                inputs_.data(), labels_.data()))
-      return std::move(err);
+                                inputs_.data(), labels_.data())) {
+      localError = std::move(err);
+      break;
+    }
     Expected<std::vector<Tensor>> results =
         eval_->call(arguments(trainer, count));
-    if (!results)
-      return results.takeError();
-    lossSum += double((*results)[0].data<float>()[0]) * double(count);
+    if (!results) {
+      localError = results.takeError();
+      break;
+    }
+    figures[b] = double((*results)[0].data<float>()[0]) * double(count);
     if (hasAccuracy_)
       correct += (*results)[1].data<int32_t>()[0];
   }
+  if (comm && ranks > 1) {
+    // Every rank takes part in the reduction, a failed one too, so that
+    // none waits for a collective that never comes.
+    failed = localError ? 1 : 0;
+    if (Error err = comm->allReduceSum(figures.data(), int64_t(figures.size())))
+      return llvm::joinErrors(std::move(localError), std::move(err));
+    if (localError)
+      return std::move(localError);
+    if (failed > 0)
+      return llvm::createStringError(
+          llvm::Twine(int64_t(failed)) +
+          " rank(s) failed to evaluate their share of the " + llvm::Twine(n) +
+          " examples (their output says why)");
+  } else if (localError) {
+    return std::move(localError);
+  }
+  // In batch order, as one process adds them.
+  double lossSum = 0;
+  for (int64_t b = 0; b < batches; ++b)
+    lossSum += figures[b];
   std::optional<double> accuracy;
   // Per label: an example may hold several (one per position).
   if (hasAccuracy_)

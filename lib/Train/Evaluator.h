@@ -11,6 +11,7 @@
 #ifndef FUSE_LIB_TRAIN_EVALUATOR_H
 #define FUSE_LIB_TRAIN_EVALUATOR_H
 
+#include "fuse/Communicator.h"
 #include "fuse/Data/DataSource.h"
 #include "fuse/Engine.h"
 #include "fuse/Trainer.h"
@@ -48,6 +49,11 @@ Tensor reshaped(const Tensor &t, llvm::ArrayRef<int64_t> lead,
 llvm::Expected<Tensor> examples(const data::TensorSpec &spec, int64_t count,
                                 const llvm::Twine &what);
 
+/// Rank `rank` of `ranks`' share of `batches` evaluation batches: the
+/// contiguous range [first, end), shares differing by at most one batch
+/// (ranks past the batches get none).
+std::pair<int64_t, int64_t> shardBatches(int64_t batches, int rank, int ranks);
+
 /// The batch size evaluating `n` examples in batches of at most `wanted`
 /// uses: one that divides n where one of at least wanted / 2 does (one
 /// specialization), else `wanted` (capped at n).
@@ -70,9 +76,15 @@ public:
   Function &function() const { return *eval_; }
   int64_t batchSize() const { return batch_; }
 
-  /// The mean loss and the accuracy over `test`.
+  /// The mean loss and the accuracy over `test`. With a communicator of
+  /// several ranks (a data-parallel fit: every rank calls it), each rank
+  /// evaluates a contiguous share of the batches (shardBatches) and the
+  /// ranks sum their batches' figures: every rank returns the same results,
+  /// the same bits as one process evaluating every batch (the batches, and
+  /// the order their losses are added in, are the same).
   llvm::Expected<std::pair<double, std::optional<double>>>
-  run(const Trainer &trainer, const data::DataSource &test);
+  run(const Trainer &trainer, const data::DataSource &test,
+      Communicator *comm = nullptr);
 
 private:
   explicit Evaluator(Function &eval) : eval_(&eval) {}

@@ -406,15 +406,15 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
   if (Error err = checkLabels(trainData, batchArgs[layout->labels], "training"))
     return std::move(err);
   std::optional<Evaluator> evaluator, validator;
-  // Rank 0 evaluates.
-  if (test && leader) {
+  // Every rank evaluates its share of the batches (Evaluator::run).
+  if (test) {
     Expected<std::optional<Evaluator>> e = Evaluator::create(
         engine, trainer, options.stepFunction, options.evalBatchSize, *test);
     if (!e)
       return e.takeError();
     evaluator = std::move(*e);
   }
-  if (validation && leader) {
+  if (validation) {
     Expected<std::optional<Evaluator>> e =
         Evaluator::create(engine, trainer, options.stepFunction,
                           options.evalBatchSize, *validation, "validation");
@@ -615,8 +615,10 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
       if (Error err = checkFinite(trainer, epoch, options.epochs))
         return err;
     if (evaluator) {
+      auto evaluationStart = std::chrono::steady_clock::now();
       Expected<std::pair<double, std::optional<double>>> result =
-          evaluator->run(trainer, *test);
+          evaluator->run(trainer, *test, comm);
+      summary.evaluationSeconds += secondsSince(evaluationStart);
       if (!result)
         return result.takeError();
       current.testLoss = result->first;
@@ -630,8 +632,10 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
             "(allowNonFiniteLoss, fusec train --allow-nan, continues)");
     }
     if (validator) {
+      auto evaluationStart = std::chrono::steady_clock::now();
       Expected<std::pair<double, std::optional<double>>> result =
-          validator->run(trainer, *validation);
+          validator->run(trainer, *validation, comm);
+      summary.evaluationSeconds += secondsSince(evaluationStart);
       if (!result)
         return result.takeError();
       current.validationLoss = result->first;

@@ -145,11 +145,12 @@ std::unique_ptr<Engine> dataParallelEngine(bool overlap = true) {
 std::vector<llvm::Expected<FitSummary>>
 fitOnRanks(Engine &engine, const data::DataSource &train, int ranks,
            FitOptions options, const std::string &checkpoint,
-           std::function<void(int, FitOptions &)> adjust = nullptr) {
+           std::function<void(int, FitOptions &)> adjust = nullptr,
+           std::function<const data::DataSource *(int)> test = nullptr) {
   std::vector<llvm::Expected<FitSummary>> results;
   if (ranks == 0) {
     options.checkpointPath = checkpoint;
-    results.push_back(fit(engine, train, nullptr, options));
+    results.push_back(fit(engine, train, test ? test(0) : nullptr, options));
     return results;
   }
   ThreadGroup group(ranks);
@@ -165,7 +166,7 @@ fitOnRanks(Engine &engine, const data::DataSource &train, int ranks,
       mine.checkpointPath = checkpoint;
       if (adjust)
         adjust(r, mine);
-      out[r].emplace(fit(engine, train, nullptr, mine));
+      out[r].emplace(fit(engine, train, test ? test(r) : nullptr, mine));
     });
   for (std::thread &t : threads)
     t.join();
@@ -237,6 +238,104 @@ TEST(Distributed, RanksMatchOneProcess) {
           << n << " examples on " << ranks << " ranks";
     }
   }
+}
+
+/// A data source whose gather fails from example `failFrom` on.
+class FailingSource final : public data::DataSource {
+public:
+  FailingSource(const data::DataSource &inner, int64_t failFrom)
+      : inner_(inner), failFrom_(failFrom) {}
+  int64_t size() const override { return inner_.size(); }
+  data::TensorSpec input() const override { return inner_.input(); }
+  data::TensorSpec label() const override { return inner_.label(); }
+  llvm::Error gather(llvm::ArrayRef<int64_t> indices, void *inputs,
+                     void *labels) const override {
+    for (int64_t i : indices)
+      if (i >= failFrom_)
+        return llvm::createStringError("cannot read example #" +
+                                       llvm::Twine(i));
+    return inner_.gather(indices, inputs, labels);
+  }
+  // Fit checks the labels before training: the inner source's answer.
+  llvm::Expected<std::optional<BadLabel>>
+  findLabelOutside(int64_t classes) const override {
+    return inner_.findLabelOutside(classes);
+  }
+
+private:
+  const data::DataSource &inner_;
+  int64_t failFrom_;
+};
+
+// Every rank evaluates a contiguous share of the evaluation batches and
+// the ranks sum their batches' figures: the test and validation losses and
+// accuracies are the same bits as one process's, on every rank. The
+// learning rate is 0, so that the ranks and the process evaluate the same
+// parameters. Test sets of 301 examples (batches of 43: 7 over 2 and 3
+// ranks, shares of 3 and 4, 2 and 3), 97 (batches of 20 and a last of 17)
+// and 7 (one batch: the last rank evaluates it, the others nothing).
+TEST(Distributed, ShardedEvaluationIsOneProcess) {
+  TempDir dir;
+  auto single = makeEngine(seedTrainingModule(), [] {
+    EngineOptions o;
+    o.threads = 1;
+    return o;
+  }());
+  auto parallel = dataParallelEngine();
+  data::TensorDataSource train = imageSet(60);
+  FitOptions options;
+  options.batchSize = 30;
+  options.epochs = 2;
+  options.learningRate = 0;
+  options.evalBatchSize = 50;
+  options.validationSplit = 0.3; // 18 held out, evaluated in one batch
+  options.seed = 4;
+  std::string ckpt = (dir.path + "/c.safetensors").str();
+  for (int64_t testSize : {301, 97, 7}) {
+    Tensor labels = Tensor::empty(DType::I32, {testSize});
+    for (int64_t i = 0; i < testSize; ++i)
+      labels.data<int32_t>()[i] = int32_t((i * 3) % 10);
+    data::TensorDataSource test = unwrap(data::TensorDataSource::create(
+        Tensor::uniform({testSize, 28, 28}, 11, 0.0f, 1.0f), labels));
+    auto testOf = [&](int) -> const data::DataSource * { return &test; };
+    FitSummary expected = unwrap(std::move(
+        fitOnRanks(*single, train, 0, options, ckpt, nullptr, testOf)[0]));
+    ASSERT_EQ(expected.history.size(), 2u);
+    for (int ranks : {2, 3}) {
+      auto results =
+          fitOnRanks(*parallel, train, ranks, options, ckpt, nullptr, testOf);
+      for (auto [r, result] : llvm::enumerate(results)) {
+        FitSummary summary = unwrap(std::move(result));
+        ASSERT_EQ(summary.history.size(), expected.history.size());
+        for (auto [e, f] : llvm::zip(summary.history, expected.history)) {
+          std::string where = std::to_string(testSize) + " examples, rank " +
+                              std::to_string(r) + " of " +
+                              std::to_string(ranks);
+          // Bitwise: EXPECT_EQ on the doubles.
+          EXPECT_EQ(e.testLoss, f.testLoss) << where;
+          EXPECT_EQ(e.testAccuracy, f.testAccuracy) << where;
+          EXPECT_EQ(e.validationLoss, f.validationLoss) << where;
+          EXPECT_EQ(e.validationAccuracy, f.validationAccuracy) << where;
+          EXPECT_TRUE(e.testLoss && e.validationLoss) << where;
+        }
+      }
+    }
+  }
+
+  // A rank whose share fails to evaluate returns its error; the others
+  // are not left waiting: they say how many ranks failed.
+  data::TensorDataSource test = imageSet(301);
+  FailingSource failing(test, 200);
+  auto results = fitOnRanks(*parallel, train, 2, options, ckpt, nullptr,
+                            [&](int r) -> const data::DataSource * {
+                              if (r == 1)
+                                return &failing;
+                              return &test;
+                            });
+  EXPECT_EQ(errorOf(std::move(results[0])),
+            "1 rank(s) failed to evaluate their share of the 301 examples "
+            "(their output says why)");
+  EXPECT_EQ(errorOf(std::move(results[1])), "cannot read example #200");
 }
 
 // For a fixed number of ranks, a run is bitwise the same as the last.

@@ -376,6 +376,7 @@ llvm::Error writeJson(llvm::StringRef path, const FitSummary &s,
     number("steps_per_second",
            s.trainSeconds > 0 ? double(s.steps) / s.trainSeconds : 0.0);
     number("compile_seconds", s.compileSeconds);
+    number("evaluation_seconds", s.evaluationSeconds);
     json.attribute("stopped_early", s.stoppedEarly);
     json.attribute("train_examples", s.trainExamples);
     json.attribute("validation_examples", s.validationExamples);
