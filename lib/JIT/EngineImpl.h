@@ -79,6 +79,9 @@ struct Engine::Impl {
   /// next one.
   std::mutex compileContextsMutex;
   std::vector<std::unique_ptr<mlir::MLIRContext>> idleCompileContexts;
+  /// Compiles running at once print their warnings and call the user's
+  /// onCompiledIR in turn.
+  std::mutex userOutputMutex;
   std::vector<std::unique_ptr<LoadedModule>> modules;
   llvm::StringMap<std::unique_ptr<Function>> functions;
   unsigned dylibCounter = 0;

@@ -246,9 +246,9 @@ Function::Impl::compile(Specialized &specialized, llvm::ArrayRef<Tensor> args,
   }
   // Warnings (an argument that cannot be updated in place) are the user's.
   if (!diagnostics.empty()) {
-    // Outside the engine's lock: compiles running at once print in turn.
-    static std::mutex warning;
-    std::lock_guard<std::mutex> lock(warning);
+    // Outside the engine's context lock: compiles running at once print
+    // in turn.
+    std::lock_guard<std::mutex> lock(engine->userOutputMutex);
     engine->warnings() << diagnostics;
   }
   if (!artifacts)
@@ -269,8 +269,7 @@ Function::Impl::compile(Specialized &specialized, llvm::ArrayRef<Tensor> args,
   Error generated = generateCode(*artifacts, options);
   if (!generated && engine->options.onCompiledIR) {
     // Compiles overlap, the caller's callback does not.
-    static std::mutex callback;
-    std::lock_guard<std::mutex> lock(callback);
+    std::lock_guard<std::mutex> lock(engine->userOutputMutex);
     engine->options.onCompiledIR(name, Signature::of(args, stacked).str(),
                                  optimizedIR);
   }
