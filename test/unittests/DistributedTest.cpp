@@ -132,6 +132,13 @@ data::TensorDataSource imageSet(int64_t n) {
       Tensor::uniform({n, 28, 28}, 7, 0.0f, 1.0f), labels));
 }
 
+/// The seed model for one process on one thread: the reference runs.
+std::unique_ptr<Engine> oneProcessEngine() {
+  EngineOptions options;
+  options.threads = 1;
+  return makeEngine(seedTrainingModule(), options);
+}
+
 std::unique_ptr<Engine> dataParallelEngine(bool overlap = true) {
   EngineOptions options;
   options.dataParallel = true;
@@ -206,11 +213,7 @@ bool sameBytes(const std::string &a, const std::string &b) {
 // have no example of: their stand-in weighs nothing.
 TEST(Distributed, RanksMatchOneProcess) {
   TempDir dir;
-  auto single = makeEngine(seedTrainingModule(), [] {
-    EngineOptions o;
-    o.threads = 1;
-    return o;
-  }());
+  auto single = oneProcessEngine();
   auto parallel = dataParallelEngine();
   FitOptions options;
   options.batchSize = 30;
@@ -276,11 +279,7 @@ private:
 // and 7 (one batch: the last rank evaluates it, the others nothing).
 TEST(Distributed, ShardedEvaluationIsOneProcess) {
   TempDir dir;
-  auto single = makeEngine(seedTrainingModule(), [] {
-    EngineOptions o;
-    o.threads = 1;
-    return o;
-  }());
+  auto single = oneProcessEngine();
   auto parallel = dataParallelEngine();
   data::TensorDataSource train = imageSet(60);
   FitOptions options;
