@@ -256,8 +256,7 @@ bool sameBody(scf::ParallelOp a, scf::ParallelOp b) {
     return false;
   llvm::DenseMap<Value, Value> mapped;
   auto inside = [](Value value, scf::ParallelOp loop) {
-    return loop->isProperAncestor(value.getParentRegion()->getParentOp()) ||
-           value.getParentRegion()->getParentOp() == loop.getOperation();
+    return loop->isAncestor(value.getParentRegion()->getParentOp());
   };
   auto check = [&](Value lhs, Value rhs) -> LogicalResult {
     if (auto it = mapped.find(lhs); it != mapped.end())

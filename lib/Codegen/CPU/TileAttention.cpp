@@ -27,7 +27,6 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/Debug.h"
 
 #include <limits>
@@ -692,8 +691,9 @@ struct TileAttentionPass
     // log-sum-exp ([heads, rows]), which the gradient then reads instead of
     // sweeping over the keys to compute it again: one product and the
     // softmax's statistics less per block of the backward pass.
+    // The forwards that keep it are the keys of logSumExps (their value set
+    // once tiled).
     llvm::DenseMap<Operation *, Operation *> forwardOfGrad;
-    llvm::DenseSet<Operation *> keepsLogSumExp;
     llvm::DenseMap<Operation *, Value> logSumExps;
     for (Operation *op : ops) {
       auto grad = dyn_cast<fuse::AttentionGradOp>(op);
@@ -705,7 +705,7 @@ struct TileAttentionPass
         continue;
       if (fuse::AttentionOp forward = forwardOf(grad, *s)) {
         forwardOfGrad[op] = forward;
-        keepsLogSumExp.insert(forward);
+        logSumExps.try_emplace(forward);
       }
     }
     for (Operation *op : ops) {
@@ -722,7 +722,7 @@ struct TileAttentionPass
                         "query rows and keys");
         return signalPassFailure();
       }
-      bool withLogSumExp = attention && keepsLogSumExp.contains(op);
+      bool withLogSumExp = attention && logSumExps.contains(op);
       Value logSumExp =
           grad ? logSumExps.lookup(forwardOfGrad.lookup(op)) : Value();
       LLVM_DEBUG(llvm::dbgs()
