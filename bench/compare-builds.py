@@ -26,10 +26,15 @@ Compiled code forks into LLVM's OpenMP runtime (libomp); --old-threads and
 --new-threads set the threads of each build's calls (default: the runtime's,
 all CPUs), so `--old-threads=1 --new-threads=2` with the same fusec twice
 measures the speed-up of two threads over one.
+
+--old-args and --new-args give each build fusec options of its own (split
+at spaces), so the same fusec twice compares two flag sets, e.g.
+`--old-args=--master-weights=copy --new-args=--master-weights=split`.
 """
 import argparse
 import os
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -88,12 +93,14 @@ int main(void) {
 """
 
 
-def argument_kinds(fusec, args):
-    """The arguments of the entry function `fusec` emits: "ptr" (tensors,
-    results and workspace buffers) or "i64" (a dynamic size, such as the
-    step count K of a `_steps` function, given by --dynamic-size)."""
+def argument_kinds(fusec, args, extra):
+    """The arguments of the entry function `fusec` emits (with the build's
+    own options `extra`): "ptr" (tensors, results and workspace buffers) or
+    "i64" (a dynamic size, such as the step count K of a `_steps` function,
+    given by --dynamic-size)."""
     ir = subprocess.run([fusec, "--emit=llvm-ir", args.file,
-                         f"--entry={args.entry}", "-o", "-"] + args.fusec_args,
+                         f"--entry={args.entry}", "-o", "-"] +
+                        args.fusec_args + extra,
                         check=True, capture_output=True, text=True).stdout
     define = re.search(r"^define .*@%s\((.*)\)" % re.escape(args.entry), ir,
                        re.M)
@@ -124,24 +131,28 @@ def main():
     parser.add_argument("--old-threads", type=int, default=0)
     parser.add_argument("--new-threads", type=int, default=0)
     parser.add_argument("--dynamic-size", type=int, default=None)
+    parser.add_argument("--old-args", default="")
+    parser.add_argument("--new-args", default="")
     args, fusec_args = parser.parse_known_args()
     args.fusec_args = [a for a in fusec_args if a != "--"]
 
     with tempfile.TemporaryDirectory() as work:
         objects = []
-        for name, fusec in (("old", args.old), ("new", args.new)):
+        extras = [shlex.split(args.old_args), shlex.split(args.new_args)]
+        for (name, fusec), extra in zip(
+                (("old", args.old), ("new", args.new)), extras):
             obj = os.path.join(work, name + ".o")
             subprocess.run([fusec, "--emit=obj", args.file,
                             f"--entry={args.entry}", "-o", obj] +
-                           args.fusec_args, check=True)
+                           args.fusec_args + extra, check=True)
             subprocess.run(["objcopy", f"--redefine-sym={args.entry}=f_{name}",
                             obj], check=True)
             objects.append(obj)
         # The builds may take different numbers of workspace buffers: each
         # gets its own signature, pointers from one shared pool (as many as
         # the larger count) and every dynamic size --dynamic-size.
-        kinds = [argument_kinds(fusec, args)
-                 for fusec in (args.old, args.new)]
+        kinds = [argument_kinds(fusec, args, extra)
+                 for fusec, extra in zip((args.old, args.new), extras)]
         n = max(k.count("ptr") for k in kinds)
 
         def signature(params):

@@ -144,6 +144,78 @@ def Fuse_CastOp : Fuse_Op<"cast", [Pure, SameOperandsAndResultShape,
 }
 
 //===----------------------------------------------------------------------===//
+// IPEX's split layout of f32 weights (master_weights = "split")
+//===----------------------------------------------------------------------===//
+
+class Fuse_HalfOp<string mnemonic, Type half, string summary_>
+    : Fuse_Op<mnemonic, [Pure, SameOperandsAndResultShape]> {
+  let summary = summary_;
+  let arguments = (ins TensorOf<[F32]>:$input);
+  let results = (outs TensorOf<[half]>:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Fuse_HighHalfOp : Fuse_HalfOp<"high_half", BF16,
+    "The top 16 bits of each f32 element, as a bf16"> {
+  let description = [{
+    Each element's sign, exponent and top 7 mantissa bits: the f32 value
+    truncated towards zero to bf16 (not rounded, unlike `fuse.cast`; a NaN
+    whose payload is all in the low bits becomes an infinity). With
+    `fuse.low_half`, IPEX's split layout of a master weight
+    (`master_weights = "split"`): the pair joins back to the f32 value
+    exactly (`fuse.join_halves`).
+
+    ```mlir
+    %top = fuse.high_half %w : (tensor<4x8xf32>) -> tensor<4x8xbf16>
+    ```
+  }];
+  let extraClassDeclaration = [{
+    /// The top half of the f32 scalar `x`.
+    static ::mlir::Value buildScalar(::mlir::OpBuilder &b, ::mlir::Location loc,
+                                     ::mlir::Value x);
+  }];
+}
+
+def Fuse_LowHalfOp : Fuse_HalfOp<"low_half", I16,
+    "The low 16 bits of each f32 element"> {
+  let description = [{
+    Each element's bottom 16 mantissa bits, as an `i16`: what
+    `fuse.high_half` drops.
+
+    ```mlir
+    %low = fuse.low_half %w : (tensor<4x8xf32>) -> tensor<4x8xi16>
+    ```
+  }];
+  let extraClassDeclaration = [{
+    /// The low half of the f32 scalar `x`.
+    static ::mlir::Value buildScalar(::mlir::OpBuilder &b, ::mlir::Location loc,
+                                     ::mlir::Value x);
+  }];
+}
+
+def Fuse_JoinHalvesOp : Fuse_Op<"join_halves",
+    [Pure, SameOperandsAndResultShape]> {
+  let summary = "The f32 values of top and low halves";
+  let description = [{
+    Each element `bitcast<f32>((zext(top) << 16) | zext(low))`: the inverse
+    of `fuse.high_half` and `fuse.low_half`, bitwise.
+
+    ```mlir
+    %w = fuse.join_halves %top, %low
+        : (tensor<4x8xbf16>, tensor<4x8xi16>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins TensorOf<[BF16]>:$top, TensorOf<[I16]>:$low);
+  let results = (outs TensorOf<[F32]>:$result);
+  let assemblyFormat = "$top `,` $low attr-dict `:` functional-type(operands, results)";
+  let extraClassDeclaration = [{
+    /// The f32 scalar of the halves `top` (bf16) and `low` (i16).
+    static ::mlir::Value buildScalar(::mlir::OpBuilder &b, ::mlir::Location loc,
+                                     ::mlir::Value top, ::mlir::Value low);
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // Element-wise binary ops (NumPy broadcasting)
 //===----------------------------------------------------------------------===//
 
@@ -1006,6 +1078,23 @@ def Fuse_LearningRate : 0DTensorOf<[F32]> {
 //     copies(%c : tensor<4xbf16>) {copy_params = array<i64: 0>}
 //     -> tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xbf16>
 // ```
+//
+// With `split_copies` (`master_weights = "split"`), `copies` are, for the
+// parameters at `copy_params`, first their top halves (bf16), then their
+// low halves (i16, `fuse.low_half`): each such parameter is the join of
+// its pair (`fuse.join_halves`), read from the pair and not from `params`
+// (whose operand is only the f32 value's name); the new parameter is
+// written as its new pair (`fuse.high_half`, `fuse.low_half`: truncated,
+// not rounded), the last results, and its f32 result is their join.
+//
+// ```mlir
+// %p2, %m2, %v2, %t2, %l2 = fuse.adam %lr, %step params(%p : tensor<4xf32>)
+//     grads(%g : tensor<4xf32>) states(%m, %v : tensor<4xf32>, tensor<4xf32>)
+//     copies(%t, %l : tensor<4xbf16>, tensor<4xi16>)
+//     {copy_params = array<i64: 0>, split_copies}
+//     -> tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xbf16>,
+//        tensor<4xi16>
+// ```
 class Fuse_OptimizerOp<string mnemonic, list<string> overridden = []>
     : Fuse_Op<mnemonic, [Pure, AttrSizedOperandSegments, InferTypeOpAdaptor,
                          DeclareOpInterfaceMethods<Fuse_OptimizerOpInterface,
@@ -1015,10 +1104,11 @@ class Fuse_OptimizerOp<string mnemonic, list<string> overridden = []>
                             Variadic<Fuse_FloatTensor>:$params,
                             Variadic<Fuse_FloatTensor>:$grads,
                             Variadic<Fuse_FloatTensor>:$states,
-                            Variadic<TensorOf<[BF16]>>:$copies,
-                            OptionalAttr<DenseI64ArrayAttr>:$copy_params),
+                            Variadic<TensorOf<[BF16, I16]>>:$copies,
+                            OptionalAttr<DenseI64ArrayAttr>:$copy_params,
+                            UnitAttr:$split_copies),
                        extraArguments);
-  let results = (outs Variadic<Fuse_FloatTensor>:$results);
+  let results = (outs Variadic<RankedTensorOf<[AnyFloat, I16]>>:$results);
   let assemblyFormat = [{
     $lr `,` $step `params` `(` $params `:` type($params) `)`
     `grads` `(` $grads `:` type($grads) `)`
@@ -1367,6 +1457,16 @@ def Fuse_TrainStepOp : Fuse_Op<"train_step",
     optimizer and the parameters (master weights) and their states stay
     `f32` (`fuse-apply-precision-policy`, after differentiation).
 
+    `master_weights` (bf16 only) is `"copy"` (the default: each weight the
+    products read has a bf16 copy, rounded to nearest-even, that the update
+    writes beside the f32 weight) or `"split"` (IPEX's split layout: the
+    weight kept as its top 16 bits, a bf16 that the products read, the f32
+    value truncated, and its low 16 bits, `fuse.high_half` and
+    `fuse.low_half`; the update joins the pair, exactly the f32 weight,
+    and writes both halves; the K-step loop of `@<step>_steps` carries the
+    halves instead of the f32 weight and a copy). The step functions'
+    arguments and results stay f32 either way.
+
     ```mlir
     fuse.train_step @train {loss = @loss, params = array<i64: 0, 1, 2, 3>,
                             optimizer = "adam", step_arg = 6,
@@ -1383,7 +1483,8 @@ def Fuse_TrainStepOp : Fuse_Op<"train_step",
                        OptionalAttr<Fuse_LrScheduleAttr>:$lr_schedule,
                        OptionalAttr<F64Attr>:$clip_norm,
                        OptionalAttr<F64Attr>:$clip_value,
-                       OptionalAttr<StrAttr>:$precision);
+                       OptionalAttr<StrAttr>:$precision,
+                       OptionalAttr<StrAttr>:$master_weights);
   let assemblyFormat = "$sym_name attr-dict";
   let hasVerifier = 1;
   let extraClassDeclaration = [{

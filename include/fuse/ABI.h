@@ -59,6 +59,13 @@ constexpr llvm::StringLiteral kInitAttrName = "fuse.init";
 /// rounds the step's contraction operands to bf16).
 constexpr llvm::StringLiteral kPrecisionAttrName = "fuse.precision";
 
+/// Function attribute `fuse.master_weights = "split"`: the bf16 step
+/// function of a `fuse.train_step` with `master_weights = "split"`.
+/// Produced by fuse-expand-train-step; consumed by
+/// fuse-apply-precision-policy (which splits the weights the products read
+/// into their top and low halves instead of casting them).
+constexpr llvm::StringLiteral kMasterWeightsAttrName = "fuse.master_weights";
+
 /// Argument attribute `fuse.class_labels = C`: integer class labels, each in
 /// [0, C). Produced by fuse-mark-class-labels; consumed by the engine's
 /// label check, fit and fusec train.

@@ -120,9 +120,13 @@ struct TrainStepOverrides {
   std::optional<double> clipValue;
   /// `precision`: bf16 mixed precision (fuse/Precision.h) or f32.
   std::optional<Precision> precision;
+  /// `master_weights`: how a bf16 step keeps its weights between steps
+  /// (fuse/Precision.h); no effect in f32.
+  std::optional<MasterWeights> masterWeights;
 
   bool empty() const {
-    return !lrSchedule && !clipNorm && !clipValue && !precision;
+    return !lrSchedule && !clipNorm && !clipValue && !precision &&
+           !masterWeights;
   }
 };
 

@@ -94,10 +94,15 @@ applyOverrides(mlir::ModuleOp module, const TrainStepOverrides &overrides) {
     }
   if (overrides.precision)
     os << " precision = " << precisionName(*overrides.precision);
+  if (overrides.masterWeights)
+    os << " master_weights = " << masterWeightsName(*overrides.masterWeights);
   for (auto step : module.getOps<fuse::TrainStepOp>()) {
     if (overrides.precision)
       step.setPrecisionAttr(
           b.getStringAttr(precisionName(*overrides.precision)));
+    if (overrides.masterWeights)
+      step.setMasterWeightsAttr(
+          b.getStringAttr(masterWeightsName(*overrides.masterWeights)));
     if (schedule)
       step.setLrScheduleAttr(schedule);
     if (overrides.clipNorm)

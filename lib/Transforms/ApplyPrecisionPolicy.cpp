@@ -53,8 +53,13 @@ bool isF32Tensor(Value v) {
 /// parameters updated in place (a result `fuse.in_place` of the argument
 /// is the update's new parameter) qualify: the carried copy must be the
 /// cast of what the next step reads.
-void keepCopiesInUpdates(func::FuncOp func,
-                         const DenseMap<Value, Value> &casts) {
+///
+/// With `split` (IPEX's split layout), such a parameter's cast is replaced
+/// by its top half (`fuse.high_half`, which the products read) and its low
+/// half (`fuse.low_half`), and the update reads and writes the pair
+/// (`split_copies`) instead of a copy.
+void keepCopiesInUpdates(func::FuncOp func, const DenseMap<Value, Value> &casts,
+                         bool split) {
   Block &entry = func.front();
   auto ret = dyn_cast<func::ReturnOp>(entry.getTerminator());
   if (!ret)
@@ -84,6 +89,22 @@ void keepCopiesInUpdates(func::FuncOp func,
     }
     if (copies.empty())
       continue;
+    if (split) {
+      SmallVector<Value> lows;
+      for (Value &copy : copies) {
+        auto castOp = copy.getDefiningOp<fuse::CastOp>();
+        Value param = castOp.getInput();
+        OpBuilder b(castOp);
+        auto type = cast<RankedTensorType>(castOp.getType());
+        copy = fuse::HighHalfOp::create(b, castOp.getLoc(), type, param);
+        lows.push_back(fuse::LowHalfOp::create(
+            b, castOp.getLoc(),
+            RankedTensorType::get(type.getShape(), b.getI16Type()), param));
+        castOp.replaceAllUsesWith(copy);
+        castOp.erase();
+      }
+      llvm::append_range(copies, lows);
+    }
     // The same op with the copies as its last operands and results.
     OperationState state(op->getLoc(), op->getName());
     state.addOperands(op->getOperands());
@@ -99,6 +120,8 @@ void keepCopiesInUpdates(func::FuncOp func,
     sizes.back() = copies.size();
     properties.set("operandSegmentSizes", b.getDenseI32ArrayAttr(sizes));
     properties.set("copy_params", b.getDenseI64ArrayAttr(indices));
+    if (split)
+      properties.set("split_copies", b.getUnitAttr());
     state.propertiesAttr = properties.getDictionary(func.getContext());
     Operation *updated = b.create(state);
     op->replaceAllUsesWith(
@@ -110,7 +133,7 @@ void keepCopiesInUpdates(func::FuncOp func,
 
 /// Casts the operands of `func`'s f32 contractions to bf16, one cast per
 /// value, placed right after its definition so that every user sees it.
-void applyBF16Policy(func::FuncOp func) {
+void applyBF16Policy(func::FuncOp func, bool split) {
   MLIRContext *context = func.getContext();
   Type bf16 = BFloat16Type::get(context);
   DenseMap<Value, Value> casts;
@@ -144,7 +167,7 @@ void applyBF16Policy(func::FuncOp func) {
       op->setOperand(i, castOf(op->getOperand(i)));
     LLVM_DEBUG(llvm::dbgs() << "bf16 operands: " << *op << "\n");
   }
-  keepCopiesInUpdates(func, casts);
+  keepCopiesInUpdates(func, casts, split);
 }
 
 struct FuseApplyPrecisionPolicyPass
@@ -162,8 +185,20 @@ struct FuseApplyPrecisionPolicyPass
             << precision.getValue() << "' (expected \"f32\" or \"bf16\")";
         return signalPassFailure();
       }
+      std::optional<fuse::MasterWeights> layout = fuse::MasterWeights::Copy;
+      if (auto name = func->getAttrOfType<StringAttr>(
+              fuse::abi::kMasterWeightsAttrName))
+        layout = fuse::parseMasterWeights(name.getValue());
+      if (!layout) {
+        func.emitError("unknown master weights layout '")
+            << func->getAttrOfType<StringAttr>(
+                   fuse::abi::kMasterWeightsAttrName)
+                   .getValue()
+            << "' (expected \"copy\" or \"split\")";
+        return signalPassFailure();
+      }
       if (*p == fuse::Precision::BF16)
-        applyBF16Policy(func);
+        applyBF16Policy(func, *layout == fuse::MasterWeights::Split);
     }
   }
 };

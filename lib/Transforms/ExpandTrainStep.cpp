@@ -301,8 +301,12 @@ LogicalResult expand(TrainStepOp step, SymbolTable &symbols,
   // The precision policy is applied after differentiation, to the
   // backward pass too (fuse-apply-precision-policy).
   if (std::optional<StringRef> precision = step.getPrecision();
-      precision && *precision != "f32")
+      precision && *precision != "f32") {
     func->setAttr(abi::kPrecisionAttrName, b.getStringAttr(*precision));
+    if (std::optional<StringRef> layout = step.getMasterWeights();
+        layout && *layout != "copy")
+      func->setAttr(abi::kMasterWeightsAttrName, b.getStringAttr(*layout));
+  }
   step.erase();
   return success();
 }

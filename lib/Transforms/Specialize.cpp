@@ -109,6 +109,10 @@ static LogicalResult refineResults(Operation *op) {
         size = in.getDimSize(d);
     types.push_back(
         RankedTensorType::get(shape, slice.getType().getElementType()));
+  } else if (isa<fuse::HighHalfOp, fuse::LowHalfOp, fuse::JoinHalvesOp>(op)) {
+    // The split layout's element-wise ops: the operands' shape.
+    auto in = cast<RankedTensorType>(op->getOperand(0).getType());
+    types.push_back(in.clone(getElementTypeOrSelf(op->getResult(0))));
   } else if (auto cast = dyn_cast<fuse::CastOp>(op)) {
     types.push_back(
         cast.getInput().getType().clone(cast.getType().getElementType()));

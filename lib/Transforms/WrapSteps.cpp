@@ -5,7 +5,10 @@
 // per-step metrics gain a leading dim of K that stays dynamic, so K is a
 // run-time value; parameters and optimizer state are loop-carried in place,
 // and so are the bf16 copies of parameters that the optimizer's update
-// writes (mixed precision's master weights), cast once before the loop.
+// writes (mixed precision's master weights), cast once before the loop. In
+// IPEX's split layout (the update's `split_copies`), a weight is carried as
+// its top and low halves instead of its f32 value and a copy: split once
+// before the loop, joined once after it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -140,6 +143,8 @@ LogicalResult wrap(func::FuncOp step, SymbolTable &symbols) {
   step.walk([&](OptimizerOpInterface optimizer) {
     ArrayRef<int64_t> indices =
         optimizer.getCopyParams().value_or(ArrayRef<int64_t>());
+    if (optimizer->hasAttr("split_copies"))
+      return;
     unsigned first = optimizer->getNumResults() - indices.size();
     for (auto [k, i] : llvm::enumerate(indices)) {
       auto cast = optimizer.getCopies()[k].getDefiningOp<CastOp>();
@@ -158,6 +163,47 @@ LogicalResult wrap(func::FuncOp step, SymbolTable &symbols) {
             {cast, arg.getArgNumber(), optimizer->getResult(first + k)});
     }
   });
+
+  // IPEX's split layout: a carried parameter whose update reads and writes
+  // its halves (`split_copies`) is carried as the two halves alone.
+  struct SplitWeight {
+    HighHalfOp high;
+    LowHalfOp low;
+    unsigned arg;
+    Value nextHigh, nextLow;
+  };
+  SmallVector<SplitWeight> splits;
+  SmallVector<int64_t> splitOf(numArgs, -1);
+  step.walk([&](OptimizerOpInterface optimizer) {
+    if (!optimizer->hasAttr("split_copies"))
+      return;
+    ArrayRef<int64_t> indices =
+        optimizer.getCopyParams().value_or(ArrayRef<int64_t>());
+    size_t n = indices.size();
+    unsigned first = optimizer->getNumResults() - 2 * n;
+    for (auto [k, i] : llvm::enumerate(indices)) {
+      auto high = optimizer.getCopies()[k].getDefiningOp<HighHalfOp>();
+      auto low = optimizer.getCopies()[n + k].getDefiningOp<LowHalfOp>();
+      auto arg = high ? dyn_cast<BlockArgument>(high.getInput()) : nullptr;
+      if (!arg || !low || low.getInput() != arg ||
+          arg.getOwner() != &step.front() || splitOf[arg.getArgNumber()] >= 0)
+        continue;
+      Value nextParam = optimizer->getResult(i);
+      bool carried = false;
+      for (unsigned j = 0; j < numResults; ++j)
+        carried |= carriedArg[j] == arg.getArgNumber() &&
+                   terminator->getOperand(j) == nextParam;
+      if (!carried)
+        continue;
+      splitOf[arg.getArgNumber()] = splits.size();
+      splits.push_back({high, low, arg.getArgNumber(),
+                        optimizer->getResult(first + k),
+                        optimizer->getResult(first + n + k)});
+    }
+  });
+  auto isCarried = [&](int64_t arg) {
+    return arg >= 0 && splitOf[arg] < 0;
+  };
 
   OpBuilder b(step);
   b.setInsertionPointAfter(step);
@@ -187,7 +233,7 @@ LogicalResult wrap(func::FuncOp step, SymbolTable &symbols) {
   // Loop-carried: the carried arguments, then one stack per metric.
   SmallVector<Value> inits;
   for (int64_t arg : carriedArg)
-    if (arg >= 0)
+    if (isCarried(arg))
       inits.push_back(entry->getArgument(arg));
   for (unsigned j = 0; j < numResults; ++j)
     if (carriedArg[j] < 0) {
@@ -199,14 +245,37 @@ LogicalResult wrap(func::FuncOp step, SymbolTable &symbols) {
     inits.push_back(CastOp::create(b, copy.cast.getLoc(), copy.cast.getType(),
                                    entry->getArgument(copy.arg)));
   unsigned firstCopy = inits.size() - copies.size();
+  unsigned firstSplit = inits.size();
+  for (SplitWeight split : splits)
+    inits.push_back(HighHalfOp::create(b, split.high.getLoc(),
+                                       split.high.getType(),
+                                       entry->getArgument(split.arg)));
+  for (SplitWeight split : splits)
+    inits.push_back(LowHalfOp::create(b, split.low.getLoc(),
+                                      split.low.getType(),
+                                      entry->getArgument(split.arg)));
   auto loop = scf::ForOp::create(
       b, loc, zero, k, one, inits,
       [&](OpBuilder &nested, Location bodyLoc, Value i, ValueRange iterArgs) {
         IRMapping mapping;
         unsigned next = 0;
         for (int64_t arg : carriedArg)
-          if (arg >= 0)
+          if (isCarried(arg))
             mapping.map(step.getArgument(arg), iterArgs[next++]);
+        for (auto [w, split] : llvm::enumerate(splits)) {
+          Value high = iterArgs[firstSplit + w];
+          Value low = iterArgs[firstSplit + splits.size() + w];
+          mapping.map(split.high.getResult(), high);
+          mapping.map(split.low.getResult(), low);
+          // The f32 weight, for its readers other than the halves.
+          BlockArgument weight = step.getArgument(split.arg);
+          if (llvm::any_of(weight.getUsers(), [&](Operation *user) {
+                return user != split.high && user != split.low;
+              }))
+            mapping.map(weight, JoinHalvesOp::create(nested, bodyLoc,
+                                                     weight.getType(), high,
+                                                     low));
+        }
         for (unsigned a = 0; a < numArgs; ++a) {
           Value given = entry->getArgument(a);
           if (mapping.contains(step.getArgument(a)))
@@ -238,7 +307,7 @@ LogicalResult wrap(func::FuncOp step, SymbolTable &symbols) {
         Operation *ret = body.getTerminator();
         SmallVector<Value> yields;
         for (unsigned j = 0; j < numResults; ++j)
-          if (carriedArg[j] >= 0)
+          if (isCarried(carriedArg[j]))
             yields.push_back(mapping.lookup(ret->getOperand(j)));
         for (unsigned j = 0; j < numResults; ++j) {
           if (carriedArg[j] >= 0)
@@ -253,17 +322,29 @@ LogicalResult wrap(func::FuncOp step, SymbolTable &symbols) {
         }
         for (CarriedCopy copy : copies)
           yields.push_back(mapping.lookup(copy.next));
+        for (SplitWeight split : splits)
+          yields.push_back(mapping.lookup(split.nextHigh));
+        for (SplitWeight split : splits)
+          yields.push_back(mapping.lookup(split.nextLow));
         scf::YieldOp::create(nested, bodyLoc, yields);
       });
 
   SmallVector<Value> results(numResults);
   unsigned next = 0;
   for (unsigned j = 0; j < numResults; ++j)
-    if (carriedArg[j] >= 0)
+    if (isCarried(carriedArg[j]))
       results[j] = loop.getResult(next++);
   for (unsigned j = 0; j < numResults; ++j)
     if (carriedArg[j] < 0)
       results[j] = loop.getResult(next++);
+  // A split weight's f32 value, joined once after the loop.
+  for (unsigned j = 0; j < numResults; ++j)
+    if (carriedArg[j] >= 0 && !isCarried(carriedArg[j])) {
+      int64_t w = splitOf[carriedArg[j]];
+      results[j] = JoinHalvesOp::create(
+          b, loc, resultTypes[j], loop.getResult(firstSplit + w),
+          loop.getResult(firstSplit + splits.size() + w));
+    }
   func::ReturnOp::create(b, loc, results);
   symbols.insert(steps);
   return success();

@@ -82,6 +82,40 @@ func.func @update_step(%w: tensor<6x4xf32>, %b: tensor<4xf32>, %v: tensor<4x4xf3
 
 // -----
 
+// IPEX's split layout (fuse.master_weights = "split"): a weight whose
+// update is in place is split into its top half (fuse.high_half, which the
+// products read: truncated, not rounded) and its low half, no cast of it is
+// left, and the update reads and writes the pair (split_copies: the tops,
+// then the lows). Other operands are cast as with copies; the bias, never
+// a product's operand, is not split.
+// CHECK-LABEL: func.func @split_step
+// CHECK-SAME: attributes {fuse.master_weights = "split", fuse.precision = "bf16"}
+// CHECK-DAG: %[[WT:.*]] = fuse.high_half %arg0 : (tensor<6x4xf32>) -> tensor<6x4xbf16>
+// CHECK-DAG: %[[WL:.*]] = fuse.low_half %arg0 : (tensor<6x4xf32>) -> tensor<6x4xi16>
+// CHECK-DAG: %[[XB:.*]] = fuse.cast %arg2 : (tensor<8x6xf32>) -> tensor<8x6xbf16>
+// CHECK-NOT: fuse.cast %arg0
+// CHECK: fuse.matmul %[[XB]], %[[WT]] : (tensor<8x6xbf16>, tensor<6x4xbf16>) -> tensor<8x4xf32>
+// CHECK-NOT: fuse.cast %arg0
+// CHECK: %[[U:.*]]:4 = fuse.sgd %arg3, %arg4 params(%arg0, %arg1 : tensor<6x4xf32>, tensor<4xf32>) grads(%{{.*}}, %{{.*}} : tensor<6x4xf32>, tensor<4xf32>) states() copies(%[[WT]], %[[WL]] : tensor<6x4xbf16>, tensor<6x4xi16>) {copy_params = array<i64: 0>, split_copies} -> tensor<6x4xf32>, tensor<4xf32>, tensor<6x4xbf16>, tensor<6x4xi16>
+// CHECK: return %[[U]]#0, %[[U]]#1
+func.func @split_step(%w: tensor<6x4xf32>, %b: tensor<4xf32>, %x: tensor<8x6xf32>, %lr: tensor<f32>, %s: tensor<i64>)
+    -> (tensor<6x4xf32> {fuse.in_place = 0}, tensor<4xf32> {fuse.in_place = 1}) attributes {fuse.precision = "bf16", fuse.master_weights = "split"} {
+  %y = fuse.matmul %x, %w : (tensor<8x6xf32>, tensor<6x4xf32>) -> tensor<8x4xf32>
+  %dw = fuse.matmul %x, %y {transpose_lhs} : (tensor<8x6xf32>, tensor<8x4xf32>) -> tensor<6x4xf32>
+  %db = fuse.reduce_sum %y {axes = array<i64: 0>} : (tensor<8x4xf32>) -> tensor<4xf32>
+  %u:2 = fuse.sgd %lr, %s params(%w, %b : tensor<6x4xf32>, tensor<4xf32>) grads(%dw, %db : tensor<6x4xf32>, tensor<4xf32>) states() -> tensor<6x4xf32>, tensor<4xf32>
+  return %u#0, %u#1 : tensor<6x4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{unknown master weights layout 'halves' (expected "copy" or "split")}}
+func.func @bad_layout(%x: tensor<2xf32>) -> tensor<2xf32> attributes {fuse.precision = "bf16", fuse.master_weights = "halves"} {
+  return %x : tensor<2xf32>
+}
+
+// -----
+
 // expected-error @+1 {{unknown precision 'fp8'}}
 func.func @bad(%x: tensor<2xf32>) -> tensor<2xf32> attributes {fuse.precision = "fp8"} {
   return %x : tensor<2xf32>

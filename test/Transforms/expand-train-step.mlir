@@ -191,3 +191,24 @@ func.func @dloss(%w: tensor<3xf32>, %x: tensor<?x3xf32>, %step: tensor<i64>) -> 
   return %l : tensor<f32>
 }
 fuse.train_step @drop {loss = @dloss, params = array<i64: 0>, optimizer = "sgd", step_arg = 2}
+
+// -----
+
+// Mixed precision: the step function carries the policy (fuse.precision)
+// and, when not the default copy, the master weights' layout
+// (fuse.master_weights), for fuse-apply-precision-policy; in f32 the
+// layout has no effect and is dropped.
+// CHECK-LABEL: func.func @split
+// CHECK-SAME: attributes {fuse.master_weights = "split", fuse.precision = "bf16"}
+// CHECK-LABEL: func.func @copy
+// CHECK-SAME: attributes {fuse.precision = "bf16"}
+// CHECK-LABEL: func.func @f32
+// CHECK-NOT: attributes
+// CHECK: fuse.sgd
+func.func @loss(%w: tensor<4xf32>, %x: tensor<4xf32>) -> tensor<f32> {
+  %l = fuse.mse_loss %w, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+fuse.train_step @split {loss = @loss, params = array<i64: 0>, optimizer = "sgd", precision = "bf16", master_weights = "split"}
+fuse.train_step @copy {loss = @loss, params = array<i64: 0>, optimizer = "sgd", precision = "bf16", master_weights = "copy"}
+fuse.train_step @f32 {loss = @loss, params = array<i64: 0>, optimizer = "sgd", master_weights = "split"}

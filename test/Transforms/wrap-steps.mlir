@@ -208,3 +208,41 @@ func.func @bf16(%w: tensor<3x2xf32>, %x: tensor<4x3xf32> {fuse.per_step},
   %u:2 = fuse.sgd %lr, %step params(%w : tensor<3x2xf32>) grads(%dw : tensor<3x2xf32>) states() copies(%wb : tensor<3x2xbf16>) {copy_params = array<i64: 0>} -> tensor<3x2xf32>, tensor<3x2xbf16>
   return %l, %u#0 : tensor<f32>, tensor<3x2xf32>
 }
+
+// -----
+
+// IPEX's split layout (split_copies): the weight is carried as its two
+// halves alone, split once before the loop and joined once after it. In
+// the loop no f32 weight is carried and none is cast: the products read
+// the carried top half, the update reads and writes the pair, and a
+// reader of the f32 weight other than the halves (the weight decay term)
+// reads their join.
+// CHECK-LABEL: func.func @split_steps
+// CHECK-SAME: (%[[W:[^:]*]]: tensor<3x2xf32>, %[[X:[^:]*]]: tensor<?x4x3xf32> {fuse.stacked}, %[[LR:[^:]*]]: tensor<f32>, %[[STEP:[^:]*]]: tensor<i64> {fuse.step_counter})
+// CHECK: %[[T0:.*]] = fuse.high_half %[[W]] : (tensor<3x2xf32>) -> tensor<3x2xbf16>
+// CHECK: %[[L0:.*]] = fuse.low_half %[[W]] : (tensor<3x2xf32>) -> tensor<3x2xi16>
+// CHECK: %[[R:.*]]:3 = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}, %[[TI:.*]] = %[[T0]], %[[LI:.*]] = %[[L0]]) -> (tensor<?xf32>, tensor<3x2xbf16>, tensor<3x2xi16>)
+// CHECK-NEXT: %[[J:.*]] = fuse.join_halves %[[TI]], %[[LI]] : (tensor<3x2xbf16>, tensor<3x2xi16>) -> tensor<3x2xf32>
+// CHECK-NOT: fuse.cast %[[W]]
+// CHECK-NOT: fuse.high_half
+// CHECK: fuse.matmul %{{.*}}, %[[TI]]
+// CHECK: fuse.mul %[[J]], %[[J]]
+// CHECK: %[[U:.*]]:3 = fuse.sgd %[[LR]], %{{.*}} params(%[[J]] : tensor<3x2xf32>) grads(%{{.*}} : tensor<3x2xf32>) states() copies(%[[TI]], %[[LI]] : tensor<3x2xbf16>, tensor<3x2xi16>) {copy_params = array<i64: 0>, split_copies}
+// CHECK: scf.yield %{{.*}}, %[[U]]#1, %[[U]]#2 : tensor<?xf32>, tensor<3x2xbf16>, tensor<3x2xi16>
+// CHECK: %[[NEW:.*]] = fuse.join_halves %[[R]]#1, %[[R]]#2 : (tensor<3x2xbf16>, tensor<3x2xi16>) -> tensor<3x2xf32>
+// CHECK: return %{{.*}}, %[[NEW]] : tensor<?xf32>, tensor<3x2xf32>
+func.func @split(%w: tensor<3x2xf32>, %x: tensor<4x3xf32> {fuse.per_step},
+                 %lr: tensor<f32>, %step: tensor<i64> {fuse.step_counter})
+    -> (tensor<f32>, tensor<3x2xf32> {fuse.in_place = 0}) {
+  %wt = fuse.high_half %w : (tensor<3x2xf32>) -> tensor<3x2xbf16>
+  %wl = fuse.low_half %w : (tensor<3x2xf32>) -> tensor<3x2xi16>
+  %xb = fuse.cast %x : (tensor<4x3xf32>) -> tensor<4x3xbf16>
+  %h = fuse.matmul %xb, %wt : (tensor<4x3xbf16>, tensor<3x2xbf16>) -> tensor<4x2xf32>
+  %hb = fuse.cast %h : (tensor<4x2xf32>) -> tensor<4x2xbf16>
+  %dw = fuse.matmul %xb, %hb {transpose_lhs} : (tensor<4x3xbf16>, tensor<4x2xbf16>) -> tensor<3x2xf32>
+  %w2 = fuse.mul %w, %w : (tensor<3x2xf32>, tensor<3x2xf32>) -> tensor<3x2xf32>
+  %g = fuse.add %dw, %w2 : (tensor<3x2xf32>, tensor<3x2xf32>) -> tensor<3x2xf32>
+  %l = fuse.reduce_sum %h {axes = array<i64: 0, 1>} : (tensor<4x2xf32>) -> tensor<f32>
+  %u:3 = fuse.sgd %lr, %step params(%w : tensor<3x2xf32>) grads(%g : tensor<3x2xf32>) states() copies(%wt, %wl : tensor<3x2xbf16>, tensor<3x2xi16>) {copy_params = array<i64: 0>, split_copies} -> tensor<3x2xf32>, tensor<3x2xbf16>, tensor<3x2xi16>
+  return %l, %u#0 : tensor<f32>, tensor<3x2xf32>
+}

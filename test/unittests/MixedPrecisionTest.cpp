@@ -12,6 +12,11 @@
 // which carries the weights' bf16 copies written by the update, bitwise K
 // single steps.
 //
+// IPEX's split layout (`master_weights = "split"`): the halves join back
+// to every f32 bit pattern exactly; the split step's update is bitwise the
+// f32 update of the gradients of the truncated weights; the K-step
+// function, which carries the halves, bitwise K single steps.
+//
 //===----------------------------------------------------------------------===//
 
 #include "TestUtils.h"
@@ -183,6 +188,8 @@ func.func @loss(%w1: tensor<24x32xf32>, %b1: tensor<32xf32>, %w2: tensor<32x5xf3
 fuse.train_step @train_f32 {loss = @loss, params = array<i64: 0, 1, 2>, optimizer = "adam"}
 fuse.train_step @train_bf16 {loss = @loss, params = array<i64: 0, 1, 2>, optimizer = "adam",
                              precision = "bf16"}
+fuse.train_step @train_split {loss = @loss, params = array<i64: 0, 1, 2>, optimizer = "adam",
+                              precision = "bf16", master_weights = "split"}
 func.func @grads_f32(%w1: tensor<24x32xf32>, %b1: tensor<32xf32>, %w2: tensor<32x5xf32>,
                      %x: tensor<?x24xf32>, %y: tensor<?xi32>)
     -> (tensor<f32>, tensor<24x32xf32>, tensor<32xf32>, tensor<32x5xf32>) {
@@ -311,14 +318,11 @@ TEST(BF16Policy, MasterWeightUpdateIsTheF32UpdateBitwise) {
   }
 }
 
-// The K-step function carries each weight's bf16 copy, written by Adam's
-// update (master weights), instead of casting the weight at every step:
-// K steps in one call are bitwise K calls of the single step, which casts
-// at its start (losses, weights and states), for K = 1, 2 and 5.
-TEST(BF16Policy, CarriedCopiesMatchSingleStepsBitwise) {
-  auto engine = makeEngine(kPolicyModule);
-  Function &step = unwrap(engine->lookup("train_bf16"));
-  Function &steps = unwrap(engine->lookup("train_bf16_steps"));
+/// K steps of `name`_steps in one call bitwise K calls of `name` (losses,
+/// weights and states), for K = 1, 2 and 5.
+void expectStepsMatchSingleSteps(Engine &engine, const std::string &name) {
+  Function &step = unwrap(engine.lookup(name));
+  Function &steps = unwrap(engine.lookup(name + "_steps"));
   Tensor lr = Tensor::fromValues<float>({}, {0.01f});
   constexpr int64_t n = 5;
   std::vector<Tensor> xs;
@@ -374,6 +378,128 @@ TEST(BF16Policy, CarriedCopiesMatchSingleStepsBitwise) {
                 0)
           << "K " << k << ", tensor " << j;
   }
+}
+
+// The K-step function carries each weight's bf16 copy, written by Adam's
+// update (master weights), instead of casting the weight at every step:
+// K steps in one call are bitwise K calls of the single step, which casts
+// at its start.
+TEST(BF16Policy, CarriedCopiesMatchSingleStepsBitwise) {
+  auto engine = makeEngine(kPolicyModule);
+  expectStepsMatchSingleSteps(*engine, "train_bf16");
+}
+
+// Split layout: the K-step function carries each weight's two halves
+// (split before the loop, joined after it) instead of the f32 weight and
+// a copy; the single step splits at its start and joins at its end. Both
+// agree bitwise.
+TEST(SplitMasterWeights, CarriedHalvesMatchSingleStepsBitwise) {
+  auto engine = makeEngine(kPolicyModule);
+  expectStepsMatchSingleSteps(*engine, "train_split");
+}
+
+constexpr const char *kHalvesModule = R"mlir(
+func.func @split(%x: tensor<4096xf32>) -> (tensor<4096xbf16>, tensor<4096xi16>) {
+  %t = fuse.high_half %x : (tensor<4096xf32>) -> tensor<4096xbf16>
+  %l = fuse.low_half %x : (tensor<4096xf32>) -> tensor<4096xi16>
+  return %t, %l : tensor<4096xbf16>, tensor<4096xi16>
+}
+func.func @join(%t: tensor<4096xbf16>, %l: tensor<4096xi16>) -> tensor<4096xf32> {
+  %x = fuse.join_halves %t, %l : (tensor<4096xbf16>, tensor<4096xi16>) -> tensor<4096xf32>
+  return %x : tensor<4096xf32>
+}
+)mlir";
+
+// join(split(w)) is w bitwise, for every kind of f32 (random bit patterns:
+// normals, subnormals, zeros, infinities, NaNs with any payload); the top
+// half is the high 16 bits (truncated, not rounded), the low half the low
+// 16 bits.
+TEST(SplitMasterWeights, HalvesJoinToTheF32ValueBitwise) {
+  auto engine = makeEngine(kHalvesModule);
+  Tensor x = Tensor::empty(DType::F32, {4096});
+  std::mt19937 rng(28);
+  auto *bits = reinterpret_cast<uint32_t *>(x.data<float>());
+  for (int64_t i = 0; i < 4096; ++i)
+    bits[i] = rng();
+  const uint32_t special[] = {0x00000000, 0x80000000, 0x00000001, 0x807fffff,
+                              0x3f80ffff, 0x7f800000, 0xff800000, 0x7f800001,
+                              0x7fc00000, 0xffffffff, 0x7f7fffff, 0x3f808000};
+  for (auto [i, b] : llvm::enumerate(special))
+    bits[i] = b;
+  std::vector<Tensor> halves =
+      unwrap(unwrap(engine->lookup("split")).call({x}));
+  ASSERT_EQ(halves[0].dtype(), DType::BF16);
+  for (int64_t i = 0; i < 4096; ++i) {
+    ASSERT_EQ(halves[0].data<uint16_t>()[i], bits[i] >> 16) << i;
+    ASSERT_EQ(static_cast<uint16_t>(halves[1].data<int16_t>()[i]),
+              bits[i] & 0xffff)
+        << i;
+  }
+  std::vector<Tensor> joined =
+      unwrap(unwrap(engine->lookup("join")).call({halves[0], halves[1]}));
+  EXPECT_EQ(std::memcmp(joined[0].data(), x.data(), 4096 * sizeof(float)), 0);
+}
+
+/// `w` with its low 16 bits cleared: the bf16 value of its top half, the
+/// weight the split layout's products read.
+Tensor truncated(const Tensor &w) {
+  Tensor t = w.contiguousCopy();
+  auto *bits = reinterpret_cast<uint32_t *>(t.data<float>());
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    bits[i] &= 0xffff0000u;
+  return t;
+}
+
+// Split layout: the products read the weights' top halves, the f32 values
+// truncated; given the gradients of those (the bf16 policy's gradients of
+// the truncated weights, whose bf16 casts are exact), the update of the
+// f32 master weights (joined from their halves) and of Adam's states is
+// bitwise the f32 update, step after step; parameters and states stay f32
+// in the signature.
+TEST(SplitMasterWeights, UpdateIsTheF32UpdateBitwise) {
+  auto engine = makeEngine(kPolicyModule);
+  Function &step = unwrap(engine->lookup("train_split"));
+  for (size_t i = 0; i < 9; ++i)
+    EXPECT_EQ(step.arguments()[i].dtype, DType::F32) << "argument " << i;
+  std::vector<Tensor> state = parameters();
+  for (int k = 0; k < 2; ++k)
+    for (const Tensor &p : parameters())
+      state.push_back(Tensor::zeros(DType::F32, p.shape()));
+  Function &grads = unwrap(engine->lookup("grads_bf16"));
+  Function &update = unwrap(engine->lookup("update"));
+  Tensor lr = Tensor::fromValues<float>({}, {0.01f});
+  bool truncationMattered = false;
+  for (int64_t s = 0; s < 5; ++s) {
+    Tensor x = randomTensor({kBatch, 24}, 300 + static_cast<unsigned>(s));
+    Tensor y = labels();
+    Tensor counter = Tensor::fromValues<int64_t>({}, {s});
+    std::vector<Tensor> g = unwrap(
+        grads.call({truncated(state[0]), state[1], truncated(state[2]), x, y}));
+    std::vector<Tensor> rounded =
+        unwrap(grads.call({state[0], state[1], state[2], x, y}));
+    truncationMattered |= std::memcmp(rounded[1].data(), g[1].data(),
+                                      g[1].numElements() * sizeof(float)) != 0;
+    std::vector<Tensor> updateArgs;
+    for (const Tensor &t : state)
+      updateArgs.push_back(t.contiguousCopy());
+    updateArgs.insert(updateArgs.end(), {g[1], g[2], g[3], lr, counter});
+    std::vector<Tensor> expected = unwrap(update.call(updateArgs));
+    std::vector<Tensor> stepArgs(state);
+    stepArgs.insert(stepArgs.end(), {x, y, lr, counter});
+    std::vector<Tensor> out = unwrap(step.call(stepArgs));
+    EXPECT_EQ(std::memcmp(out[0].data(), g[0].data(), sizeof(float)), 0)
+        << "loss of step " << s;
+    for (size_t j = 0; j < 9; ++j) {
+      ASSERT_EQ(out[1 + j].dtype(), DType::F32);
+      EXPECT_EQ(std::memcmp(out[1 + j].data(), expected[j].data(),
+                            expected[j].numElements() * sizeof(float)),
+                0)
+          << "tensor " << j << " after step " << s;
+      state[j] = out[1 + j].contiguousCopy();
+    }
+  }
+  // The layouts differ: the top half is not the nearest-even copy.
+  EXPECT_TRUE(truncationMattered);
 }
 
 } // namespace

@@ -34,11 +34,16 @@ extern llvm::cl::opt<bool> profile;
 /// `--precision bf16|f32` (every command): overrides each fuse.train_step's
 /// `precision` (fuse/Precision.h); only step functions change.
 extern llvm::cl::opt<std::string> precision;
-/// Sets `overrides.precision` from --precision, if given; an error naming
-/// the option for another spelling.
+/// `--master-weights copy|split` (every command): overrides each
+/// fuse.train_step's `master_weights` (fuse/Precision.h).
+extern llvm::cl::opt<std::string> masterWeights;
+/// Sets `overrides.precision` and `overrides.masterWeights` from
+/// --precision and --master-weights, if given; an error naming the option
+/// for another spelling.
 llvm::Error applyPrecision(fuse::TrainStepOverrides &overrides);
-/// Sets `overrides.precision`, if any, on every fuse.train_step of
-/// `module` (the commands that compile a module without the engine).
+/// Sets `overrides.precision` and `overrides.masterWeights`, if any, on
+/// every fuse.train_step of `module` (the commands that compile a module
+/// without the engine).
 void setPrecision(mlir::ModuleOp module,
                   const fuse::TrainStepOverrides &overrides);
 

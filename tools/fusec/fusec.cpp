@@ -144,7 +144,26 @@ cl::opt<std::string> fusec::precision(
     cl::value_desc("bf16|f32"), cl::init(""), cl::cat(fusec::category()),
     cl::sub(cl::SubCommand::getAll()));
 
+cl::opt<std::string> fusec::masterWeights(
+    "master-weights",
+    cl::desc("How a bf16 step keeps the weights its products read between "
+             "steps, overriding each fuse.train_step's `master_weights`: copy "
+             "(the f32 weight and a bf16 copy rounded to nearest, the "
+             "default) or split (IPEX's split layout: the weight's top 16 "
+             "bits, truncated, and its low 16 bits, no copy)"),
+    cl::value_desc("copy|split"), cl::init(""), cl::cat(fusec::category()),
+    cl::sub(cl::SubCommand::getAll()));
+
 llvm::Error fusec::applyPrecision(fuse::TrainStepOverrides &overrides) {
+  if (masterWeights.getNumOccurrences() != 0) {
+    std::optional<fuse::MasterWeights> m =
+        fuse::parseMasterWeights(masterWeights);
+    if (!m)
+      return llvm::createStringError(
+          "--master-weights must be copy or split, got '" + masterWeights +
+          "'");
+    overrides.masterWeights = *m;
+  }
   if (precision.getNumOccurrences() == 0)
     return llvm::Error::success();
   std::optional<fuse::Precision> p = fuse::parsePrecision(precision);
@@ -184,12 +203,15 @@ cl::opt<unsigned> &fusec::threads() {
 
 void fusec::setPrecision(ModuleOp module,
                          const fuse::TrainStepOverrides &overrides) {
-  if (!overrides.precision)
-    return;
   Builder b(module.getContext());
-  for (auto step : module.getOps<fuse::TrainStepOp>())
-    step.setPrecisionAttr(
-        b.getStringAttr(fuse::precisionName(*overrides.precision)));
+  for (auto step : module.getOps<fuse::TrainStepOp>()) {
+    if (overrides.precision)
+      step.setPrecisionAttr(
+          b.getStringAttr(fuse::precisionName(*overrides.precision)));
+    if (overrides.masterWeights)
+      step.setMasterWeightsAttr(b.getStringAttr(
+          fuse::masterWeightsName(*overrides.masterWeights)));
+  }
 }
 
 static void printVersion(llvm::raw_ostream &os) {

@@ -3,6 +3,7 @@
 #include "Fuse/IR/FuseOps.h"
 #include "fuse/LrSchedule.h"
 #include "fuse/Precision.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 
 #include "mlir/Dialect/Traits.h"
 #include "mlir/IR/Builders.h"
@@ -1168,15 +1169,19 @@ static LogicalResult verifyOptimizer(Operation *op, ValueRange params,
 }
 
 /// The bf16 copies of an optimizer op: one per index of `copyParams`, each
-/// of its parameter's shape.
+/// of its parameter's shape; with `split`, the top halves (bf16) then the
+/// low halves (i16).
 static LogicalResult verifyCopies(Operation *op, ValueRange params,
                                   ValueRange copies,
                                   std::optional<ArrayRef<int64_t>> copyParams) {
   ArrayRef<int64_t> indices = copyParams.value_or(ArrayRef<int64_t>());
-  if (indices.size() != copies.size())
+  bool split = op->hasAttr("split_copies");
+  size_t perParam = split ? 2 : 1;
+  if (indices.size() * perParam != copies.size())
     return op->emitOpError("has ")
            << copies.size() << " copies but copy_params lists "
-           << indices.size() << " parameters";
+           << indices.size() << " parameters"
+           << (split ? " (split_copies: a top and a low half each)" : "");
   int64_t previous = -1;
   for (auto [k, i] : llvm::enumerate(indices)) {
     if (i <= previous || i >= static_cast<int64_t>(params.size()))
@@ -1191,8 +1196,52 @@ static LogicalResult verifyCopies(Operation *op, ValueRange params,
       return op->emitOpError("copy #")
              << k << " has type " << copies[k].getType() << ", expected "
              << expected << " (parameter #" << i << " in bf16)";
+    if (!split)
+      continue;
+    auto low = RankedTensorType::get(param.getShape(),
+                                     IntegerType::get(op->getContext(), 16));
+    size_t l = indices.size() + k;
+    if (copies[l].getType() != low)
+      return op->emitOpError("copy #")
+             << l << " has type " << copies[l].getType() << ", expected "
+             << low << " (the low half of parameter #" << i << ")";
   }
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// IPEX's split layout
+//===----------------------------------------------------------------------===//
+
+static Value bitsOf(OpBuilder &b, Location loc, Value x) {
+  return arith::BitcastOp::create(b, loc, b.getI32Type(), x);
+}
+
+Value HighHalfOp::buildScalar(OpBuilder &b, Location loc, Value x) {
+  Value shifted = arith::ShRUIOp::create(
+      b, loc, bitsOf(b, loc, x),
+      arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(16)));
+  return arith::BitcastOp::create(
+      b, loc, b.getBF16Type(),
+      arith::TruncIOp::create(b, loc, b.getI16Type(), shifted));
+}
+
+Value LowHalfOp::buildScalar(OpBuilder &b, Location loc, Value x) {
+  return arith::TruncIOp::create(b, loc, b.getI16Type(), bitsOf(b, loc, x));
+}
+
+Value JoinHalvesOp::buildScalar(OpBuilder &b, Location loc, Value top,
+                                Value low) {
+  Type i32 = b.getI32Type();
+  Value high = arith::ShLIOp::create(
+      b, loc,
+      arith::ExtUIOp::create(
+          b, loc, i32,
+          arith::BitcastOp::create(b, loc, b.getI16Type(), top)),
+      arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(16)));
+  Value bits = arith::OrIOp::create(
+      b, loc, high, arith::ExtUIOp::create(b, loc, i32, low));
+  return arith::BitcastOp::create(b, loc, b.getF32Type(), bits);
 }
 
 namespace {
@@ -1535,6 +1584,10 @@ LogicalResult TrainStepOp::verify() {
       precision && !parsePrecision(*precision))
     return emitOpError("precision is \"")
            << *precision << "\": expected \"f32\" or \"bf16\"";
+  if (std::optional<StringRef> layout = getMasterWeights();
+      layout && !parseMasterWeights(*layout))
+    return emitOpError("master_weights is \"")
+           << *layout << "\": expected \"copy\" or \"split\"";
   return success();
 }
 
@@ -1603,9 +1656,10 @@ TrainStepOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   if (!hyperparameters)
     return success();
   for (NamedAttribute attr : hyperparameters)
-    // copy_params is the precision policy's, not a hyperparameter.
+    // copy_params and split_copies are the precision policy's, not
+    // hyperparameters.
     if (!llvm::is_contained(optimizer->getAttributeNames(), attr.getName()) ||
-        attr.getName() == "copy_params")
+        attr.getName() == "copy_params" || attr.getName() == "split_copies")
       return emitOpError("'")
              << attr.getName().getValue() << "' is not a hyperparameter of "
              << optimizer->getStringRef();

@@ -13,6 +13,8 @@
 
 #include "fuse/Codegen/Passes.h"
 
+#include "Fuse/IR/FuseDialect.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -319,6 +321,40 @@ unsigned reuseCarriedDestinations(Operation *root) {
   return changed;
 }
 
+/// Likewise for a function's result marked `fuse.in_place = N` computed by
+/// a generic into a `tensor.empty` it never reads (the join of a split
+/// weight's halves, `fuse.join_halves`): the out becomes argument N, so
+/// that bufferization writes the result into the argument's buffer rather
+/// than into a new one copied into it (fuse-in-place-results). Returns how
+/// many outs it changed.
+unsigned reuseInPlaceArguments(Operation *root) {
+  unsigned changed = 0;
+  root->walk([&](func::FuncOp func) {
+    if (func.isExternal())
+      return;
+    func.walk([&](func::ReturnOp ret) {
+      for (unsigned j = 0; j < ret.getNumOperands(); ++j) {
+        auto index =
+            func.getResultAttrOfType<IntegerAttr>(j, fuse::kInPlaceAttrName);
+        auto result = dyn_cast<OpResult>(ret.getOperand(j));
+        auto generic =
+            result ? dyn_cast<linalg::GenericOp>(result.getOwner()) : nullptr;
+        if (!index || !generic || !result.hasOneUse())
+          continue;
+        OpOperand *init = generic.getDpsInitOperand(result.getResultNumber());
+        Value arg = func.getArgument(index.getInt());
+        if (!init->get().getDefiningOp<tensor::EmptyOp>() ||
+            generic.payloadUsesValueFromOperand(init) ||
+            arg.getType() != init->get().getType())
+          continue;
+        init->set(arg);
+        ++changed;
+      }
+    });
+  });
+  return changed;
+}
+
 struct FuseElementwiseFusionPass
     : fuse::impl::FuseElementwiseFusionBase<FuseElementwiseFusionPass> {
   using Base::Base;
@@ -351,6 +387,7 @@ struct FuseElementwiseFusionPass
       total.clonedOps += counts.clonedOps;
     }
     reuseCarriedDestinations(getOperation());
+    reuseInPlaceArguments(getOperation());
     numBuilt += total.built;
     numAbsorbed += total.absorbed;
     numClonedOps += total.clonedOps;

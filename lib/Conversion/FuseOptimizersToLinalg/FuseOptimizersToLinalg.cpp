@@ -316,9 +316,11 @@ struct LambRule {
 struct Operands {
   ValueRange params, grads, states;
   unsigned numStates;
-  /// The current bf16 copies of the parameters at copyParams.
+  /// The current bf16 copies of the parameters at copyParams; with
+  /// `split`, their top halves then their low halves (IPEX's split layout).
   ValueRange copies;
   ArrayRef<int64_t> copyParams;
+  bool split = false;
 
   SmallVector<Value> statesOf(size_t i) const {
     SmallVector<Value> result;
@@ -326,11 +328,25 @@ struct Operands {
       result.push_back(states[k * params.size() + i]);
     return result;
   }
-  /// Parameter i's current copy, or null.
+  /// Parameter i's current copy (its top half if split), or null.
   Value copyOf(size_t i) const {
     const int64_t *found = llvm::find(copyParams, int64_t(i));
     return found == copyParams.end() ? Value()
                                      : copies[found - copyParams.begin()];
+  }
+  /// Parameter i's low half, if split, or null.
+  Value lowOf(size_t i) const {
+    const int64_t *found = llvm::find(copyParams, int64_t(i));
+    return !split || found == copyParams.end()
+               ? Value()
+               : copies[copyParams.size() + (found - copyParams.begin())];
+  }
+  /// Parameter i's current value: the join of its halves if split (its
+  /// operand in `params` is not read), else its operand.
+  Value paramValue(OpBuilder &b, Location loc, size_t i) const {
+    if (Value low = lowOf(i))
+      return JoinHalvesOp::create(b, loc, params[i].getType(), copyOf(i), low);
+    return params[i];
   }
 };
 
@@ -371,7 +387,8 @@ SmallVector<SmallVector<size_t>> groupByType(ValueRange params,
 }
 
 /// The op's results (new params, then the states in their layout, then
-/// the copies) from per-parameter [param, state 0, ..., (copy)] vectors.
+/// the copies: all top halves, then all low halves if split) from
+/// per-parameter [param, state 0, ..., (copy or top, low)] vectors.
 SmallVector<Value> regroup(ArrayRef<SmallVector<Value>> perParam,
                            unsigned numStates, ArrayRef<int64_t> copyParams) {
   SmallVector<Value> results;
@@ -380,8 +397,10 @@ SmallVector<Value> regroup(ArrayRef<SmallVector<Value>> perParam,
   for (unsigned k = 0; k < numStates; ++k)
     for (const SmallVector<Value> &out : perParam)
       results.push_back(out[1 + k]);
-  for (int64_t i : copyParams)
-    results.push_back(perParam[i][1 + numStates]);
+  for (unsigned half = 0; half < 2; ++half)
+    for (int64_t i : copyParams)
+      if (perParam[i].size() > 1 + numStates + half)
+        results.push_back(perParam[i][1 + numStates + half]);
   return results;
 }
 
@@ -393,13 +412,29 @@ Value roundToCopy(OpBuilder &b, Location loc, Value p, Type copyType) {
   return arith::TruncFOp::create(b, loc, copyType, p);
 }
 
+/// The copies of the new parameter `p` (a tensor) that `ops` keeps for
+/// parameter i: its bf16 rounding, or its two halves if split, or none.
+SmallVector<Value> copiesOf(OpBuilder &b, Location loc, const Operands &ops,
+                            size_t i, Value p) {
+  Value copy = ops.copyOf(i);
+  if (!copy)
+    return {};
+  if (!ops.lowOf(i))
+    return {roundToCopy(b, loc, p, copy.getType())};
+  return {HighHalfOp::create(b, loc, copy.getType(), p),
+          LowHalfOp::create(b, loc, ops.lowOf(i).getType(), p)};
+}
+
 Type elementTypeOf(Value v) {
   return cast<RankedTensorType>(v.getType()).getElementType();
 }
 
 /// One generic per group of same-typed parameters: inputs the gradients,
 /// inits each parameter, its states and its bf16 copy if it has one (the
-/// new parameter rounded, written in the same loop: master weights).
+/// new parameter rounded, written in the same loop: master weights). A
+/// split parameter's inits are its states and its two halves, not the f32
+/// parameter: the body joins the halves, updates, and writes the new
+/// halves; its f32 result is their join (dead inside a K-step loop).
 SmallVector<Value> emitFused(OpBuilder &b, Location loc, const Operands &ops,
                              const UpdateFn &update, unsigned maxGroupSize) {
   size_t n = ops.params.size();
@@ -412,10 +447,13 @@ SmallVector<Value> emitFused(OpBuilder &b, Location loc, const Operands &ops,
     for (size_t i : group) {
       inputs.push_back(ops.grads[i]);
       offsets.push_back(inits.size());
-      inits.push_back(ops.params[i]);
+      if (!ops.lowOf(i))
+        inits.push_back(ops.params[i]);
       llvm::append_range(inits, ops.statesOf(i));
       if (Value copy = ops.copyOf(i))
         inits.push_back(copy);
+      if (Value low = ops.lowOf(i))
+        inits.push_back(low);
       widths.push_back(inits.size() - offsets.back());
     }
     auto type = cast<RankedTensorType>(ops.params[group[0]].getType());
@@ -426,6 +464,17 @@ SmallVector<Value> emitFused(OpBuilder &b, Location loc, const Operands &ops,
           SmallVector<Value> yields;
           for (auto [j, i] : llvm::enumerate(group)) {
             ValueRange own = args.drop_front(group.size() + offsets[j]);
+            if (ops.lowOf(i)) {
+              // IPEX's split layout: the exact f32 value from its halves.
+              Value p = JoinHalvesOp::buildScalar(
+                  nb, nl, own[ops.numStates], own[ops.numStates + 1]);
+              SmallVector<Value> out =
+                  update(a, i, p, args[j], own.take_front(ops.numStates));
+              llvm::append_range(yields, ArrayRef(out).drop_front());
+              yields.push_back(HighHalfOp::buildScalar(nb, nl, out[0]));
+              yields.push_back(LowHalfOp::buildScalar(nb, nl, out[0]));
+              continue;
+            }
             SmallVector<Value> out =
                 update(a, i, own[0], args[j], own.slice(1, ops.numStates));
             if (widths[j] > out.size())
@@ -438,9 +487,16 @@ SmallVector<Value> emitFused(OpBuilder &b, Location loc, const Operands &ops,
     // The strategy splits it into cache-sized chunks for the threads.
     results.front().getDefiningOp()->setAttr(kOptimizerUpdateAttrName,
                                              b.getUnitAttr());
-    for (auto [j, i] : llvm::enumerate(group))
+    for (auto [j, i] : llvm::enumerate(group)) {
       perParam[i] =
           llvm::to_vector(ArrayRef(results).slice(offsets[j], widths[j]));
+      if (ops.lowOf(i)) {
+        ArrayRef<Value> halves = ArrayRef(perParam[i]).take_back(2);
+        perParam[i].insert(perParam[i].begin(),
+                           JoinHalvesOp::create(b, loc, ops.params[i].getType(),
+                                                halves[0], halves[1]));
+      }
+    }
   }
   return regroup(perParam, ops.numStates, ops.copyParams);
 }
@@ -451,11 +507,10 @@ SmallVector<Value> emitUnfused(OpBuilder &b, Location loc, const Operands &ops,
   SmallVector<SmallVector<Value>> perParam;
   for (size_t i = 0; i < ops.params.size(); ++i) {
     TensorArith a(b, loc, elementTypeOf(ops.params[i]));
-    perParam.push_back(
-        update(a, i, ops.params[i], ops.grads[i], ops.statesOf(i)));
-    if (Value copy = ops.copyOf(i))
-      perParam.back().push_back(
-          roundToCopy(b, loc, perParam.back()[0], copy.getType()));
+    perParam.push_back(update(a, i, ops.paramValue(b, loc, i), ops.grads[i],
+                              ops.statesOf(i)));
+    llvm::append_range(perParam.back(),
+                       copiesOf(b, loc, ops, i, perParam.back()[0]));
   }
   return regroup(perParam, ops.numStates, ops.copyParams);
 }
@@ -503,7 +558,8 @@ SmallVector<Value> emitFusedLamb(OpBuilder &b, Location loc,
     AffineMap none = AffineMap::get(rank, 0, b.getContext());
     auto reduction = linalg::GenericOp::create(
         b, loc, TypeRange{scalarType, scalarType},
-        ValueRange{ops.params[i], ops.grads[i], states[0], states[1]},
+        ValueRange{ops.paramValue(b, loc, i), ops.grads[i], states[0],
+                   states[1]},
         ValueRange{zero(), zero()},
         SmallVector<AffineMap>{all, all, all, all, none, none},
         SmallVector<utils::IteratorType>(rank, utils::IteratorType::reduction),
@@ -542,7 +598,7 @@ SmallVector<Value> emitUnfusedLamb(OpBuilder &b, Location loc,
                                    CallScalars &s) {
   SmallVector<SmallVector<Value>> perParam;
   for (size_t i = 0; i < ops.params.size(); ++i) {
-    Value p = ops.params[i];
+    Value p = ops.paramValue(b, loc, i);
     auto type = cast<RankedTensorType>(p.getType());
     TensorArith a(b, loc, type.getElementType());
     SmallVector<Value> states = ops.statesOf(i);
@@ -562,9 +618,8 @@ SmallVector<Value> emitUnfusedLamb(OpBuilder &b, Location loc,
     Value step = trustedStep(s, squaredNorm(p), squaredNorm(u));
     perParam.push_back(
         {a.sub(p, a.mul(a.scalar(step), u)), moments[0], moments[1]});
-    if (Value copy = ops.copyOf(i))
-      perParam.back().push_back(
-          roundToCopy(b, loc, perParam.back()[0], copy.getType()));
+    llvm::append_range(perParam.back(),
+                       copiesOf(b, loc, ops, i, perParam.back()[0]));
   }
   return regroup(perParam, 2, ops.copyParams);
 }
@@ -727,9 +782,13 @@ struct ConvertFuseOptimizersToLinalgPass
   using Base::Base;
 
   template <typename OpTy> Operands operandsOf(OpTy op) {
-    return {op.getParams(), op.getGrads(),
-            op.getStates(), op.getNumStatesPerParam(),
-            op.getCopies(), op.getCopyParams().value_or(ArrayRef<int64_t>())};
+    return {op.getParams(),
+            op.getGrads(),
+            op.getStates(),
+            op.getNumStatesPerParam(),
+            op.getCopies(),
+            op.getCopyParams().value_or(ArrayRef<int64_t>()),
+            op.getSplitCopies()};
   }
 
   void runOnOperation() override {

@@ -186,6 +186,15 @@ Value scalar(CastOp op, OpBuilder &b, Location loc, ValueRange a) {
   Value minV = arith::ConstantOp::create(b, loc, b.getIntegerAttr(to, minInt));
   return arith::SelectOp::create(b, loc, below, minV, converted);
 }
+Value scalar(HighHalfOp, OpBuilder &b, Location loc, ValueRange a) {
+  return HighHalfOp::buildScalar(b, loc, a[0]);
+}
+Value scalar(LowHalfOp, OpBuilder &b, Location loc, ValueRange a) {
+  return LowHalfOp::buildScalar(b, loc, a[0]);
+}
+Value scalar(JoinHalvesOp, OpBuilder &b, Location loc, ValueRange a) {
+  return JoinHalvesOp::buildScalar(b, loc, a[0], a[1]);
+}
 Value scalar(AddOp, OpBuilder &b, Location loc, ValueRange a) {
   if (isFloat(a[0]))
     return arith::AddFOp::create(b, loc, a[0], a[1]);
@@ -404,6 +413,8 @@ void populateElementwiseLoweringPatterns(RewritePatternSet &patterns) {
            ElementwiseLowering<SelectOp>, ElementwiseLowering<BroadcastToOp>,
            ElementwiseLowering<ErfOp>, ElementwiseLowering<GeluOp>,
            ElementwiseLowering<LeakyReluOp>, ElementwiseLowering<CastOp>,
+           ElementwiseLowering<HighHalfOp>, ElementwiseLowering<LowHalfOp>,
+           ElementwiseLowering<JoinHalvesOp>,
            LayerNormLowering, ConstantLowering, ReshapeLowering,
            TransposeLowering, FullLikeLowering, ExpandDimsLowering>(context);
 }

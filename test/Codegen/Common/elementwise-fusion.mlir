@@ -390,3 +390,34 @@ func.func @carried_destination(%p: tensor<8xf32>, %c: tensor<8xbf16>, %g: tensor
   }
   return %r#0, %r#1 : tensor<8xf32>, tensor<8xbf16>
 }
+
+// -----
+
+// Likewise a function result marked fuse.in_place computed into an out the
+// body never reads (the join of a split weight's halves after the K-step
+// loop): the out becomes the argument, so that bufferization writes the
+// result into it instead of into a new buffer copied back. A result not in
+// place keeps its tensor.empty.
+// CHECK-LABEL: func.func @in_place_destination
+// CHECK-SAME: (%[[W:[^:]*]]: tensor<8xf32>,
+// CHECK: linalg.generic {{.*}} outs(%[[W]] : tensor<8xf32>)
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<8xf32>
+// CHECK: linalg.generic {{.*}} outs(%[[E]] : tensor<8xf32>)
+#id = affine_map<(d0) -> (d0)>
+func.func @in_place_destination(%w: tensor<8xf32>, %t: tensor<8xbf16>, %l: tensor<8xi16>)
+    -> (tensor<8xf32> {fuse.in_place = 0 : i64}, tensor<8xf32>) {
+  %e = tensor.empty() : tensor<8xf32>
+  %j = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]} ins(%t, %l : tensor<8xbf16>, tensor<8xi16>) outs(%e : tensor<8xf32>) {
+  ^bb0(%a: bf16, %b: i16, %out: f32):
+    %x = arith.extf %a : bf16 to f32
+    linalg.yield %x : f32
+  } -> tensor<8xf32>
+  %e2 = tensor.empty() : tensor<8xf32>
+  %k = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]} ins(%t, %l : tensor<8xbf16>, tensor<8xi16>) outs(%e2 : tensor<8xf32>) {
+  ^bb0(%a: bf16, %b: i16, %out: f32):
+    %x = arith.extf %a : bf16 to f32
+    %y = arith.negf %x : f32
+    linalg.yield %y : f32
+  } -> tensor<8xf32>
+  return %j, %k : tensor<8xf32>, tensor<8xf32>
+}

@@ -90,6 +90,48 @@ func.func @sgd_copies(%lr: tensor<f32>, %step: tensor<i64>, %p0: tensor<8xf32>, 
 
 // -----
 
+// IPEX's split layout (split_copies): the split parameter's outs are its
+// momentum buffer and its two halves, not the f32 parameter (whose operand
+// is not read); the body joins the halves exactly ((zext(top) << 16) |
+// zext(low), as f32), runs the f32 update and writes the new top half
+// (the high 16 bits: truncated, no truncf) and low half. Its f32 result is
+// the join of the new halves, after the generic. Unfused: the same with
+// fuse.join_halves, fuse.high_half and fuse.low_half on tensors.
+// CHECK-LABEL: func @sgd_split
+// CHECK-SAME: (%{{[^:]*}}: tensor<f32>, %{{[^:]*}}: tensor<i64>, %[[P0:[^:]*]]: tensor<8xf32>, %[[P1:[^:]*]]: tensor<8xf32>, %[[G0:[^:]*]]: tensor<8xf32>, %[[G1:[^:]*]]: tensor<8xf32>, %[[B0:[^:]*]]: tensor<8xf32>, %[[B1:[^:]*]]: tensor<8xf32>, %[[T1:[^:]*]]: tensor<8xbf16>, %[[L1:[^:]*]]: tensor<8xi16>)
+// CHECK: %[[R:.*]]:5 = linalg.generic
+// CHECK-SAME: ins(%[[G0]], %[[G1]] : tensor<8xf32>, tensor<8xf32>)
+// CHECK-SAME: outs(%[[P0]], %[[B0]], %[[B1]], %[[T1]], %[[L1]] : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xbf16>, tensor<8xi16>)
+// CHECK-NEXT: ^bb0(%{{[^:]*}}: f32, %{{[^:]*}}: f32, %{{[^:]*}}: f32, %{{[^:]*}}: f32, %{{[^:]*}}: f32, %[[TOP:[^:]*]]: bf16, %[[LOW:[^:]*]]: i16):
+// CHECK: arith.subf
+// CHECK: %[[TOPBITS:.*]] = arith.bitcast %[[TOP]] : bf16 to i16
+// CHECK: %[[WIDE:.*]] = arith.extui %[[TOPBITS]] : i16 to i32
+// CHECK: %[[HIGH:.*]] = arith.shli %[[WIDE]]
+// CHECK: %[[LOWBITS:.*]] = arith.extui %[[LOW]] : i16 to i32
+// CHECK: %[[BITS:.*]] = arith.ori %[[HIGH]], %[[LOWBITS]] : i32
+// CHECK: %[[P:.*]] = arith.bitcast %[[BITS]] : i32 to f32
+// CHECK-NOT: arith.truncf
+// CHECK: %[[NEW:.*]] = arith.subf %[[P]], %{{.*}} : f32
+// CHECK: %[[NEWBITS:.*]] = arith.bitcast %[[NEW]] : f32 to i32
+// CHECK: %[[SHIFTED:.*]] = arith.shrui %[[NEWBITS]]
+// CHECK: %[[NEWTOP:.*]] = arith.bitcast %{{.*}} : i16 to bf16
+// CHECK: %[[NEWLOW:.*]] = arith.trunci %{{.*}} : i32 to i16
+// CHECK-NEXT: linalg.yield %{{.*}}, %{{.*}}, %{{.*}}, %[[NEWTOP]], %[[NEWLOW]] : f32, f32, f32, bf16, i16
+// CHECK: %[[JOINED:.*]] = fuse.join_halves %[[R]]#3, %[[R]]#4 : (tensor<8xbf16>, tensor<8xi16>) -> tensor<8xf32>
+// CHECK: return %[[R]]#0, %[[JOINED]], %[[R]]#1, %[[R]]#2, %[[R]]#3, %[[R]]#4 :
+// UNFUSED-LABEL: func @sgd_split
+// UNFUSED: %[[P:.*]] = fuse.join_halves %arg8, %arg9 : (tensor<8xbf16>, tensor<8xi16>) -> tensor<8xf32>
+// UNFUSED: %[[NEW1:.*]] = fuse.sub %[[P]], %{{.*}} : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+// UNFUSED: %[[TOP:.*]] = fuse.high_half %[[NEW1]] : (tensor<8xf32>) -> tensor<8xbf16>
+// UNFUSED: %[[LOW:.*]] = fuse.low_half %[[NEW1]] : (tensor<8xf32>) -> tensor<8xi16>
+// UNFUSED: return %{{.*}}, %[[NEW1]], %{{.*}}, %{{.*}}, %[[TOP]], %[[LOW]] :
+func.func @sgd_split(%lr: tensor<f32>, %step: tensor<i64>, %p0: tensor<8xf32>, %p1: tensor<8xf32>, %g0: tensor<8xf32>, %g1: tensor<8xf32>, %b0: tensor<8xf32>, %b1: tensor<8xf32>, %t1: tensor<8xbf16>, %l1: tensor<8xi16>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xbf16>, tensor<8xi16>) {
+  %r:6 = fuse.sgd %lr, %step params(%p0, %p1 : tensor<8xf32>, tensor<8xf32>) grads(%g0, %g1 : tensor<8xf32>, tensor<8xf32>) states(%b0, %b1 : tensor<8xf32>, tensor<8xf32>) copies(%t1, %l1 : tensor<8xbf16>, tensor<8xi16>) {momentum = 0.9 : f64, copy_params = array<i64: 1>, split_copies} -> tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xbf16>, tensor<8xi16>
+  return %r#0, %r#1, %r#2, %r#3, %r#4, %r#5 : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xbf16>, tensor<8xi16>
+}
+
+// -----
+
 // Horizontal fusion: three parameters of the same type, SGD with momentum,
 // are updated by ONE generic (ins: the 3 gradients; outs: each parameter
 // followed by its momentum buffer). The results are picked back out of it in

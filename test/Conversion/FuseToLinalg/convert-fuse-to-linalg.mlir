@@ -1093,6 +1093,31 @@ func.func @iota_and_cast(%x: tensor<4xf32>) -> (tensor<2x3xf32>, tensor<4xi32>, 
 
 // -----
 
+// IPEX's split layout: the top half is the high 16 bits (a shift, not a
+// rounding), the low half the low 16 bits, and their join the f32 value.
+// CHECK-LABEL: func @halves
+func.func @halves(%x: tensor<4xf32>) -> (tensor<4xbf16>, tensor<4xi16>, tensor<4xf32>) {
+  // CHECK: linalg.generic
+  // CHECK: arith.bitcast %{{.*}} : f32 to i32
+  // CHECK: arith.shrui
+  // CHECK: arith.trunci %{{.*}} : i32 to i16
+  // CHECK: arith.bitcast %{{.*}} : i16 to bf16
+  // CHECK-NOT: arith.truncf
+  %0 = fuse.high_half %x : (tensor<4xf32>) -> tensor<4xbf16>
+  // CHECK: linalg.generic
+  // CHECK: arith.bitcast %{{.*}} : f32 to i32
+  // CHECK-NEXT: arith.trunci %{{.*}} : i32 to i16
+  %1 = fuse.low_half %x : (tensor<4xf32>) -> tensor<4xi16>
+  // CHECK: linalg.generic
+  // CHECK: arith.shli
+  // CHECK: arith.ori
+  // CHECK: arith.bitcast %{{.*}} : i32 to f32
+  %2 = fuse.join_halves %0, %1 : (tensor<4xbf16>, tensor<4xi16>) -> tensor<4xf32>
+  return %0, %1, %2 : tensor<4xbf16>, tensor<4xi16>, tensor<4xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func @gelu_erf_leaky_relu
 func.func @gelu_erf_leaky_relu(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
   // CHECK: linalg.generic

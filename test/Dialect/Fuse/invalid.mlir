@@ -435,6 +435,24 @@ func.func @f(%lr: tensor<f32>, %s: tensor<i64>, %p: tensor<4xf32>, %g: tensor<4x
   return
 }
 // -----
+func.func @f(%lr: tensor<f32>, %s: tensor<i64>, %p: tensor<4xf32>, %g: tensor<4xf32>, %c: tensor<4xbf16>) {
+  // expected-error @below {{'fuse.sgd' op has 1 copies but copy_params lists 1 parameters (split_copies: a top and a low half each)}}
+  %0:2 = fuse.sgd %lr, %s params(%p : tensor<4xf32>) grads(%g : tensor<4xf32>) states() copies(%c : tensor<4xbf16>) {copy_params = array<i64: 0>, split_copies} -> tensor<4xf32>, tensor<4xbf16>
+  return
+}
+// -----
+func.func @f(%lr: tensor<f32>, %s: tensor<i64>, %p: tensor<4xf32>, %g: tensor<4xf32>, %c: tensor<4xbf16>) {
+  // expected-error @below {{'fuse.sgd' op copy #1 has type 'tensor<4xbf16>', expected 'tensor<4xi16>' (the low half of parameter #0)}}
+  %0:3 = fuse.sgd %lr, %s params(%p : tensor<4xf32>) grads(%g : tensor<4xf32>) states() copies(%c, %c : tensor<4xbf16>, tensor<4xbf16>) {copy_params = array<i64: 0>, split_copies} -> tensor<4xf32>, tensor<4xbf16>, tensor<4xbf16>
+  return
+}
+// -----
+func.func @f(%x: tensor<4xbf16>, %y: tensor<2xi16>) {
+  // expected-error @below {{'fuse.join_halves' op requires the same shape for all operands and results}}
+  %0 = fuse.join_halves %x, %y : (tensor<4xbf16>, tensor<2xi16>) -> tensor<4xf32>
+  return
+}
+// -----
 func.func @f(%lr: tensor<f32>, %s: tensor<i64>, %p: tensor<4xf32>, %g: tensor<4xf32>, %c: tensor<2xbf16>) {
   // expected-error @below {{'fuse.sgd' op copy #0 has type 'tensor<2xbf16>', expected 'tensor<4xbf16>' (parameter #0 in bf16)}}
   %0:2 = fuse.sgd %lr, %s params(%p : tensor<4xf32>) grads(%g : tensor<4xf32>) states() copies(%c : tensor<2xbf16>) {copy_params = array<i64: 0>} -> tensor<4xf32>, tensor<2xbf16>
@@ -1341,6 +1359,15 @@ func.func @loss(%w: tensor<4xf32>, %x: tensor<4xf32>) -> tensor<f32> {
 }
 // expected-error @below {{'fuse.train_step' op precision is "f16": expected "f32" or "bf16"}}
 fuse.train_step @t {loss = @loss, params = array<i64: 0>, optimizer = "sgd", precision = "f16"}
+
+// -----
+
+func.func @loss(%w: tensor<4xf32>, %x: tensor<4xf32>) -> tensor<f32> {
+  %l = fuse.mse_loss %w, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+// expected-error @below {{'fuse.train_step' op master_weights is "halves": expected "copy" or "split"}}
+fuse.train_step @t {loss = @loss, params = array<i64: 0>, optimizer = "sgd", precision = "bf16", master_weights = "halves"}
 
 // -----
 

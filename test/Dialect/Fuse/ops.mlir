@@ -211,6 +211,22 @@ func.func @optimizer_copies(%lr: tensor<f32>, %s: tensor<i64>, %p: tensor<4xf32>
   return
 }
 
+// IPEX's split layout: the halves of an f32 weight, their join, and an
+// update reading and writing the pair (split_copies: the top halves, then
+// the low halves).
+// CHECK-LABEL: func @split_halves
+// CHECK: fuse.high_half %{{.*}} : (tensor<2x3xf32>) -> tensor<2x3xbf16>
+// CHECK: fuse.low_half %{{.*}} : (tensor<2x3xf32>) -> tensor<2x3xi16>
+// CHECK: fuse.join_halves %{{.*}}, %{{.*}} : (tensor<2x3xbf16>, tensor<2x3xi16>) -> tensor<2x3xf32>
+// CHECK: fuse.sgd %{{.*}}, %{{.*}} params(%{{.*}} : tensor<2x3xf32>) grads(%{{.*}} : tensor<2x3xf32>) states() copies(%{{.*}}, %{{.*}} : tensor<2x3xbf16>, tensor<2x3xi16>) {copy_params = array<i64: 0>, split_copies} -> tensor<2x3xf32>, tensor<2x3xbf16>, tensor<2x3xi16>
+func.func @split_halves(%lr: tensor<f32>, %s: tensor<i64>, %q: tensor<2x3xf32>, %h: tensor<2x3xf32>) {
+  %t = fuse.high_half %q : (tensor<2x3xf32>) -> tensor<2x3xbf16>
+  %l = fuse.low_half %q : (tensor<2x3xf32>) -> tensor<2x3xi16>
+  %j = fuse.join_halves %t, %l : (tensor<2x3xbf16>, tensor<2x3xi16>) -> tensor<2x3xf32>
+  %0:3 = fuse.sgd %lr, %s params(%j : tensor<2x3xf32>) grads(%h : tensor<2x3xf32>) states() copies(%t, %l : tensor<2x3xbf16>, tensor<2x3xi16>) {copy_params = array<i64: 0>, split_copies} -> tensor<2x3xf32>, tensor<2x3xbf16>, tensor<2x3xi16>
+  return
+}
+
 // Schedules round-trip; step's default gamma 0.1 is printed, min 0 is not.
 // CHECK-LABEL: func @schedules
 func.func @schedules(%lr: tensor<f32>, %s: tensor<i64>, %g: tensor<4xf32>, %h: tensor<2x3xf32>) {
