@@ -192,7 +192,7 @@ struct FuseApplyPrecisionPolicyPass
       if (!layout) {
         func.emitError("unknown master weights layout '")
             << func->getAttrOfType<StringAttr>(
-                   fuse::abi::kMasterWeightsAttrName)
+                       fuse::abi::kMasterWeightsAttrName)
                    .getValue()
             << "' (expected \"copy\" or \"split\")";
         return signalPassFailure();

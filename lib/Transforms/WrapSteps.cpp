@@ -23,6 +23,9 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "fuse-wrap-steps"
 
 namespace fuse {
 #define GEN_PASS_DEF_FUSEWRAPSTEPS
@@ -195,15 +198,16 @@ LogicalResult wrap(func::FuncOp step, SymbolTable &symbols) {
                    terminator->getOperand(j) == nextParam;
       if (!carried)
         continue;
+      LLVM_DEBUG(llvm::dbgs()
+                 << "carried as its halves: argument #" << arg.getArgNumber()
+                 << " of " << step.getSymName() << "\n");
       splitOf[arg.getArgNumber()] = splits.size();
       splits.push_back({high, low, arg.getArgNumber(),
                         optimizer->getResult(first + k),
                         optimizer->getResult(first + n + k)});
     }
   });
-  auto isCarried = [&](int64_t arg) {
-    return arg >= 0 && splitOf[arg] < 0;
-  };
+  auto isCarried = [&](int64_t arg) { return arg >= 0 && splitOf[arg] < 0; };
 
   OpBuilder b(step);
   b.setInsertionPointAfter(step);
@@ -272,9 +276,9 @@ LogicalResult wrap(func::FuncOp step, SymbolTable &symbols) {
           if (llvm::any_of(weight.getUsers(), [&](Operation *user) {
                 return user != split.high && user != split.low;
               }))
-            mapping.map(weight, JoinHalvesOp::create(nested, bodyLoc,
-                                                     weight.getType(), high,
-                                                     low));
+            mapping.map(weight,
+                        JoinHalvesOp::create(nested, bodyLoc, weight.getType(),
+                                             high, low));
         }
         for (unsigned a = 0; a < numArgs; ++a) {
           Value given = entry->getArgument(a);

@@ -209,8 +209,8 @@ void fusec::setPrecision(ModuleOp module,
       step.setPrecisionAttr(
           b.getStringAttr(fuse::precisionName(*overrides.precision)));
     if (overrides.masterWeights)
-      step.setMasterWeightsAttr(b.getStringAttr(
-          fuse::masterWeightsName(*overrides.masterWeights)));
+      step.setMasterWeightsAttr(
+          b.getStringAttr(fuse::masterWeightsName(*overrides.masterWeights)));
   }
 }
 

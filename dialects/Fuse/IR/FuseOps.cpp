@@ -1203,8 +1203,8 @@ static LogicalResult verifyCopies(Operation *op, ValueRange params,
     size_t l = indices.size() + k;
     if (copies[l].getType() != low)
       return op->emitOpError("copy #")
-             << l << " has type " << copies[l].getType() << ", expected "
-             << low << " (the low half of parameter #" << i << ")";
+             << l << " has type " << copies[l].getType() << ", expected " << low
+             << " (the low half of parameter #" << i << ")";
   }
   return success();
 }
@@ -1236,11 +1236,10 @@ Value JoinHalvesOp::buildScalar(OpBuilder &b, Location loc, Value top,
   Value high = arith::ShLIOp::create(
       b, loc,
       arith::ExtUIOp::create(
-          b, loc, i32,
-          arith::BitcastOp::create(b, loc, b.getI16Type(), top)),
+          b, loc, i32, arith::BitcastOp::create(b, loc, b.getI16Type(), top)),
       arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(16)));
-  Value bits = arith::OrIOp::create(
-      b, loc, high, arith::ExtUIOp::create(b, loc, i32, low));
+  Value bits = arith::OrIOp::create(b, loc, high,
+                                    arith::ExtUIOp::create(b, loc, i32, low));
   return arith::BitcastOp::create(b, loc, b.getF32Type(), bits);
 }
 

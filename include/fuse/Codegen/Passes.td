@@ -25,7 +25,10 @@ def FuseElementwiseFusion
     is what an enclosing `scf.for` carries to the next iteration (a master
     weight's `bf16` copy, written by the optimizer's update): that out is
     the iteration's carried value, so it bufferizes in place instead of
-    into a new buffer copied back each iteration. The work done is counted in pass
+    into a new buffer copied back each iteration; likewise where its result
+    is a function result marked `fuse.in_place = N` (the join of a split
+    master weight's halves after the K-step loop): that out is argument N,
+    so the result is written into the argument, not copied into it. The work done is counted in pass
     statistics (`--mlir-pass-statistics`, with an LLVM built with
     statistics; Debian's is not) and, with option `report`, in a remark per
     function.

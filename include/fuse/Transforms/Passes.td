@@ -149,6 +149,14 @@ def FuseApplyPrecisionPolicy
     parameters), and the op's last results are the new copies, the new
     parameters rounded in the update's own loop once lowered.
 
+    IPEX's split layout: in a function also marked `fuse.master_weights =
+    "split"` (`master_weights = "split"` on the `fuse.train_step`), such a
+    parameter is not cast but split into its top half (`fuse.high_half`, a
+    `bf16`: the `f32` value truncated, which the products read) and its low
+    half (`fuse.low_half`, `i16`); the optimizer op reads and writes the
+    pair (`copies`: the top halves then the low halves, `split_copies`),
+    and the new parameter is their join. Other operands are cast as above.
+
     Runs between `fuse-autodiff` and `fuse-wrap-steps` (the K-step function
     copies the step's body, casts included, and carries the copies the
     update writes).
@@ -184,6 +192,12 @@ def FuseWrapSteps : Pass<"fuse-wrap-steps", "::mlir::ModuleOp"> {
       for the next step (its `copies`, from `fuse-apply-precision-policy`)
       is loop-carried too: cast once before the loop, the update's new copy
       yielded, no cast of the parameter left inside;
+    - a carried parameter that an optimizer op with `split_copies` reads
+      and writes as its halves (`fuse.high_half`, `fuse.low_half`) is
+      carried as the two halves alone: split once before the loop, joined
+      once after it (`fuse.join_halves`), and inside the loop no `f32`
+      value of it but the join of the carried halves, for readers other
+      than the halves (the optimizer's `params` operand names it);
     - the `fuse.step_counter` argument is the first step's number; step i
       sees it plus i, exactly as if called alone;
     - every other result is a per-step metric (the loss), returned stacked:

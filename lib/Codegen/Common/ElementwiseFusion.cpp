@@ -25,6 +25,9 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "fuse-elementwise-fusion"
 
 namespace fuse {
 #define GEN_PASS_DEF_FUSEELEMENTWISEFUSION
@@ -347,6 +350,9 @@ unsigned reuseInPlaceArguments(Operation *root) {
             generic.payloadUsesValueFromOperand(init) ||
             arg.getType() != init->get().getType())
           continue;
+        LLVM_DEBUG(llvm::dbgs() << "in-place result #" << j << " of "
+                                << func.getSymName() << " written into "
+                                << "argument #" << index.getInt() << "\n");
         init->set(arg);
         ++changed;
       }

@@ -466,8 +466,8 @@ SmallVector<Value> emitFused(OpBuilder &b, Location loc, const Operands &ops,
             ValueRange own = args.drop_front(group.size() + offsets[j]);
             if (ops.lowOf(i)) {
               // IPEX's split layout: the exact f32 value from its halves.
-              Value p = JoinHalvesOp::buildScalar(
-                  nb, nl, own[ops.numStates], own[ops.numStates + 1]);
+              Value p = JoinHalvesOp::buildScalar(nb, nl, own[ops.numStates],
+                                                  own[ops.numStates + 1]);
               SmallVector<Value> out =
                   update(a, i, p, args[j], own.take_front(ops.numStates));
               llvm::append_range(yields, ArrayRef(out).drop_front());
@@ -507,8 +507,8 @@ SmallVector<Value> emitUnfused(OpBuilder &b, Location loc, const Operands &ops,
   SmallVector<SmallVector<Value>> perParam;
   for (size_t i = 0; i < ops.params.size(); ++i) {
     TensorArith a(b, loc, elementTypeOf(ops.params[i]));
-    perParam.push_back(update(a, i, ops.paramValue(b, loc, i), ops.grads[i],
-                              ops.statesOf(i)));
+    perParam.push_back(
+        update(a, i, ops.paramValue(b, loc, i), ops.grads[i], ops.statesOf(i)));
     llvm::append_range(perParam.back(),
                        copiesOf(b, loc, ops, i, perParam.back()[0]));
   }
@@ -782,13 +782,11 @@ struct ConvertFuseOptimizersToLinalgPass
   using Base::Base;
 
   template <typename OpTy> Operands operandsOf(OpTy op) {
-    return {op.getParams(),
-            op.getGrads(),
-            op.getStates(),
-            op.getNumStatesPerParam(),
-            op.getCopies(),
-            op.getCopyParams().value_or(ArrayRef<int64_t>()),
-            op.getSplitCopies()};
+    return {
+        op.getParams(),     op.getGrads(),
+        op.getStates(),     op.getNumStatesPerParam(),
+        op.getCopies(),     op.getCopyParams().value_or(ArrayRef<int64_t>()),
+        op.getSplitCopies()};
   }
 
   void runOnOperation() override {

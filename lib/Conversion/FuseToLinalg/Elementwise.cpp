@@ -414,9 +414,9 @@ void populateElementwiseLoweringPatterns(RewritePatternSet &patterns) {
            ElementwiseLowering<ErfOp>, ElementwiseLowering<GeluOp>,
            ElementwiseLowering<LeakyReluOp>, ElementwiseLowering<CastOp>,
            ElementwiseLowering<HighHalfOp>, ElementwiseLowering<LowHalfOp>,
-           ElementwiseLowering<JoinHalvesOp>,
-           LayerNormLowering, ConstantLowering, ReshapeLowering,
-           TransposeLowering, FullLikeLowering, ExpandDimsLowering>(context);
+           ElementwiseLowering<JoinHalvesOp>, LayerNormLowering,
+           ConstantLowering, ReshapeLowering, TransposeLowering,
+           FullLikeLowering, ExpandDimsLowering>(context);
 }
 
 } // namespace fuse::lowering
