@@ -21,17 +21,38 @@ namespace fuse {
 /// initializing MPI.
 bool launchedAsMpiRanks();
 
+/// How a communicator over MPI carries out the nonblocking all-reduce of
+/// compiled code's gradient buckets (Communicator::startAllReduceSum).
+enum class MpiAllReduce {
+  /// Fuse's own over MPI's nonblocking point-to-point messages: a ring
+  /// reduce-scatter (each rank sums 1/N of the buffer, adding its
+  /// neighbour's partial sums one chunk at a time) then a ring all-gather,
+  /// N - 1 steps each, moved on by progress() and wait(). Each element is
+  /// summed by one rank in a fixed order (that of the ring from the
+  /// chunk's first rank), so every rank gets the same bits, run after run.
+  /// The default: it moves 2 (N - 1) / N of the buffer per rank, as
+  /// reduce-scatter-then-all-gather algorithms do, whatever the MPI.
+  Ring,
+  /// MPI_Iallreduce, the MPI library's own schedule. OpenMPI 4.1's (libnbc)
+  /// picks a binomial reduce then broadcast for an in-place buffer, which
+  /// docs/performance.md measured about 4x slower than the ring on 2 ranks
+  /// ("The nonblocking all-reduce's algorithm").
+  Library,
+};
+
 /// A communicator over MPI_COMM_WORLD (a duplicate: its error handling is
 /// Fuse's own), initializing MPI (MPI_THREAD_SERIALIZED: one thread at a
 /// time calls it) if the program has not, and finalizing it at exit then.
-llvm::Expected<std::unique_ptr<Communicator>> mpiWorldCommunicator();
+llvm::Expected<std::unique_ptr<Communicator>>
+mpiWorldCommunicator(MpiAllReduce allReduce = MpiAllReduce::Ring);
 
 /// A communicator over the caller's: `mpiComm` is the address of an
 /// MPI_Comm (a duplicate is used, freed with the communicator). MPI must be
 /// initialized with at least MPI_THREAD_SERIALIZED when several threads
 /// call it.
 llvm::Expected<std::unique_ptr<Communicator>>
-mpiCommunicator(const void *mpiComm);
+mpiCommunicator(const void *mpiComm,
+                MpiAllReduce allReduce = MpiAllReduce::Ring);
 
 } // namespace fuse
 

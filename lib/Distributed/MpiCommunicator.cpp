@@ -3,7 +3,10 @@
 // Collectives are MPI's, on a duplicate of the given communicator whose
 // errors return (MPI_ERRORS_RETURN) instead of aborting, so that Fuse can
 // name what failed. Counts above INT_MAX go in several calls. Nonblocking
-// all-reduces (MPI_Iallreduce) are kept by request number until wait().
+// all-reduces are kept by request number until wait(): by default Fuse's
+// own ring over MPI_Isend/MPI_Irecv (a reduce-scatter then an all-gather,
+// moved on step by step by progress() and wait()), or MPI_Iallreduce
+// (MpiAllReduce, fuse/Mpi.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +19,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
+#include <memory>
 #include <vector>
 
 using namespace fuse;
@@ -32,7 +36,8 @@ std::string mpiError(int code) {
 
 class MpiCommunicator final : public Communicator {
 public:
-  explicit MpiCommunicator(MPI_Comm comm) : comm_(comm) {
+  MpiCommunicator(MPI_Comm comm, MpiAllReduce allReduce)
+      : comm_(comm), allReduce_(allReduce) {
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &size_);
   }
@@ -57,6 +62,8 @@ public:
   }
   llvm::Expected<int64_t> startAllReduceSum(float *data,
                                             int64_t count) override {
+    if (allReduce_ == MpiAllReduce::Ring)
+      return startRing(data, count);
     std::vector<MPI_Request> requests;
     llvm::Error err = inChunks(data, count, sizeof(float), [&](void *p, int n) {
       requests.emplace_back();
@@ -71,29 +78,42 @@ public:
       return std::move(err);
     }
     int64_t id = nextRequest_++;
-    pending_.emplace_back(id, std::move(requests));
+    pending_.push_back({id, std::move(requests), nullptr});
     return id;
   }
   llvm::Error wait(int64_t request) override {
     auto it = llvm::find_if(pending_,
-                            [&](const auto &p) { return p.first == request; });
+                            [&](const Pending &p) { return p.id == request; });
     if (it == pending_.end())
       return llvm::createStringError("no all-reduce in flight with request " +
                                      std::to_string(request));
-    std::vector<MPI_Request> requests = std::move(it->second);
+    Pending pending = std::move(*it);
     pending_.erase(it);
-    int code =
-        MPI_Waitall(int(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+    if (pending.ring) {
+      advance(*pending.ring, /*block=*/true);
+      releaseBuffer(std::move(pending.ring->received));
+      if (!pending.ring->error.empty())
+        return llvm::createStringError(pending.ring->error);
+      return llvm::Error::success();
+    }
+    int code = MPI_Waitall(int(pending.requests.size()),
+                           pending.requests.data(), MPI_STATUSES_IGNORE);
     if (code != MPI_SUCCESS)
       return llvm::createStringError(mpiError(code));
     return llvm::Error::success();
   }
   void progress() override {
     // One test moves every collective in flight on (OpenMPI's progress
-    // engine runs them all); its errors come back from wait().
-    if (!pending_.empty() && !pending_.front().second.empty()) {
-      int done = 0;
-      MPI_Test(&pending_.front().second.front(), &done, MPI_STATUS_IGNORE);
+    // engine runs them all); a ring also posts its next step's messages
+    // once a step's have arrived. Errors come back from wait().
+    for (Pending &pending : pending_) {
+      if (pending.ring) {
+        advance(*pending.ring, /*block=*/false);
+      } else if (!pending.requests.empty()) {
+        int done = 0;
+        MPI_Test(&pending.requests.front(), &done, MPI_STATUS_IGNORE);
+        return;
+      }
     }
   }
   llvm::Error broadcast(void *data, size_t bytes, int root) override {
@@ -118,20 +138,148 @@ private:
     return llvm::Error::success();
   }
 
+  /// A ring all-reduce in flight (MpiAllReduce::Ring) over data[0, count),
+  /// cut into N chunks, chunk c being [count c / N, count (c + 1) / N).
+  /// Steps 0 .. N-2 reduce-scatter: rank r sends chunk r - s to rank r + 1
+  /// and adds the one it receives from rank r - 1, chunk r - s - 1, to its
+  /// own, so that after them it holds the sum of chunk r + 1 (summed in the
+  /// ring's order from the chunk's rank: fixed for a given N). Steps N-1 ..
+  /// 2N-3 all-gather: rank r sends chunk r + 1 - t and receives chunk r - t
+  /// in place (t = s - (N - 1)).
+  struct Ring {
+    float *data;
+    int64_t count;
+    int tag;
+    int step = 0;
+    MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    std::vector<float> received; // a chunk's partial sums
+    std::string error;
+  };
+  struct Pending {
+    int64_t id;
+    std::vector<MPI_Request> requests; // MPI_Iallreduce's, one per chunk
+    std::unique_ptr<Ring> ring;
+  };
+
+  int64_t chunkBegin(const Ring &ring, int chunk) const {
+    chunk = ((chunk % size_) + size_) % size_;
+    return ring.count * chunk / size_;
+  }
+  int64_t chunkSize(const Ring &ring, int chunk) const {
+    chunk = ((chunk % size_) + size_) % size_;
+    return ring.count * (chunk + 1) / size_ - ring.count * chunk / size_;
+  }
+  int steps() const { return 2 * (size_ - 1); }
+
+  llvm::Expected<int64_t> startRing(float *data, int64_t count) {
+    int64_t largest = (count + size_ - 1) / size_;
+    if (largest > INT_MAX)
+      return llvm::createStringError(
+          "all-reduce of " + std::to_string(count) +
+          " floats: a ring chunk above INT_MAX elements");
+    auto ring = std::make_unique<Ring>();
+    ring->data = data;
+    ring->count = count;
+    // Collectives in flight at once keep apart by tag (every rank starts
+    // them in the same order, so they number them alike).
+    ring->tag = int(nextRequest_ % 30000) + 1;
+    ring->received = takeBuffer(largest);
+    post(*ring);
+    int64_t id = nextRequest_++;
+    pending_.push_back({id, {}, std::move(ring)});
+    return id;
+  }
+
+  /// Posts the messages of `ring`'s current step (none once it is done).
+  void post(Ring &ring) {
+    if (ring.step >= steps() || !ring.error.empty())
+      return;
+    int next = (rank_ + 1) % size_, previous = (rank_ + size_ - 1) % size_;
+    int s = ring.step, sendChunk, receiveChunk;
+    float *into;
+    if (s < size_ - 1) {
+      sendChunk = rank_ - s;
+      receiveChunk = rank_ - s - 1;
+      into = ring.received.data();
+    } else {
+      int t = s - (size_ - 1);
+      sendChunk = rank_ + 1 - t;
+      receiveChunk = rank_ - t;
+      into = ring.data + chunkBegin(ring, receiveChunk);
+    }
+    int code = MPI_Irecv(into, int(chunkSize(ring, receiveChunk)), MPI_FLOAT,
+                         previous, ring.tag, comm_, &ring.requests[0]);
+    if (code == MPI_SUCCESS)
+      code = MPI_Isend(ring.data + chunkBegin(ring, sendChunk),
+                       int(chunkSize(ring, sendChunk)), MPI_FLOAT, next,
+                       ring.tag, comm_, &ring.requests[1]);
+    if (code != MPI_SUCCESS)
+      ring.error =
+          "all-reduce (ring step " + std::to_string(s) + "): " + mpiError(code);
+  }
+
+  /// Moves `ring` on: each step whose messages have arrived ends (the
+  /// reduce-scatter's adds the partial sums received) and posts the next.
+  /// `block`: until the last step ends.
+  void advance(Ring &ring, bool block) {
+    while (ring.step < steps() && ring.error.empty()) {
+      int code;
+      if (block) {
+        code = MPI_Waitall(2, ring.requests, MPI_STATUSES_IGNORE);
+      } else {
+        int done = 0;
+        code = MPI_Testall(2, ring.requests, &done, MPI_STATUSES_IGNORE);
+        if (code == MPI_SUCCESS && !done)
+          return;
+      }
+      if (code != MPI_SUCCESS) {
+        ring.error = "all-reduce (ring step " + std::to_string(ring.step) +
+                     "): " + mpiError(code);
+        return;
+      }
+      if (ring.step < size_ - 1) {
+        int chunk = rank_ - ring.step - 1;
+        float *own = ring.data + chunkBegin(ring, chunk);
+        const float *partial = ring.received.data();
+        for (int64_t i = 0, n = chunkSize(ring, chunk); i < n; ++i)
+          own[i] = partial[i] + own[i];
+      }
+      ++ring.step;
+      post(ring);
+    }
+  }
+
+  /// The rings' receive buffers are kept for the next steps: a step of
+  /// training allocates none once the first has run.
+  std::vector<float> takeBuffer(int64_t size) {
+    for (auto it = spare_.begin(); it != spare_.end(); ++it)
+      if (int64_t(it->size()) >= size) {
+        std::vector<float> buffer = std::move(*it);
+        spare_.erase(it);
+        return buffer;
+      }
+    return std::vector<float>(size_t(size));
+  }
+  void releaseBuffer(std::vector<float> buffer) {
+    spare_.push_back(std::move(buffer));
+  }
+
   MPI_Comm comm_;
+  MpiAllReduce allReduce_;
   int rank_ = 0, size_ = 1;
-  /// The nonblocking all-reduces in flight, by request number: one MPI
-  /// request per chunk.
-  std::vector<std::pair<int64_t, std::vector<MPI_Request>>> pending_;
+  /// The nonblocking all-reduces in flight, by request number.
+  std::vector<Pending> pending_;
   int64_t nextRequest_ = 0;
+  std::vector<std::vector<float>> spare_;
 };
 
-llvm::Expected<std::unique_ptr<Communicator>> duplicate(MPI_Comm comm) {
+llvm::Expected<std::unique_ptr<Communicator>>
+duplicate(MPI_Comm comm, MpiAllReduce allReduce) {
   MPI_Comm dup;
   if (int code = MPI_Comm_dup(comm, &dup); code != MPI_SUCCESS)
     return llvm::createStringError("MPI_Comm_dup failed: " + mpiError(code));
   MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
-  return std::make_unique<MpiCommunicator>(dup);
+  return std::make_unique<MpiCommunicator>(dup, allReduce);
 }
 
 void finalize() {
@@ -151,7 +299,8 @@ bool fuse::launchedAsMpiRanks() {
   return false;
 }
 
-llvm::Expected<std::unique_ptr<Communicator>> fuse::mpiWorldCommunicator() {
+llvm::Expected<std::unique_ptr<Communicator>>
+fuse::mpiWorldCommunicator(MpiAllReduce allReduce) {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) {
@@ -167,15 +316,15 @@ llvm::Expected<std::unique_ptr<Communicator>> fuse::mpiWorldCommunicator() {
           "this MPI does not allow calls from several threads one at a time "
           "(MPI_THREAD_SERIALIZED)");
   }
-  return duplicate(MPI_COMM_WORLD);
+  return duplicate(MPI_COMM_WORLD, allReduce);
 }
 
 llvm::Expected<std::unique_ptr<Communicator>>
-fuse::mpiCommunicator(const void *mpiComm) {
+fuse::mpiCommunicator(const void *mpiComm, MpiAllReduce allReduce) {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized)
     return llvm::createStringError(
         "mpiCommunicator: MPI is not initialized (MPI_Init_thread)");
-  return duplicate(*static_cast<const MPI_Comm *>(mpiComm));
+  return duplicate(*static_cast<const MPI_Comm *>(mpiComm), allReduce);
 }

@@ -191,6 +191,19 @@ cl::opt<bool> overlap(
              "backward pass of the earlier ones runs (--overlap=false: "
              "after the backward pass; the same results, bit for bit)"),
     cl::init(true), cl::cat(fusec::category()), cl::sub(fusec::trainCommand));
+enum class AllReduceAlgorithm { Ring, Mpi };
+cl::opt<AllReduceAlgorithm> allReduceAlgorithm(
+    "allreduce",
+    cl::desc("Under mpirun: how the gradient buckets' nonblocking "
+             "all-reduces run (default: ring)"),
+    cl::values(clEnumValN(AllReduceAlgorithm::Ring, "ring",
+                          "Fuse's ring over point-to-point messages: a "
+                          "reduce-scatter then an all-gather, moved on by "
+                          "the progress calls"),
+               clEnumValN(AllReduceAlgorithm::Mpi, "mpi",
+                          "the MPI library's MPI_Iallreduce")),
+    cl::init(AllReduceAlgorithm::Ring), cl::cat(fusec::category()),
+    cl::sub(fusec::trainCommand));
 cl::opt<std::string> jsonPath("json",
                               cl::desc("Write a summary of the run as JSON"),
                               cl::value_desc("PATH"),
@@ -531,7 +544,9 @@ extern "C" void onTerminate(int) {
 llvm::Expected<std::unique_ptr<Communicator>> ranksOfThisRun() {
 #ifdef FUSE_HAVE_MPI
   if (launchedAsMpiRanks())
-    return mpiWorldCommunicator();
+    return mpiWorldCommunicator(allReduceAlgorithm == AllReduceAlgorithm::Mpi
+                                    ? MpiAllReduce::Library
+                                    : MpiAllReduce::Ring);
 #endif
   return nullptr;
 }
