@@ -328,3 +328,52 @@ func.func @masked_transposed_read(%src: memref<2x3x4x5xi64>, %dst: memref<4x1x4x
   vector.transfer_write %v, %dst[%c0, %c0, %c0] {in_bounds = [true, true, true]} : vector<4x1x4xi64>, memref<4x1x4xi64>
   return
 }
+
+// -----
+
+// How far a register tile's reduction loop is unrolled (AVX2: 8 lanes).
+// A 6x16 tile (12 accumulator registers) over 26 steps: by 2, the largest
+// factor that divides 26, so no remainder loop repeats the body. A 2x16
+// edge tile (4 registers) waits on its FMA chains: its loop stays rolled.
+#lhs = affine_map<(d0, d1, d2) -> (d0, d2)>
+#rhs = affine_map<(d0, d1, d2) -> (d2, d1)>
+#acc = affine_map<(d0, d1, d2) -> (d0, d1)>
+module attributes {fuse.target = {cpu = "x86-64-v3", features = "+avx2,+fma", triple = "x86_64-unknown-linux-gnu"}} {
+// CHECK-LABEL: func @unroll_factors
+// CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
+// CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
+// CHECK: scf.for %{{[^ ]+}} = %{{.*}} to %{{.*}} step %[[C2]] iter_args(%{{[^ ]+}} = %{{.*}}) -> (vector<6x16xf32>)
+// CHECK-COUNT-12: vector.fma
+// CHECK-NOT: vector.fma
+// CHECK: scf.yield
+// CHECK-NOT: vector.fma
+// CHECK: scf.for %{{[^ ]+}} = %{{.*}} to %{{.*}} step %[[C1]] iter_args(%{{[^ ]+}} = %{{.*}}) -> (vector<2x16xf32>)
+// CHECK-COUNT-2: vector.fma
+// CHECK-NOT: vector.fma
+// CHECK: scf.yield
+// CHECK-NOT: scf.for
+func.func @unroll_factors(%a: memref<8x26xf32>, %b: memref<26x16xf32>, %c: memref<8x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c6 = arith.constant 6 : index
+  %c26 = arith.constant 26 : index
+  %cst = arith.constant 0.000000e+00 : f32
+  scf.for %k = %c0 to %c26 step %c1 {
+    %0 = vector.transfer_read %a[%c0, %k], %cst {in_bounds = [true, true]} : memref<8x26xf32>, vector<6x1xf32>
+    %1 = vector.transfer_read %b[%k, %c0], %cst {in_bounds = [true]} : memref<26x16xf32>, vector<16xf32>
+    %2 = vector.broadcast %1 : vector<16xf32> to vector<1x16xf32>
+    %3 = vector.transfer_read %c[%c0, %c0], %cst {in_bounds = [true, true]} : memref<8x16xf32>, vector<6x16xf32>
+    %4 = vector.contract {indexing_maps = [#lhs, #rhs, #acc], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %0, %2, %3 : vector<6x1xf32>, vector<1x16xf32> into vector<6x16xf32>
+    vector.transfer_write %4, %c[%c0, %c0] {in_bounds = [true, true]} : vector<6x16xf32>, memref<8x16xf32>
+  }
+  scf.for %k = %c0 to %c26 step %c1 {
+    %0 = vector.transfer_read %a[%c6, %k], %cst {in_bounds = [true, true]} : memref<8x26xf32>, vector<2x1xf32>
+    %1 = vector.transfer_read %b[%k, %c0], %cst {in_bounds = [true]} : memref<26x16xf32>, vector<16xf32>
+    %2 = vector.broadcast %1 : vector<16xf32> to vector<1x16xf32>
+    %3 = vector.transfer_read %c[%c6, %c0], %cst {in_bounds = [true, true]} : memref<8x16xf32>, vector<2x16xf32>
+    %4 = vector.contract {indexing_maps = [#lhs, #rhs, #acc], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %0, %2, %3 : vector<2x1xf32>, vector<1x16xf32> into vector<2x16xf32>
+    vector.transfer_write %4, %c[%c6, %c0] {in_bounds = [true, true]} : vector<2x16xf32>, memref<8x16xf32>
+  }
+  return
+}
+}
