@@ -460,13 +460,9 @@ def FuseLowerVectors : Pass<"fuse-lower-vectors", "::mlir::func::FuncOp"> {
   let description = [{
     Runs after bufferization: hoists loop-invariant vector transfers (the
     accumulator tile of a matmul stays in registers across the reduction
-    loop), unrolls by 4 the innermost loops around a vector.contract of 8
-    accumulator registers or more (the loop's own increment, compare and
-    branch would otherwise compete with the micro-kernel's loads and FMAs
-    for the front end; by 2 or not at all where a constant trip count is
-    not a multiple of 4, so that no remainder loop repeats the body; edge
-    tiles of fewer accumulators wait on their FMA chains and stay rolled),
-    lowers vector.contract to outer products (FMAs),
+    loop), unrolls by 4 the innermost loops around a vector.contract (the
+    loop's own increment, compare and branch would otherwise compete with
+    the micro-kernel's loads and FMAs for the front end), lowers vector.contract to outer products (FMAs),
     multi-dimensional and permuted transfers to 1-D loads and stores, masks,
     multi-reductions, broadcasts and transposes, leaving what
     `convert-vector-to-llvm` handles.

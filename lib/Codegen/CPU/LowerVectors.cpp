@@ -3,7 +3,6 @@
 #include "fuse/Codegen/Passes.h"
 
 #include "BF16DotProducts.h"
-#include "LoweringStrategy.h"
 #include "PassDetail.h"
 
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
@@ -24,8 +23,6 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
 
-#include "llvm/Support/Debug.h"
-
 #include <numeric>
 
 namespace fuse {
@@ -34,8 +31,6 @@ namespace fuse {
 } // namespace fuse
 
 using namespace mlir;
-
-#define DEBUG_TYPE "fuse-lower-vectors"
 
 namespace {
 
@@ -92,69 +87,23 @@ struct InOrderMaskedTransposedRead : OpRewritePattern<vector::TransferReadOp> {
 };
 
 /// Reduction steps per iteration of an unrolled register-tile loop.
-constexpr int64_t kReductionUnroll = 4;
-
-/// Accumulator registers below which a register tile's loop stays rolled:
-/// with fewer independent FMA chains than the FMA latency (4 cycles) times
-/// the FMA ports (2), the tile waits on its chains, not on the front end, so
-/// the loop's increment, compare and branch cost nothing.
-constexpr int64_t kMinUnrolledAccumulators = 8;
-
-/// The factor to unroll a register tile's reduction loop by: 4 for tiles of
-/// enough accumulators to be front-end bound (a step of the 12 x 32
-/// micro-kernel is 24 FMAs, 12 cycles, and 14 loads and broadcasts; the
-/// loop's own 3 uops would compete with them on a 4-wide front end), all of
-/// a loop of 4 steps or fewer, fewer where a constant trip count is not a
-/// multiple of 4, so that no remainder loop repeats the body once more, and
-/// 1 for edge tiles: each copy of a micro-kernel is instructions for LLVM to
-/// select and schedule.
-int64_t reductionUnrollFactor(scf::ForOp loop, vector::ContractionOp contract,
-                              unsigned vectorBits) {
-  auto acc = dyn_cast<VectorType>(contract.getAccType());
-  if (!acc || acc.getRank() == 0)
-    return 1;
-  unsigned elementBits = acc.getElementTypeBitWidth();
-  int64_t lanes = std::max<int64_t>(1, vectorBits / std::max(1u, elementBits));
-  ArrayRef<int64_t> shape = acc.getShape();
-  int64_t rows = 1;
-  for (int64_t size : shape.drop_back())
-    rows *= size;
-  int64_t registers = rows * llvm::divideCeil(shape.back(), lanes);
-  if (registers < kMinUnrolledAccumulators)
-    return 1;
-  std::optional<APInt> trips = loop.getStaticTripCount();
-  if (!trips)
-    return kReductionUnroll;
-  // A loop of a few steps (a 3x3 filter's taps) goes away entirely.
-  if (trips->getZExtValue() <= uint64_t(kReductionUnroll))
-    return std::max<int64_t>(1, trips->getZExtValue());
-  for (int64_t factor = kReductionUnroll; factor > 1; factor /= 2)
-    if (trips->getZExtValue() % factor == 0)
-      return factor;
-  return 1;
-}
+constexpr uint64_t kReductionUnroll = 4;
 
 /// Unrolls the innermost loops around a vector.contract, the reduction loops
-/// of register tiles, by reductionUnrollFactor.
+/// of register tiles: a step of the 12 x 32 micro-kernel is 24 FMAs (12
+/// cycles) and 14 loads and broadcasts, and the loop's own increments,
+/// compare and branch would add 3 uops to its 38 on the 4-wide front end.
 void unrollRegisterTileLoops(func::FuncOp func) {
-  unsigned vectorBits = fuse::resolveVectorBits(func, /*option=*/0);
-  SmallVector<std::pair<scf::ForOp, int64_t>> loops;
+  SmallVector<scf::ForOp> loops;
   func.walk([&](scf::ForOp loop) {
     Block *body = loop.getBody();
-    auto contracts = body->getOps<vector::ContractionOp>();
-    if (!body->getOps<scf::ForOp>().empty() || contracts.empty())
+    if (!body->getOps<scf::ForOp>().empty() ||
+        body->getOps<vector::ContractionOp>().empty())
       return;
-    int64_t factor = 1;
-    for (vector::ContractionOp contract : contracts)
-      factor =
-          std::max(factor, reductionUnrollFactor(loop, contract, vectorBits));
-    LLVM_DEBUG(llvm::dbgs() << "[fuse-lower-vectors] unroll by " << factor
-                            << ": " << loop.getLoc() << "\n");
-    if (factor > 1)
-      loops.emplace_back(loop, factor);
+    loops.push_back(loop);
   });
-  for (auto [loop, factor] : loops)
-    (void)loopUnrollByFactor(loop, factor);
+  for (scf::ForOp loop : loops)
+    (void)loopUnrollByFactor(loop, kReductionUnroll);
 }
 
 struct FuseLowerVectorsPass
