@@ -143,6 +143,15 @@ LogicalResult wrap(func::FuncOp step, SymbolTable &symbols) {
   };
   SmallVector<CarriedCopy> copies;
   Operation *terminator = step.front().getTerminator();
+  // Whether `nextParam`, an update's new value of argument `arg`, is what
+  // the step returns for it: the loop carries it.
+  auto returnsUpdate = [&](unsigned arg, Value nextParam) {
+    for (unsigned j = 0; j < numResults; ++j)
+      if (carriedArg[j] == int64_t(arg) &&
+          terminator->getOperand(j) == nextParam)
+        return true;
+    return false;
+  };
   step.walk([&](OptimizerOpInterface optimizer) {
     ArrayRef<int64_t> indices =
         optimizer.getCopyParams().value_or(ArrayRef<int64_t>());
@@ -156,12 +165,7 @@ LogicalResult wrap(func::FuncOp step, SymbolTable &symbols) {
           llvm::any_of(copies,
                        [&](const CarriedCopy &c) { return c.cast == cast; }))
         continue;
-      Value nextParam = optimizer->getResult(i);
-      bool carried = false;
-      for (unsigned j = 0; j < numResults; ++j)
-        carried |= carriedArg[j] == arg.getArgNumber() &&
-                   terminator->getOperand(j) == nextParam;
-      if (carried)
+      if (returnsUpdate(arg.getArgNumber(), optimizer->getResult(i)))
         copies.push_back(
             {cast, arg.getArgNumber(), optimizer->getResult(first + k)});
     }
@@ -191,12 +195,7 @@ LogicalResult wrap(func::FuncOp step, SymbolTable &symbols) {
       if (!arg || !low || low.getInput() != arg ||
           arg.getOwner() != &step.front() || splitOf[arg.getArgNumber()] >= 0)
         continue;
-      Value nextParam = optimizer->getResult(i);
-      bool carried = false;
-      for (unsigned j = 0; j < numResults; ++j)
-        carried |= carriedArg[j] == arg.getArgNumber() &&
-                   terminator->getOperand(j) == nextParam;
-      if (!carried)
+      if (!returnsUpdate(arg.getArgNumber(), optimizer->getResult(i)))
         continue;
       LLVM_DEBUG(llvm::dbgs()
                  << "carried as its halves: argument #" << arg.getArgNumber()
