@@ -276,6 +276,35 @@ TEST(BF16Policy, GradientsWithinBF16ToleranceOfF32) {
   }
 }
 
+/// Step `s` of `step` (a bf16 training step, in place) on `state` (the
+/// parameters, then Adam's states) against the f32 path given gradients
+/// `g` (the loss, then each parameter's): the loss and every parameter and
+/// state after the step are bitwise `update`'s. `state` advances a step.
+void expectStepIsTheF32Update(Function &step, Function &update,
+                              std::vector<Tensor> &state,
+                              const std::vector<Tensor> &g, const Tensor &x,
+                              const Tensor &y, const Tensor &lr, int64_t s) {
+  Tensor counter = Tensor::fromValues<int64_t>({}, {s});
+  std::vector<Tensor> updateArgs;
+  for (const Tensor &t : state)
+    updateArgs.push_back(t.contiguousCopy());
+  updateArgs.insert(updateArgs.end(), {g[1], g[2], g[3], lr, counter});
+  std::vector<Tensor> expected = unwrap(update.call(updateArgs));
+  std::vector<Tensor> stepArgs(state);
+  stepArgs.insert(stepArgs.end(), {x, y, lr, counter});
+  std::vector<Tensor> out = unwrap(step.call(stepArgs));
+  EXPECT_EQ(std::memcmp(out[0].data(), g[0].data(), sizeof(float)), 0)
+      << "loss of step " << s;
+  for (size_t j = 0; j < 9; ++j) {
+    ASSERT_EQ(out[1 + j].dtype(), DType::F32);
+    EXPECT_EQ(std::memcmp(out[1 + j].data(), expected[j].data(),
+                          expected[j].numElements() * sizeof(float)),
+              0)
+        << "tensor " << j << " after step " << s;
+    state[j] = out[1 + j].contiguousCopy();
+  }
+}
+
 TEST(BF16Policy, MasterWeightUpdateIsTheF32UpdateBitwise) {
   auto engine = makeEngine(kPolicyModule);
   Function &step = unwrap(engine->lookup("train_bf16"));
@@ -292,29 +321,10 @@ TEST(BF16Policy, MasterWeightUpdateIsTheF32UpdateBitwise) {
   for (int64_t s = 0; s < 5; ++s) {
     Tensor x = randomTensor({kBatch, 24}, 100 + static_cast<unsigned>(s));
     Tensor y = labels();
-    Tensor counter = Tensor::fromValues<int64_t>({}, {s});
     // The f32 path: the policy's gradients, then Adam in f32.
     std::vector<Tensor> g =
         unwrap(grads.call({state[0], state[1], state[2], x, y}));
-    std::vector<Tensor> updateArgs;
-    for (const Tensor &t : state)
-      updateArgs.push_back(t.contiguousCopy());
-    updateArgs.insert(updateArgs.end(), {g[1], g[2], g[3], lr, counter});
-    std::vector<Tensor> expected = unwrap(update.call(updateArgs));
-    // The bf16 step, in place.
-    std::vector<Tensor> stepArgs(state);
-    stepArgs.insert(stepArgs.end(), {x, y, lr, counter});
-    std::vector<Tensor> out = unwrap(step.call(stepArgs));
-    EXPECT_EQ(std::memcmp(out[0].data(), g[0].data(), sizeof(float)), 0)
-        << "loss of step " << s;
-    for (size_t j = 0; j < 9; ++j) {
-      ASSERT_EQ(out[1 + j].dtype(), DType::F32);
-      EXPECT_EQ(std::memcmp(out[1 + j].data(), expected[j].data(),
-                            expected[j].numElements() * sizeof(float)),
-                0)
-          << "tensor " << j << " after step " << s;
-      state[j] = out[1 + j].contiguousCopy();
-    }
+    expectStepIsTheF32Update(step, update, state, g, x, y, lr, s);
   }
 }
 
@@ -472,31 +482,13 @@ TEST(SplitMasterWeights, UpdateIsTheF32UpdateBitwise) {
   for (int64_t s = 0; s < 5; ++s) {
     Tensor x = randomTensor({kBatch, 24}, 300 + static_cast<unsigned>(s));
     Tensor y = labels();
-    Tensor counter = Tensor::fromValues<int64_t>({}, {s});
     std::vector<Tensor> g = unwrap(
         grads.call({truncated(state[0]), state[1], truncated(state[2]), x, y}));
     std::vector<Tensor> rounded =
         unwrap(grads.call({state[0], state[1], state[2], x, y}));
     truncationMattered |= std::memcmp(rounded[1].data(), g[1].data(),
                                       g[1].numElements() * sizeof(float)) != 0;
-    std::vector<Tensor> updateArgs;
-    for (const Tensor &t : state)
-      updateArgs.push_back(t.contiguousCopy());
-    updateArgs.insert(updateArgs.end(), {g[1], g[2], g[3], lr, counter});
-    std::vector<Tensor> expected = unwrap(update.call(updateArgs));
-    std::vector<Tensor> stepArgs(state);
-    stepArgs.insert(stepArgs.end(), {x, y, lr, counter});
-    std::vector<Tensor> out = unwrap(step.call(stepArgs));
-    EXPECT_EQ(std::memcmp(out[0].data(), g[0].data(), sizeof(float)), 0)
-        << "loss of step " << s;
-    for (size_t j = 0; j < 9; ++j) {
-      ASSERT_EQ(out[1 + j].dtype(), DType::F32);
-      EXPECT_EQ(std::memcmp(out[1 + j].data(), expected[j].data(),
-                            expected[j].numElements() * sizeof(float)),
-                0)
-          << "tensor " << j << " after step " << s;
-      state[j] = out[1 + j].contiguousCopy();
-    }
+    expectStepIsTheF32Update(step, update, state, g, x, y, lr, s);
   }
   // The layouts differ: the top half is not the nearest-even copy.
   EXPECT_TRUE(truncationMattered);
