@@ -269,18 +269,26 @@ Error Function::callInto(llvm::ArrayRef<Tensor> args,
     return llvm::createStringError(
         "function '" + impl_->name + "' returns " + llvm::Twine(want.size()) +
         " results, got " + llvm::Twine(results.size()) + " result tensors");
+  // Checked on every call, for every result: nothing here allocates unless
+  // it reports an error (a training step may have hundreds of results).
+  int64_t steps = impl_->steps(args);
   for (auto [i, result] : llvm::enumerate(results)) {
     // A result computed in place needs no tensor: it is in its argument.
     if (want[i].inPlaceOf >= 0 && !result.data())
       continue;
-    llvm::SmallVector<int64_t, 4> shape =
-        resultShape(want[i], impl_->steps(args));
-    Tensor expected = Tensor::view(nullptr, want[i].dtype, shape);
+    auto dimMatches = [&](auto pair) {
+      auto [d, size] = pair;
+      return size == (d == 0 && want[i].stacked ? steps : want[i].shape[d]);
+    };
     if (result.dtype() != want[i].dtype ||
-        result.shape() != llvm::ArrayRef<int64_t>(shape))
+        result.rank() != static_cast<int64_t>(want[i].shape.size()) ||
+        !llvm::all_of(llvm::enumerate(result.shape()), dimMatches)) {
+      Tensor expected =
+          Tensor::view(nullptr, want[i].dtype, resultShape(want[i], steps));
       return llvm::createStringError(
           "result #" + llvm::Twine(i) + " of '" + impl_->name + "': expected " +
           expected.typeString() + ", got " + result.typeString());
+    }
     if (!result.isContiguous())
       return llvm::createStringError("result #" + llvm::Twine(i) + " of '" +
                                      impl_->name + "' must be contiguous");

@@ -5,7 +5,6 @@
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSwitch.h"
-#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -89,9 +88,11 @@ std::optional<int64_t> fuse::tensorBytes(DType dtype,
   // A zero dim anywhere makes the tensor empty, whatever the others are.
   if (llvm::is_contained(shape, 0))
     return 0;
-  std::optional<int64_t> bytes = static_cast<int64_t>(byteWidth(dtype));
+  // MulOverflow, not llvm::checkedMul: the latter goes through APInt, about
+  // 170 instructions a multiply, and this runs for arguments on every call.
+  int64_t bytes = static_cast<int64_t>(byteWidth(dtype));
   for (int64_t d : shape)
-    if (!(bytes = llvm::checkedMul(*bytes, d)))
+    if (llvm::MulOverflow(bytes, d, bytes))
       return std::nullopt;
   return bytes;
 }
@@ -244,13 +245,15 @@ bool Tensor::isContiguous() const {
   if (strides_.size() != shape_.size())
     return false;
   // A view's shape may overflow: a product past int64 cannot be a row-major
-  // stride of anything, so the next stride checked must differ.
-  std::optional<int64_t> expected = 1;
+  // stride of anything, so the next stride checked must differ. Checked on
+  // every argument of every call: MulOverflow, not APInt's checkedMul.
+  int64_t expected = 1;
+  bool overflowed = false;
   for (int64_t d = rank() - 1; d >= 0; --d) {
-    if (shape_[d] != 1 && (!expected || strides_[d] != *expected))
+    if (shape_[d] != 1 && (overflowed || strides_[d] != expected))
       return false;
-    if (expected)
-      expected = llvm::checkedMul(*expected, shape_[d]);
+    if (!overflowed)
+      overflowed = llvm::MulOverflow(expected, shape_[d], expected);
   }
   return true;
 }
