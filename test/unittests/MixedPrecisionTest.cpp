@@ -363,8 +363,8 @@ TEST(BF16Policy, ConvGradientsWithinBF16ToleranceOfF32) {
 /// `t` rounded to bf16 (nearest, ties to even) and back: the values a bf16
 /// cast gives the products.
 Tensor roundedToBF16(const Tensor &t) {
-  return unwrap(
-      convertFloatTensor(unwrap(convertFloatTensor(t, DType::BF16)), DType::F32));
+  return unwrap(convertFloatTensor(unwrap(convertFloatTensor(t, DType::BF16)),
+                                   DType::F32));
 }
 
 TEST(BF16Policy, ConvGradientsAreTheF32GradientsOfRoundedOperands) {

@@ -777,9 +777,9 @@ static Type verifyConvGradFactors(Operation *op, StringRef aName,
 }
 
 LogicalResult Conv2DInputGradOp::verify() {
-  Type factor = verifyConvGradFactors(*this, "grad", getGrad().getType(),
-                                      "filter", getFilter().getType(),
-                                      getType());
+  Type factor =
+      verifyConvGradFactors(*this, "grad", getGrad().getType(), "filter",
+                            getFilter().getType(), getType());
   if (!factor)
     return failure();
   // The forward convolution's input had the factors' element type.

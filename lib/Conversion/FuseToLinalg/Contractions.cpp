@@ -36,13 +36,11 @@ Value widenedBF16(OpBuilder &b, Location loc, Value value) {
   auto type = cast<RankedTensorType>(value.getType());
   if (!type.getElementType().isBF16())
     return value;
-  return buildParallel(
-      b, loc, type.clone(b.getF32Type()), value,
-      b.getMultiDimIdentityMap(type.getRank()),
-      [](OpBuilder &nested, Location l, ValueRange a) {
-        return arith::ExtFOp::create(nested, l, nested.getF32Type(), a[0])
-            .getResult();
-      });
+  auto extend = [](OpBuilder &nested, Location l, ValueRange a) -> Value {
+    return arith::ExtFOp::create(nested, l, nested.getF32Type(), a[0]);
+  };
+  return buildParallel(b, loc, type.clone(b.getF32Type()), value,
+                       b.getMultiDimIdentityMap(type.getRank()), extend);
 }
 
 /// `value` converted to `type` inside a linalg body: bf16 factors of an f32
@@ -360,8 +358,8 @@ struct Conv2DInputGradLowering : OpConversionPattern<Conv2DInputGradOp> {
     AffineMap filterMap =
         AffineMap::get(7, 0, {dim(4), dim(5), dim(3), dim(6)}, context);
     Value result = buildReduction(
-        rewriter, loc, loops, {4, 5, 6}, type.getElementType(), filter,
-        filterMap, Combiner::Sum,
+        rewriter, loc, loops, {4, 5, 6}, type.getElementType(),
+        /*inputs=*/filter, filterMap, Combiner::Sum,
         [&](OpBuilder &b, Location l, ValueRange a) {
           IndexMath m{b, l};
           auto [oh, vh] = m.windowOf(m.index(1), m.index(4), p[0], d[0], s[0],
@@ -407,16 +405,15 @@ Value filterGradContraction(Conv2DFilterGradOp op,
                                   context);
   AffineMap gMap =
       AffineMap::get(7, 0, {dim(4), dim(5), dim(6), dim(3)}, context);
-  return buildReduction(
-      rewriter, loc, loops, {4, 5, 6}, type.getElementType(),
-      {x, adaptor.getGrad()}, {xMap, gMap}, Combiner::Sum,
-      [&](OpBuilder &b, Location l, ValueRange a) {
-        // bf16 factors (the bf16 policy's) widened, summed in f32.
-        Type sum = type.getElementType();
-        return arith::MulFOp::create(b, l, castInBody(b, l, a[0], sum),
-                                     castInBody(b, l, a[1], sum))
-            .getResult();
-      });
+  // bf16 factors (the bf16 policy's) widened, summed in f32.
+  Type sum = type.getElementType();
+  auto product = [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+    return arith::MulFOp::create(b, l, castInBody(b, l, a[0], sum),
+                                 castInBody(b, l, a[1], sum));
+  };
+  return buildReduction(rewriter, loc, loops, {4, 5, 6}, sum,
+                        {x, adaptor.getGrad()}, {xMap, gMap}, Combiner::Sum,
+                        product);
 }
 
 struct Conv2DFilterGradLowering : OpConversionPattern<Conv2DFilterGradOp> {
