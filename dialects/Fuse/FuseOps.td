@@ -583,7 +583,7 @@ def Fuse_Conv2DOp : Fuse_Op<"conv2d", [Pure, InferTypeOpAdaptorWithIsCompatible,
     `dilations` are `[h, w]`. Keras' `padding="same"` with stride 1 is
     `(k - 1) / 2` before and `k / 2` after. Operands of `bf16` or `f16`
     may give an `f32` result, summed in `f32` (mixed precision; the
-    gradient ops take one element type).
+    gradient ops take `bf16` factors with an `f32` result).
 
     ```mlir
     %y = fuse.conv2d %x, %k {padding = array<i64: 1, 1, 1, 1>}
@@ -996,6 +996,8 @@ def Fuse_Conv2DInputGradOp : Fuse_WindowGradOp<"conv2d_input_grad",
   let description = [{
     For `y = conv2d(input, filter)` with the given attributes and `grad` the
     gradient of `y`: the gradient of `input` (only its type is used).
+    `grad` and `filter` have one element type, the result's, or are `bf16`
+    with an `f32` result, summed in `f32` (the bf16 policy's).
   }];
   let arguments = (ins Fuse_FloatTensor:$grad, Fuse_FloatTensor:$filter,
       Fuse_FloatTensor:$input,
@@ -1012,6 +1014,8 @@ def Fuse_Conv2DFilterGradOp : Fuse_WindowGradOp<"conv2d_filter_grad",
   let description = [{
     For `y = conv2d(input, filter)` with the given attributes and `grad` the
     gradient of `y`: the gradient of `filter` (only its type is used).
+    `input` and `grad` have one element type, the result's, or are `bf16`
+    with an `f32` result, summed in `f32` (the bf16 policy's).
   }];
   let arguments = (ins Fuse_FloatTensor:$input, Fuse_FloatTensor:$grad,
       Fuse_FloatTensor:$filter,

@@ -33,10 +33,13 @@ using namespace mlir;
 namespace {
 
 /// The operands of `op` that a bf16 policy rounds: the two factors of its
-/// products. A convolution's gradients (conv2d_input_grad,
-/// conv2d_filter_grad) stay f32: their CPU code takes one element type.
+/// products. A convolution's gradients multiply their first two operands
+/// (conv2d_input_grad: the output gradient and the filter;
+/// conv2d_filter_grad: the input and the output gradient); their third only
+/// gives the result's type and stays f32.
 SmallVector<unsigned> roundedOperands(Operation *op) {
-  if (isa<fuse::MatmulOp, fuse::BatchMatmulOp, fuse::Conv2DOp>(op))
+  if (isa<fuse::MatmulOp, fuse::BatchMatmulOp, fuse::Conv2DOp,
+          fuse::Conv2DInputGradOp, fuse::Conv2DFilterGradOp>(op))
     return {0, 1};
   return {};
 }

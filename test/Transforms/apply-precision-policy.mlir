@@ -40,15 +40,20 @@ func.func @unmarked(%w: tensor<6x4xf32>, %x: tensor<8x6xf32>) -> tensor<8x4xf32>
 
 // -----
 
-// Batched products and forward convolutions: the two factors bf16. The
-// convolution's gradients stay f32.
+// Batched products, convolutions and their gradients: the two factors
+// bf16, the result f32. The gradients read the forward's casts (one per
+// value: the input gradient the filter's, the filter gradient the input's,
+// both the output gradient's one cast); their third operand only gives the
+// result's type and stays f32.
 // CHECK-LABEL: func.func @conv_step
 // CHECK-DAG: %[[KB:.*]] = fuse.cast %arg0 : (tensor<3x3x2x4xf32>) -> tensor<3x3x2x4xbf16>
 // CHECK-DAG: %[[XB:.*]] = fuse.cast %arg1 : (tensor<2x6x6x2xf32>) -> tensor<2x6x6x2xbf16>
+// CHECK-DAG: %[[DB:.*]] = fuse.cast %arg2 : (tensor<2x4x4x4xf32>) -> tensor<2x4x4x4xbf16>
 // CHECK: fuse.conv2d %[[XB]], %[[KB]] : (tensor<2x6x6x2xbf16>, tensor<3x3x2x4xbf16>) -> tensor<2x4x4x4xf32>
-// CHECK: fuse.conv2d_input_grad %arg2, %arg0, %arg1 : (tensor<2x4x4x4xf32>, tensor<3x3x2x4xf32>, tensor<2x6x6x2xf32>) -> tensor<2x6x6x2xf32>
-// CHECK: fuse.conv2d_filter_grad %arg1, %arg2, %arg0 : (tensor<2x6x6x2xf32>, tensor<2x4x4x4xf32>, tensor<3x3x2x4xf32>) -> tensor<3x3x2x4xf32>
+// CHECK: fuse.conv2d_input_grad %[[DB]], %[[KB]], %arg1 : (tensor<2x4x4x4xbf16>, tensor<3x3x2x4xbf16>, tensor<2x6x6x2xf32>) -> tensor<2x6x6x2xf32>
+// CHECK: fuse.conv2d_filter_grad %[[XB]], %[[DB]], %arg0 : (tensor<2x6x6x2xbf16>, tensor<2x4x4x4xbf16>, tensor<3x3x2x4xf32>) -> tensor<3x3x2x4xf32>
 // CHECK: fuse.batch_matmul %{{.*}}, %{{.*}} : (tensor<2x3x5xbf16>, tensor<2x5x4xbf16>) -> tensor<2x3x4xf32>
+// CHECK-NOT: fuse.cast
 func.func @conv_step(%k: tensor<3x3x2x4xf32>, %x: tensor<2x6x6x2xf32>, %d: tensor<2x4x4x4xf32>, %p: tensor<2x3x5xf32>, %q: tensor<2x5x4xf32>) -> (tensor<2x4x4x4xf32>, tensor<2x6x6x2xf32>, tensor<3x3x2x4xf32>, tensor<2x3x4xf32>) attributes {fuse.precision = "bf16"} {
   %y = fuse.conv2d %x, %k : (tensor<2x6x6x2xf32>, tensor<3x3x2x4xf32>) -> tensor<2x4x4x4xf32>
   %dx = fuse.conv2d_input_grad %d, %k, %x : (tensor<2x4x4x4xf32>, tensor<3x3x2x4xf32>, tensor<2x6x6x2xf32>) -> tensor<2x6x6x2xf32>
@@ -105,6 +110,42 @@ func.func @split_step(%w: tensor<6x4xf32>, %b: tensor<4xf32>, %x: tensor<8x6xf32
   %db = fuse.reduce_sum %y {axes = array<i64: 0>} : (tensor<8x4xf32>) -> tensor<4xf32>
   %u:2 = fuse.sgd %lr, %s params(%w, %b : tensor<6x4xf32>, tensor<4xf32>) grads(%dw, %db : tensor<6x4xf32>, tensor<4xf32>) states() -> tensor<6x4xf32>, tensor<4xf32>
   return %u#0, %u#1 : tensor<6x4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Master weights of a convolution: the forward convolution and the input
+// gradient read the filter's one bf16 copy, which its update writes (with
+// split: its top half, which both read; no cast of the filter is left).
+// CHECK-LABEL: func.func @conv_update_step
+// CHECK: %[[KB:.*]] = fuse.cast %arg0 : (tensor<3x3x2x4xf32>) -> tensor<3x3x2x4xbf16>
+// CHECK: fuse.conv2d %{{.*}}, %[[KB]] :
+// CHECK: fuse.conv2d_input_grad %{{.*}}, %[[KB]], %arg1 :
+// CHECK: fuse.sgd %arg3, %arg4 params(%arg0 : tensor<3x3x2x4xf32>) grads(%{{.*}} : tensor<3x3x2x4xf32>) states() copies(%[[KB]] : tensor<3x3x2x4xbf16>) {copy_params = array<i64: 0>}
+func.func @conv_update_step(%k: tensor<3x3x2x4xf32>, %x: tensor<2x6x6x2xf32>, %d: tensor<2x4x4x4xf32>, %lr: tensor<f32>, %s: tensor<i64>)
+    -> (tensor<3x3x2x4xf32> {fuse.in_place = 0}, tensor<2x4x4x4xf32>, tensor<2x6x6x2xf32>) attributes {fuse.precision = "bf16"} {
+  %y = fuse.conv2d %x, %k : (tensor<2x6x6x2xf32>, tensor<3x3x2x4xf32>) -> tensor<2x4x4x4xf32>
+  %dx = fuse.conv2d_input_grad %d, %k, %x : (tensor<2x4x4x4xf32>, tensor<3x3x2x4xf32>, tensor<2x6x6x2xf32>) -> tensor<2x6x6x2xf32>
+  %dk = fuse.conv2d_filter_grad %x, %d, %k : (tensor<2x6x6x2xf32>, tensor<2x4x4x4xf32>, tensor<3x3x2x4xf32>) -> tensor<3x3x2x4xf32>
+  %u = fuse.sgd %lr, %s params(%k : tensor<3x3x2x4xf32>) grads(%dk : tensor<3x3x2x4xf32>) states() -> tensor<3x3x2x4xf32>
+  return %u, %y, %dx : tensor<3x3x2x4xf32>, tensor<2x4x4x4xf32>, tensor<2x6x6x2xf32>
+}
+// CHECK-LABEL: func.func @conv_split_step
+// CHECK-DAG: %[[KT:.*]] = fuse.high_half %arg0 : (tensor<3x3x2x4xf32>) -> tensor<3x3x2x4xbf16>
+// CHECK-DAG: %[[KL:.*]] = fuse.low_half %arg0
+// CHECK-NOT: fuse.cast %arg0
+// CHECK: fuse.conv2d %{{.*}}, %[[KT]] :
+// CHECK-NOT: fuse.cast %arg0
+// CHECK: fuse.conv2d_input_grad %{{.*}}, %[[KT]], %arg1 :
+// CHECK-NOT: fuse.cast %arg0
+// CHECK: fuse.sgd {{.*}} copies(%[[KT]], %[[KL]] : tensor<3x3x2x4xbf16>, tensor<3x3x2x4xi16>) {copy_params = array<i64: 0>, split_copies}
+func.func @conv_split_step(%k: tensor<3x3x2x4xf32>, %x: tensor<2x6x6x2xf32>, %d: tensor<2x4x4x4xf32>, %lr: tensor<f32>, %s: tensor<i64>)
+    -> (tensor<3x3x2x4xf32> {fuse.in_place = 0}, tensor<2x4x4x4xf32>, tensor<2x6x6x2xf32>) attributes {fuse.precision = "bf16", fuse.master_weights = "split"} {
+  %y = fuse.conv2d %x, %k : (tensor<2x6x6x2xf32>, tensor<3x3x2x4xf32>) -> tensor<2x4x4x4xf32>
+  %dx = fuse.conv2d_input_grad %d, %k, %x : (tensor<2x4x4x4xf32>, tensor<3x3x2x4xf32>, tensor<2x6x6x2xf32>) -> tensor<2x6x6x2xf32>
+  %dk = fuse.conv2d_filter_grad %x, %d, %k : (tensor<2x6x6x2xf32>, tensor<2x4x4x4xf32>, tensor<3x3x2x4xf32>) -> tensor<3x3x2x4xf32>
+  %u = fuse.sgd %lr, %s params(%k : tensor<3x3x2x4xf32>) grads(%dk : tensor<3x3x2x4xf32>) states() -> tensor<3x3x2x4xf32>
+  return %u, %y, %dx : tensor<3x3x2x4xf32>, tensor<2x4x4x4xf32>, tensor<2x6x6x2xf32>
 }
 
 // -----

@@ -5,8 +5,10 @@
 // bits), calls with bf16 arguments and the error for a wrong dtype.
 //
 // The bf16 policy (`precision = "bf16"` on fuse.train_step): a step's
-// gradients (every matmul's operands rounded to bf16, summed in f32) within
-// bf16's tolerance of the f32 step's and not equal to them; the update of
+// gradients (every matmul's, convolution's and convolution gradient's
+// operands rounded to bf16, summed in f32) within bf16's tolerance of the
+// f32 step's and not equal to them, a small CNN's too; the convolutions'
+// gradients bitwise the f32 ones of the rounded operands; the update of
 // the f32 master weights and Adam's states bitwise the f32 update of the
 // same gradients; parameters and states stay f32; the K-step function,
 // which carries the weights' bf16 copies written by the update, bitwise K
@@ -273,6 +275,124 @@ TEST(BF16Policy, GradientsWithinBF16ToleranceOfF32) {
     EXPECT_LT(error, 8 * 0x1p-9) << "gradient " << i;
     // Not the f32 computation: the operands were rounded.
     EXPECT_GT(error, 0.0) << "gradient " << i;
+  }
+}
+
+/// A small CNN (two 3x3 convolutions, tanh, a dense layer) with the
+/// gradients of its three weights in f32 and under the bf16 policy: the
+/// second convolution's input gradient, both filter gradients and the dense
+/// layer's products all read bf16 operands. Tanh, not relu, for the reason
+/// kPolicyModule gives.
+constexpr const char *kConvPolicyModule = R"mlir(
+func.func @loss(%k1: tensor<3x3x2x4xf32>, %k2: tensor<3x3x4x4xf32>, %w: tensor<64x5xf32>,
+                %x: tensor<4x8x8x2xf32>, %y: tensor<4xi32>) -> tensor<f32> {
+  %h1 = fuse.conv2d %x, %k1 : (tensor<4x8x8x2xf32>, tensor<3x3x2x4xf32>) -> tensor<4x6x6x4xf32>
+  %a1 = fuse.tanh %h1 : tensor<4x6x6x4xf32>
+  %h2 = fuse.conv2d %a1, %k2 : (tensor<4x6x6x4xf32>, tensor<3x3x4x4xf32>) -> tensor<4x4x4x4xf32>
+  %a2 = fuse.tanh %h2 : tensor<4x4x4x4xf32>
+  %f = fuse.reshape %a2 : (tensor<4x4x4x4xf32>) -> tensor<4x64xf32>
+  %o = fuse.matmul %f, %w : (tensor<4x64xf32>, tensor<64x5xf32>) -> tensor<4x5xf32>
+  %l = fuse.softmax_cross_entropy %o, %y : (tensor<4x5xf32>, tensor<4xi32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+func.func @grads_f32(%k1: tensor<3x3x2x4xf32>, %k2: tensor<3x3x4x4xf32>, %w: tensor<64x5xf32>,
+                     %x: tensor<4x8x8x2xf32>, %y: tensor<4xi32>)
+    -> (tensor<f32>, tensor<3x3x2x4xf32>, tensor<3x3x4x4xf32>, tensor<64x5xf32>) {
+  %l, %g1, %g2, %gw = fuse.value_and_grad @loss(%k1, %k2, %w, %x, %y) {wrt = array<i64: 0, 1, 2>}
+      : (tensor<3x3x2x4xf32>, tensor<3x3x4x4xf32>, tensor<64x5xf32>, tensor<4x8x8x2xf32>, tensor<4xi32>)
+      -> (tensor<f32>, tensor<3x3x2x4xf32>, tensor<3x3x4x4xf32>, tensor<64x5xf32>)
+  return %l, %g1, %g2, %gw : tensor<f32>, tensor<3x3x2x4xf32>, tensor<3x3x4x4xf32>, tensor<64x5xf32>
+}
+func.func @grads_bf16(%k1: tensor<3x3x2x4xf32>, %k2: tensor<3x3x4x4xf32>, %w: tensor<64x5xf32>,
+                      %x: tensor<4x8x8x2xf32>, %y: tensor<4xi32>)
+    -> (tensor<f32>, tensor<3x3x2x4xf32>, tensor<3x3x4x4xf32>, tensor<64x5xf32>)
+    attributes {fuse.precision = "bf16"} {
+  %l, %g1, %g2, %gw = fuse.value_and_grad @loss(%k1, %k2, %w, %x, %y) {wrt = array<i64: 0, 1, 2>}
+      : (tensor<3x3x2x4xf32>, tensor<3x3x4x4xf32>, tensor<64x5xf32>, tensor<4x8x8x2xf32>, tensor<4xi32>)
+      -> (tensor<f32>, tensor<3x3x2x4xf32>, tensor<3x3x4x4xf32>, tensor<64x5xf32>)
+  return %l, %g1, %g2, %gw : tensor<f32>, tensor<3x3x2x4xf32>, tensor<3x3x4x4xf32>, tensor<64x5xf32>
+}
+func.func @conv_grads_f32(%d: tensor<2x6x6x4xf32>, %k: tensor<3x3x3x4xf32>, %x: tensor<2x8x8x3xf32>,
+                          %ds: tensor<2x4x4x4xf32>)
+    -> (tensor<2x8x8x3xf32>, tensor<3x3x3x4xf32>, tensor<2x8x8x3xf32>, tensor<3x3x3x4xf32>) {
+  %dx = fuse.conv2d_input_grad %d, %k, %x : (tensor<2x6x6x4xf32>, tensor<3x3x3x4xf32>, tensor<2x8x8x3xf32>) -> tensor<2x8x8x3xf32>
+  %dk = fuse.conv2d_filter_grad %x, %d, %k : (tensor<2x8x8x3xf32>, tensor<2x6x6x4xf32>, tensor<3x3x3x4xf32>) -> tensor<3x3x3x4xf32>
+  %sx = fuse.conv2d_input_grad %ds, %k, %x {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 0>} : (tensor<2x4x4x4xf32>, tensor<3x3x3x4xf32>, tensor<2x8x8x3xf32>) -> tensor<2x8x8x3xf32>
+  %sk = fuse.conv2d_filter_grad %x, %ds, %k {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 0>} : (tensor<2x8x8x3xf32>, tensor<2x4x4x4xf32>, tensor<3x3x3x4xf32>) -> tensor<3x3x3x4xf32>
+  return %dx, %dk, %sx, %sk : tensor<2x8x8x3xf32>, tensor<3x3x3x4xf32>, tensor<2x8x8x3xf32>, tensor<3x3x3x4xf32>
+}
+func.func @conv_grads_bf16(%d: tensor<2x6x6x4xf32>, %k: tensor<3x3x3x4xf32>, %x: tensor<2x8x8x3xf32>,
+                           %ds: tensor<2x4x4x4xf32>)
+    -> (tensor<2x8x8x3xf32>, tensor<3x3x3x4xf32>, tensor<2x8x8x3xf32>, tensor<3x3x3x4xf32>)
+    attributes {fuse.precision = "bf16"} {
+  %dx = fuse.conv2d_input_grad %d, %k, %x : (tensor<2x6x6x4xf32>, tensor<3x3x3x4xf32>, tensor<2x8x8x3xf32>) -> tensor<2x8x8x3xf32>
+  %dk = fuse.conv2d_filter_grad %x, %d, %k : (tensor<2x8x8x3xf32>, tensor<2x6x6x4xf32>, tensor<3x3x3x4xf32>) -> tensor<3x3x3x4xf32>
+  %sx = fuse.conv2d_input_grad %ds, %k, %x {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 0>} : (tensor<2x4x4x4xf32>, tensor<3x3x3x4xf32>, tensor<2x8x8x3xf32>) -> tensor<2x8x8x3xf32>
+  %sk = fuse.conv2d_filter_grad %x, %ds, %k {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 0>} : (tensor<2x8x8x3xf32>, tensor<2x4x4x4xf32>, tensor<3x3x3x4xf32>) -> tensor<3x3x3x4xf32>
+  return %dx, %dk, %sx, %sk : tensor<2x8x8x3xf32>, tensor<3x3x3x4xf32>, tensor<2x8x8x3xf32>, tensor<3x3x3x4xf32>
+}
+)mlir";
+
+TEST(BF16Policy, ConvGradientsWithinBF16ToleranceOfF32) {
+  auto engine = makeEngine(kConvPolicyModule);
+  std::vector<Tensor> args = {randomTensor({3, 3, 2, 4}, 21, -0.4f, 0.4f),
+                              randomTensor({3, 3, 4, 4}, 22, -0.3f, 0.3f),
+                              randomTensor({64, 5}, 23, -0.3f, 0.3f),
+                              randomTensor({4, 8, 8, 2}, 24)};
+  Tensor y = Tensor::empty(DType::I32, {4});
+  for (int64_t i = 0; i < 4; ++i)
+    y.data<int32_t>()[i] = static_cast<int32_t>((3 * i + 1) % 5);
+  args.push_back(y);
+  std::vector<Tensor> f32 =
+      unwrap(unwrap(engine->lookup("grads_f32")).call(args));
+  std::vector<Tensor> bf16 =
+      unwrap(unwrap(engine->lookup("grads_bf16")).call(args));
+  // As for the matmuls (GradientsWithinBF16ToleranceOfF32): each product's
+  // operands rounded once, summed in f32; the first filter's gradient
+  // comes through the second convolution's input gradient, one more
+  // rounded product.
+  EXPECT_NEAR(bf16[0].data<float>()[0], f32[0].data<float>()[0],
+              4 * 0x1p-9 * std::abs(f32[0].data<float>()[0]));
+  for (size_t i = 1; i < f32.size(); ++i) {
+    double error = relativeError(bf16[i], f32[i]);
+    EXPECT_LT(error, 8 * 0x1p-9) << "gradient " << i;
+    EXPECT_GT(error, 0.0) << "gradient " << i;
+  }
+}
+
+/// `t` rounded to bf16 (nearest, ties to even) and back: the values a bf16
+/// cast gives the products.
+Tensor roundedToBF16(const Tensor &t) {
+  return unwrap(convertFloatTensor(unwrap(convertFloatTensor(t, DType::BF16)),
+                                   DType::F32));
+}
+
+TEST(BF16Policy, ConvGradientsAreTheF32GradientsOfRoundedOperands) {
+  // Under the policy both gradients read bf16 casts of their two factors
+  // and widen them exactly: bitwise the f32 code on the rounded values,
+  // for the stride-1 forms (a convolution, a per-tap contraction) and the
+  // strided ones (gathers) alike. Not the f32 result: the rounding shows.
+  auto engine = makeEngine(kConvPolicyModule);
+  std::vector<Tensor> args = {
+      randomTensor({2, 6, 6, 4}, 31), randomTensor({3, 3, 3, 4}, 32),
+      randomTensor({2, 8, 8, 3}, 33), randomTensor({2, 4, 4, 4}, 34)};
+  std::vector<Tensor> rounded;
+  for (const Tensor &t : args)
+    rounded.push_back(roundedToBF16(t));
+  std::vector<Tensor> bf16 =
+      unwrap(unwrap(engine->lookup("conv_grads_bf16")).call(args));
+  std::vector<Tensor> expected =
+      unwrap(unwrap(engine->lookup("conv_grads_f32")).call(rounded));
+  std::vector<Tensor> f32 =
+      unwrap(unwrap(engine->lookup("conv_grads_f32")).call(args));
+  ASSERT_EQ(bf16.size(), 4u);
+  for (size_t i = 0; i < bf16.size(); ++i) {
+    ASSERT_EQ(bf16[i].dtype(), DType::F32);
+    EXPECT_EQ(std::memcmp(bf16[i].data(), expected[i].data(),
+                          expected[i].numElements() * sizeof(float)),
+              0)
+        << "gradient " << i;
+    EXPECT_GT(relativeError(bf16[i], f32[i]), 0.0) << "gradient " << i;
   }
 }
 

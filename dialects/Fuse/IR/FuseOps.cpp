@@ -751,19 +751,55 @@ static LogicalResult verifyWindowGrad(Operation *op, LogicalResult forward,
   return success();
 }
 
+/// The element type of a convolution gradient's two factors (`a` and `b`,
+/// named `aName` and `bName`), checked: one element type, and a result of
+/// that type or, for bf16 factors, f32 (the bf16 policy's products summed in
+/// f32). Null after reporting why not.
+static Type verifyConvGradFactors(Operation *op, StringRef aName,
+                                  RankedTensorType a, StringRef bName,
+                                  RankedTensorType b, RankedTensorType result) {
+  Type factor = a.getElementType();
+  if (factor != b.getElementType()) {
+    op->emitOpError("operands have different element types (")
+        << aName << ": " << factor << ", " << bName << ": "
+        << b.getElementType() << ")";
+    return {};
+  }
+  Type sum = result.getElementType();
+  if (sum != factor && !(factor.isBF16() && sum.isF32())) {
+    op->emitOpError("takes ")
+        << aName << " and " << bName << " of the result's element type or, "
+        << "mixed, bf16 ones with an f32 result; got " << factor
+        << " operands and a " << sum << " result";
+    return {};
+  }
+  return factor;
+}
+
 LogicalResult Conv2DInputGradOp::verify() {
+  Type factor =
+      verifyConvGradFactors(*this, "grad", getGrad().getType(), "filter",
+                            getFilter().getType(), getType());
+  if (!factor)
+    return failure();
+  // The forward convolution's input had the factors' element type.
   SmallVector<Type> expected;
-  LogicalResult forward =
-      inferConv2DType(getLoc(), getInput().getType(), getFilter().getType(),
-                      getStrides(), getPadding(), getDilations(), expected);
+  LogicalResult forward = inferConv2DType(
+      getLoc(), getInput().getType().clone(factor), getFilter().getType(),
+      getStrides(), getPadding(), getDilations(), expected);
   return verifyWindowGrad(*this, forward, expected, getGrad().getType());
 }
 
 LogicalResult Conv2DFilterGradOp::verify() {
+  Type factor = verifyConvGradFactors(*this, "input", getInput().getType(),
+                                      "grad", getGrad().getType(), getType());
+  if (!factor)
+    return failure();
+  // The forward convolution's filter had the factors' element type.
   SmallVector<Type> expected;
-  LogicalResult forward =
-      inferConv2DType(getLoc(), getInput().getType(), getFilter().getType(),
-                      getStrides(), getPadding(), getDilations(), expected);
+  LogicalResult forward = inferConv2DType(
+      getLoc(), getInput().getType(), getFilter().getType().clone(factor),
+      getStrides(), getPadding(), getDilations(), expected);
   return verifyWindowGrad(*this, forward, expected, getGrad().getType());
 }
 

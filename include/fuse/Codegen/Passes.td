@@ -81,15 +81,17 @@ def FuseWidenBF16Operands
     : Pass<"fuse-widen-bf16-operands", "::mlir::func::FuncOp"> {
   let summary = "Widen the bf16 operands of f32 contractions the target cannot pair";
   let description = [{
-    A linalg contraction (matmul, batch_matmul, convolution, or a generic)
-    with bf16 inputs and an f32 output, on a target without AVX512_BF16
+    A linalg contraction (matmul, batch_matmul, convolution, or a generic
+    such as a convolution's filter gradient) with bf16 inputs and an f32
+    output, on a target without AVX512_BF16
     (`fuse.target` features, the host's without one), reads f32 copies of
     its bf16 inputs, each widened once by an element-wise `arith.extf`
     (exact), and becomes the f32 op: the f32 micro-kernels run unchanged,
     instead of widening each operand element inside the reduction loop (a
     bf16 scalar cannot be broadcast from memory as an f32 one). The sums
     are the same. With AVX512_BF16, `linalg.matmul` keeps its bf16 inputs
-    (vdpbf16ps, docs/codegen.md) and the other contractions are widened.
+    (vdpbf16ps, docs/codegen.md) and the other contractions (batched
+    products, convolutions and both convolution gradients) are widened.
     Runs first in `fuse-tile-and-vectorize`.
   }];
   let dependentDialects = [

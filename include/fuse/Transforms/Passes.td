@@ -133,10 +133,12 @@ def FuseApplyPrecisionPolicy
     function of a `fuse.train_step` with `precision = "bf16"`, marked by
     `fuse-expand-train-step`), every `f32` `fuse.matmul` and
     `fuse.batch_matmul` (forward and backward: the pass runs after
-    `fuse-autodiff`) and `fuse.conv2d` gets `fuse.cast` operands of `bf16`
-    and keeps its `f32` result, the products summed in `f32`. The
-    convolutions' gradients stay `f32` (their CPU code takes one element
-    type). Everything else (element-wise
+    `fuse-autodiff`), `fuse.conv2d` and convolution gradient
+    (`fuse.conv2d_input_grad`: the output gradient and the filter;
+    `fuse.conv2d_filter_grad`: the input and the output gradient; their
+    third operand only gives the result's type) gets `fuse.cast` operands
+    of `bf16` and keeps its `f32` result, the products summed in `f32`.
+    Everything else (element-wise
     work, reductions, softmax, the loss, the optimizer, the parameters and
     their states) stays `f32`. A value used by several contractions is cast
     once (CSE), so the activations the backward pass reads are the `bf16`

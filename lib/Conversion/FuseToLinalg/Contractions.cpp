@@ -25,6 +25,32 @@ Value zeros(OpBuilder &b, Location loc, RankedTensorType type) {
                       combinerIdentity(type.getElementType(), Combiner::Sum));
 }
 
+Type elementTypeOf(Value v) {
+  return cast<ShapedType>(v.getType()).getElementType();
+}
+
+/// `value` as an f32 tensor: a bf16 one widened element by element (exact),
+/// for the code that reads its operands in gathers, which
+/// fuse-widen-bf16-operands cannot widen; any other as it is.
+Value widenedBF16(OpBuilder &b, Location loc, Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (!type.getElementType().isBF16())
+    return value;
+  auto extend = [](OpBuilder &nested, Location l, ValueRange a) -> Value {
+    return arith::ExtFOp::create(nested, l, nested.getF32Type(), a[0]);
+  };
+  return buildParallel(b, loc, type.clone(b.getF32Type()), value,
+                       b.getMultiDimIdentityMap(type.getRank()), extend);
+}
+
+/// `value` converted to `type` inside a linalg body: bf16 factors of an f32
+/// sum are widened (exactly), as linalg's named contractions do.
+Value castInBody(OpBuilder &b, Location loc, Value value, Type type) {
+  if (value.getType() == type)
+    return value;
+  return arith::ExtFOp::create(b, loc, type, value);
+}
+
 /// Indexing maps of `op(lhs) x op(rhs)` over (batch..., m, n, k).
 ArrayAttr matmulMaps(OpBuilder &b, unsigned batchDims, bool transposeLhs,
                      bool transposeRhs) {
@@ -116,9 +142,10 @@ struct Conv2DLowering : OpConversionPattern<Conv2DOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     RankedTensorType type = op.getType();
-    Value input =
-        padSpatial(rewriter, loc, adaptor.getInput(), op.getPadding(),
-                   combinerIdentity(type.getElementType(), Combiner::Sum));
+    // A bf16 input (the bf16 policy's) is padded with bf16 zeros.
+    Value input = padSpatial(
+        rewriter, loc, adaptor.getInput(), op.getPadding(),
+        combinerIdentity(elementTypeOf(adaptor.getInput()), Combiner::Sum));
     rewriter.replaceOp(op, convolution(rewriter, loc, type, input,
                                        adaptor.getFilter(), op.getStrides(),
                                        op.getDilations()));
@@ -276,7 +303,10 @@ LogicalResult inputGradAsConvolution(Conv2DInputGradOp op,
     return failure();
   Location loc = op.getLoc();
   RankedTensorType type = op.getType();
-  Type elementType = type.getElementType();
+  // The factors' element type: bf16 under the bf16 policy, whose f32 sums
+  // the convolution's body widens (fuse-widen-bf16-operands widens the
+  // operands once before the f32 code runs).
+  Type elementType = elementTypeOf(adaptor.getGrad());
   Value g = padSpatial(rewriter, loc, adaptor.getGrad(), gPadding,
                        combinerIdentity(elementType, Combiner::Sum));
   // flipped[kh, kw, f, c] = K[KH-1-kh, KW-1-kw, c, f]
@@ -315,7 +345,9 @@ struct Conv2DInputGradLowering : OpConversionPattern<Conv2DInputGradOp> {
                       d = op.getDilations();
     if (succeeded(inputGradAsConvolution(op, adaptor, rewriter)))
       return success();
-    Value g = adaptor.getGrad();
+    // The gathers read bf16 factors widened once, here.
+    Value g = widenedBF16(rewriter, loc, adaptor.getGrad());
+    Value filter = widenedBF16(rewriter, loc, adaptor.getFilter());
     MLIRContext *context = getContext();
     auto dim = [&](unsigned i) { return getAffineDimExpr(i, context); };
     // Loops: n, h, w, c | kh, kw, f.
@@ -327,7 +359,7 @@ struct Conv2DInputGradLowering : OpConversionPattern<Conv2DInputGradOp> {
         AffineMap::get(7, 0, {dim(4), dim(5), dim(3), dim(6)}, context);
     Value result = buildReduction(
         rewriter, loc, loops, {4, 5, 6}, type.getElementType(),
-        adaptor.getFilter(), filterMap, Combiner::Sum,
+        /*inputs=*/filter, filterMap, Combiner::Sum,
         [&](OpBuilder &b, Location l, ValueRange a) {
           IndexMath m{b, l};
           auto [oh, vh] = m.windowOf(m.index(1), m.index(4), p[0], d[0], s[0],
@@ -356,8 +388,9 @@ Value filterGradContraction(Conv2DFilterGradOp op,
   Location loc = op.getLoc();
   RankedTensorType type = op.getType(); // KH x KW x C x F
   auto gType = cast<RankedTensorType>(adaptor.getGrad().getType());
-  Value x = padSpatial(rewriter, loc, adaptor.getInput(), op.getPadding(),
-                       combinerIdentity(type.getElementType(), Combiner::Sum));
+  Value x = padSpatial(
+      rewriter, loc, adaptor.getInput(), op.getPadding(),
+      combinerIdentity(elementTypeOf(adaptor.getInput()), Combiner::Sum));
   ArrayRef<int64_t> s = op.getStrides(), d = op.getDilations();
   MLIRContext *context = rewriter.getContext();
   auto dim = [&](unsigned i) { return getAffineDimExpr(i, context); };
@@ -372,12 +405,15 @@ Value filterGradContraction(Conv2DFilterGradOp op,
                                   context);
   AffineMap gMap =
       AffineMap::get(7, 0, {dim(4), dim(5), dim(6), dim(3)}, context);
-  return buildReduction(
-      rewriter, loc, loops, {4, 5, 6}, type.getElementType(),
-      {x, adaptor.getGrad()}, {xMap, gMap}, Combiner::Sum,
-      [](OpBuilder &b, Location l, ValueRange a) {
-        return arith::MulFOp::create(b, l, a[0], a[1]).getResult();
-      });
+  // bf16 factors (the bf16 policy's) widened, summed in f32.
+  Type sum = type.getElementType();
+  auto product = [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+    return arith::MulFOp::create(b, l, castInBody(b, l, a[0], sum),
+                                 castInBody(b, l, a[1], sum));
+  };
+  return buildReduction(rewriter, loc, loops, {4, 5, 6}, sum,
+                        {x, adaptor.getGrad()}, {xMap, gMap}, Combiner::Sum,
+                        product);
 }
 
 struct Conv2DFilterGradLowering : OpConversionPattern<Conv2DFilterGradOp> {

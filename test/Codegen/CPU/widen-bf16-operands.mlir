@@ -44,3 +44,39 @@ module attributes {fuse.target = {cpu = "x86-64-v3", features = "+avx2,-avx512bf
     return %r : tensor<4x16xbf16>
   }
 }
+
+// -----
+
+// The bf16 policy's convolution gradients, also with AVX512_BF16: the input
+// gradient (a convolution of the padded output gradient with the flipped
+// filter) and the filter gradient (a contraction generic whose body widens
+// each factor) read f32 copies widened once and are the f32 ops, so the f32
+// strategies (direct, Winograd, filter-gradient tiles) run unchanged.
+// CHECK-LABEL: func @conv_grads
+// CHECK: %[[G:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<2x10x10x4xbf16>) outs(%{{.*}} : tensor<2x10x10x4xf32>)
+// CHECK: %[[K:.*]] = linalg.generic {{.*}} ins(%arg1 : tensor<3x3x4x3xbf16>) outs(%{{.*}} : tensor<3x3x4x3xf32>)
+// CHECK: linalg.conv_2d_nhwc_hwcf {{.*}} ins(%[[G]], %[[K]] : tensor<2x10x10x4xf32>, tensor<3x3x4x3xf32>)
+// CHECK: %[[X:.*]] = linalg.generic {{.*}} ins(%arg2 : tensor<2x8x8x3xbf16>) outs(%{{.*}} : tensor<2x8x8x3xf32>)
+// CHECK: %[[D:.*]] = linalg.generic {{.*}} ins(%arg3 : tensor<2x6x6x4xbf16>) outs(%{{.*}} : tensor<2x6x6x4xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[X]], %[[D]] : tensor<2x8x8x3xf32>, tensor<2x6x6x4xf32>) outs(%{{.*}} : tensor<3x3x3x4xf32>)
+// CHECK-NEXT: ^bb0(%[[A:.*]]: f32, %[[B:.*]]: f32, %[[C:.*]]: f32):
+// CHECK-NEXT: %[[P:.*]] = arith.mulf %[[A]], %[[B]] : f32
+// CHECK-NEXT: arith.addf %[[C]], %[[P]] : f32
+#flt = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d0 + d5, d1 + d6, d2)>
+#grd = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d5, d6, d3)>
+#out = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>
+module attributes {fuse.target = {cpu = "znver4", features = "+avx512f,+avx512bw,+avx512vl,+avx512bf16", triple = "x86_64-unknown-linux-gnu"}} {
+  func.func @conv_grads(%g: tensor<2x10x10x4xbf16>, %k: tensor<3x3x4x3xbf16>, %x: tensor<2x8x8x3xbf16>, %d: tensor<2x6x6x4xbf16>,
+                        %dx: tensor<2x8x8x3xf32>, %dk: tensor<3x3x3x4xf32>) -> (tensor<2x8x8x3xf32>, tensor<3x3x3x4xf32>) {
+    %0 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%g, %k : tensor<2x10x10x4xbf16>, tensor<3x3x4x3xbf16>) outs(%dx : tensor<2x8x8x3xf32>) -> tensor<2x8x8x3xf32>
+    %1 = linalg.generic {indexing_maps = [#flt, #grd, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%x, %d : tensor<2x8x8x3xbf16>, tensor<2x6x6x4xbf16>) outs(%dk : tensor<3x3x3x4xf32>) {
+    ^bb0(%a: bf16, %b: bf16, %c: f32):
+      %aw = arith.extf %a : bf16 to f32
+      %bw = arith.extf %b : bf16 to f32
+      %p = arith.mulf %aw, %bw : f32
+      %s = arith.addf %c, %p : f32
+      linalg.yield %s : f32
+    } -> tensor<3x3x3x4xf32>
+    return %0, %1 : tensor<2x8x8x3xf32>, tensor<3x3x3x4xf32>
+  }
+}

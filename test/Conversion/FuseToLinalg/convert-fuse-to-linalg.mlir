@@ -987,6 +987,39 @@ func.func @conv2d_filter_grad(%x: tensor<2x8x8x3xf32>, %g: tensor<2x4x4x4xf32>, 
 
 // -----
 
+// The bf16 policy's gradients: bf16 factors (padded with bf16 zeros), f32
+// sums. The input gradient's convolution and the filter gradient's
+// contraction read the bf16 tensors and widen them in their bodies
+// (fuse-widen-bf16-operands then widens each once); the strided input
+// gradient, whose gathers no pass widens, reads f32 copies widened here.
+// CHECK-LABEL: func @conv2d_grads_bf16
+// CHECK: %[[G:.*]] = tensor.pad %arg0 low[0, 2, 2, 0] high[0, 2, 2, 0]
+// CHECK: tensor.yield %{{.*}} : bf16
+// CHECK: %[[K:.*]] = linalg.generic {{.*}} ins(%arg1 : tensor<3x3x3x4xbf16>) outs(%{{.*}} : tensor<3x3x4x3xbf16>)
+// CHECK: linalg.conv_2d_nhwc_hwcf {{.*}} ins(%[[G]], %[[K]] : tensor<2x10x10x4xbf16>, tensor<3x3x4x3xbf16>) outs(%{{.*}} : tensor<2x8x8x3xf32>)
+// CHECK: %[[GW:.*]] = linalg.generic {{.*}} ins(%arg3 : tensor<2x4x4x4xbf16>) outs(%{{.*}} : tensor<2x4x4x4xf32>)
+// CHECK: arith.extf %{{.*}} : bf16 to f32
+// CHECK: %[[KW:.*]] = linalg.generic {{.*}} ins(%arg1 : tensor<3x3x3x4xbf16>) outs(%{{.*}} : tensor<3x3x3x4xf32>)
+// CHECK: arith.extf %{{.*}} : bf16 to f32
+// CHECK: linalg.generic {{.*}} ins(%[[KW]] : tensor<3x3x3x4xf32>) outs(%{{.*}} : tensor<2x8x8x3xf32>)
+// CHECK: tensor.extract %[[GW]]
+// CHECK: %[[X:.*]] = tensor.pad %arg2 low[0, 1, 1, 0] high[0, 1, 0, 0]
+// CHECK: tensor.yield %{{.*}} : bf16
+// CHECK: linalg.generic {{.*}} ins(%[[X]], %arg3 : tensor<2x10x9x3xbf16>, tensor<2x4x4x4xbf16>) outs(%{{.*}} : tensor<3x3x3x4xf32>)
+// CHECK-NEXT: ^bb0(%[[A:.*]]: bf16, %[[B:.*]]: bf16, %[[C:.*]]: f32):
+// CHECK-DAG: %[[AW:.*]] = arith.extf %[[A]] : bf16 to f32
+// CHECK-DAG: %[[BW:.*]] = arith.extf %[[B]] : bf16 to f32
+// CHECK: %[[P:.*]] = arith.mulf %[[AW]], %[[BW]] : f32
+// CHECK: arith.addf %[[C]], %[[P]] : f32
+func.func @conv2d_grads_bf16(%g: tensor<2x6x6x4xbf16>, %k: tensor<3x3x3x4xbf16>, %x: tensor<2x8x8x3xbf16>, %gs: tensor<2x4x4x4xbf16>, %xf: tensor<2x8x8x3xf32>, %kf: tensor<3x3x3x4xf32>) -> (tensor<2x8x8x3xf32>, tensor<2x8x8x3xf32>, tensor<3x3x3x4xf32>) {
+  %0 = fuse.conv2d_input_grad %g, %k, %xf : (tensor<2x6x6x4xbf16>, tensor<3x3x3x4xbf16>, tensor<2x8x8x3xf32>) -> tensor<2x8x8x3xf32>
+  %1 = fuse.conv2d_input_grad %gs, %k, %xf {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 0>} : (tensor<2x4x4x4xbf16>, tensor<3x3x3x4xbf16>, tensor<2x8x8x3xf32>) -> tensor<2x8x8x3xf32>
+  %2 = fuse.conv2d_filter_grad %x, %gs, %kf {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 0>} : (tensor<2x8x8x3xbf16>, tensor<2x4x4x4xbf16>, tensor<3x3x3x4xf32>) -> tensor<3x3x3x4xf32>
+  return %0, %1, %2 : tensor<2x8x8x3xf32>, tensor<2x8x8x3xf32>, tensor<3x3x3x4xf32>
+}
+
+// -----
+
 // A gather reads rows inside a parallel loop over the result, clamping the
 // index and giving NaN where it is out of range.
 // CHECK-LABEL: func @gather

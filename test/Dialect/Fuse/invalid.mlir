@@ -1423,10 +1423,44 @@ func.func @f(%g: tensor<4xf32>, %w: tensor<2xf32>) {
 
 // -----
 
-// A convolution's gradients take one element type (their CPU code does).
-func.func @f(%d: tensor<1x2x2x4xbf16>, %k: tensor<3x3x2x4xbf16>, %x: tensor<1x4x4x2xf32>) {
-  // expected-error @below {{operands have different element types ('f32' vs 'bf16')}}
-  %0 = fuse.conv2d_input_grad %d, %k, %x : (tensor<1x2x2x4xbf16>, tensor<3x3x2x4xbf16>, tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32>
+// A convolution's gradients multiply two factors of one element type: the
+// result's, or bf16 ones summed into an f32 result (the bf16 policy's).
+func.func @f(%d: tensor<1x2x2x4xbf16>, %k: tensor<3x3x2x4xf32>, %x: tensor<1x4x4x2xf32>) {
+  // expected-error @below {{'fuse.conv2d_input_grad' op operands have different element types (grad: 'bf16', filter: 'f32')}}
+  %0 = fuse.conv2d_input_grad %d, %k, %x : (tensor<1x2x2x4xbf16>, tensor<3x3x2x4xf32>, tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32>
+  return
+}
+
+// -----
+
+func.func @f(%d: tensor<1x2x2x4xf32>, %k: tensor<3x3x2x4xf32>, %x: tensor<1x4x4x2xbf16>) {
+  // expected-error @below {{'fuse.conv2d_filter_grad' op operands have different element types (input: 'bf16', grad: 'f32')}}
+  %0 = fuse.conv2d_filter_grad %x, %d, %k : (tensor<1x4x4x2xbf16>, tensor<1x2x2x4xf32>, tensor<3x3x2x4xf32>) -> tensor<3x3x2x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%d: tensor<1x2x2x4xf16>, %k: tensor<3x3x2x4xf16>, %x: tensor<1x4x4x2xf32>) {
+  // expected-error @below {{'fuse.conv2d_input_grad' op takes grad and filter of the result's element type or, mixed, bf16 ones with an f32 result; got 'f16' operands and a 'f32' result}}
+  %0 = fuse.conv2d_input_grad %d, %k, %x : (tensor<1x2x2x4xf16>, tensor<3x3x2x4xf16>, tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32>
+  return
+}
+
+// -----
+
+func.func @f(%d: tensor<1x2x2x4xf32>, %k: tensor<3x3x2x4xbf16>, %x: tensor<1x4x4x2xf32>) {
+  // expected-error @below {{'fuse.conv2d_filter_grad' op takes input and grad of the result's element type or, mixed, bf16 ones with an f32 result; got 'f32' operands and a 'bf16' result}}
+  %0 = fuse.conv2d_filter_grad %x, %d, %k : (tensor<1x4x4x2xf32>, tensor<1x2x2x4xf32>, tensor<3x3x2x4xbf16>) -> tensor<3x3x2x4xbf16>
+  return
+}
+
+// -----
+
+// The mixed gradients' shapes are still the forward convolution's.
+func.func @f(%d: tensor<1x3x3x4xbf16>, %k: tensor<3x3x2x4xbf16>, %x: tensor<1x4x4x2xf32>) {
+  // expected-error @below {{'fuse.conv2d_input_grad' op gradient of type 'tensor<1x3x3x4xbf16>' does not match the forward result, 'tensor<1x2x2x4xbf16>'}}
+  %0 = fuse.conv2d_input_grad %d, %k, %x : (tensor<1x3x3x4xbf16>, tensor<3x3x2x4xbf16>, tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32>
   return
 }
 

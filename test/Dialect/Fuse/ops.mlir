@@ -184,6 +184,16 @@ func.func @window_grads(%x: tensor<1x8x8x2xf32>, %k: tensor<3x3x2x4xf32>, %g: te
   return
 }
 
+// The bf16 policy's convolution gradients: bf16 factors, f32 results.
+// CHECK-LABEL: func @mixed_window_grads
+func.func @mixed_window_grads(%x: tensor<1x8x8x2xf32>, %k: tensor<3x3x2x4xf32>, %xb: tensor<1x8x8x2xbf16>, %kb: tensor<3x3x2x4xbf16>, %gb: tensor<1x4x4x4xbf16>) {
+  // CHECK: fuse.conv2d_input_grad %{{.*}}, %{{.*}}, %{{.*}} {{.*}} : (tensor<1x4x4x4xbf16>, tensor<3x3x2x4xbf16>, tensor<1x8x8x2xf32>) -> tensor<1x8x8x2xf32>
+  %0 = fuse.conv2d_input_grad %gb, %kb, %x {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x4x4x4xbf16>, tensor<3x3x2x4xbf16>, tensor<1x8x8x2xf32>) -> tensor<1x8x8x2xf32>
+  // CHECK: fuse.conv2d_filter_grad %{{.*}}, %{{.*}}, %{{.*}} {{.*}} : (tensor<1x8x8x2xbf16>, tensor<1x4x4x4xbf16>, tensor<3x3x2x4xf32>) -> tensor<3x3x2x4xf32>
+  %1 = fuse.conv2d_filter_grad %xb, %gb, %k {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x8x8x2xbf16>, tensor<1x4x4x4xbf16>, tensor<3x3x2x4xf32>) -> tensor<3x3x2x4xf32>
+  return
+}
+
 // CHECK-LABEL: func @optimizers
 func.func @optimizers(%lr: tensor<f32>, %s: tensor<i64>, %p: tensor<4xf32>, %q: tensor<2x3xf32>,
                       %g: tensor<4xf32>, %h: tensor<2x3xf32>) {
