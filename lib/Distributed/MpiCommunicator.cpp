@@ -146,12 +146,24 @@ private:
   /// ring's order from the chunk's rank: fixed for a given N). Steps N-1 ..
   /// 2N-3 all-gather: rank r sends chunk r + 1 - t and receives chunk r - t
   /// in place (t = s - (N - 1)).
+  ///
+  /// A step ends when its receive has arrived, not its send: the next
+  /// step's send (the chunk just received, and summed) goes out at once,
+  /// while the earlier sends finish as the other ranks take them (sends to
+  /// the same rank with the same tag match in order). An all-gather
+  /// receive into a chunk an earlier send still reads is posted once that
+  /// send has finished.
   struct Ring {
     float *data;
     int64_t count;
     int tag;
     int step = 0;
-    MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    MPI_Request receive = MPI_REQUEST_NULL;
+    /// Whether the current step's receive is posted (it may wait for a
+    /// send of its chunk to finish).
+    bool receivePosted = false;
+    /// The sends not known to have finished, with the chunk each reads.
+    std::vector<std::pair<MPI_Request, int>> sends;
     std::vector<float> received; // a chunk's partial sums
     std::string error;
   };
@@ -190,55 +202,104 @@ private:
     return id;
   }
 
-  /// Posts the messages of `ring`'s current step (none once it is done).
+  /// The chunk step `s` of `ring` sends and the one it receives.
+  std::pair<int, int> stepChunks(int s) const {
+    if (s < size_ - 1)
+      return {rank_ - s, rank_ - s - 1};
+    int t = s - (size_ - 1);
+    return {rank_ + 1 - t, rank_ - t};
+  }
+  int chunkIndex(int chunk) const { return ((chunk % size_) + size_) % size_; }
+
+  void fail(Ring &ring, const char *what, int code) {
+    if (ring.error.empty())
+      ring.error = "all-reduce (ring step " + std::to_string(ring.step) + ", " +
+                   what + "): " + mpiError(code);
+  }
+
+  /// Forgets the sends that have finished; `block`: waits for all of them
+  /// (or, with `chunk` >= 0, for those reading that chunk).
+  void finishSends(Ring &ring, bool block, int chunk = -1) {
+    for (auto it = ring.sends.begin(); it != ring.sends.end();) {
+      bool mine = chunk < 0 || it->second == chunk;
+      int done = 0, code;
+      if (block && mine)
+        code = MPI_Wait(&it->first, MPI_STATUS_IGNORE), done = 1;
+      else
+        code = MPI_Test(&it->first, &done, MPI_STATUS_IGNORE);
+      if (code != MPI_SUCCESS) {
+        fail(ring, "send", code);
+        done = 1;
+      }
+      it = done ? ring.sends.erase(it) : it + 1;
+    }
+  }
+
+  /// Posts the current step's send (none once the ring is done) and tries
+  /// its receive (postReceive).
   void post(Ring &ring) {
     if (ring.step >= steps() || !ring.error.empty())
       return;
-    int next = (rank_ + 1) % size_, previous = (rank_ + size_ - 1) % size_;
-    int s = ring.step, sendChunk, receiveChunk;
-    float *into;
-    if (s < size_ - 1) {
-      sendChunk = rank_ - s;
-      receiveChunk = rank_ - s - 1;
-      into = ring.received.data();
-    } else {
-      int t = s - (size_ - 1);
-      sendChunk = rank_ + 1 - t;
-      receiveChunk = rank_ - t;
-      into = ring.data + chunkBegin(ring, receiveChunk);
-    }
-    int code = MPI_Irecv(into, int(chunkSize(ring, receiveChunk)), MPI_FLOAT,
-                         previous, ring.tag, comm_, &ring.requests[0]);
-    if (code == MPI_SUCCESS)
-      code = MPI_Isend(ring.data + chunkBegin(ring, sendChunk),
-                       int(chunkSize(ring, sendChunk)), MPI_FLOAT, next,
-                       ring.tag, comm_, &ring.requests[1]);
+    int next = (rank_ + 1) % size_;
+    int sendChunk = chunkIndex(stepChunks(ring.step).first);
+    MPI_Request send;
+    int code = MPI_Isend(ring.data + chunkBegin(ring, sendChunk),
+                         int(chunkSize(ring, sendChunk)), MPI_FLOAT, next,
+                         ring.tag, comm_, &send);
     if (code != MPI_SUCCESS)
-      ring.error =
-          "all-reduce (ring step " + std::to_string(s) + "): " + mpiError(code);
+      return fail(ring, "send", code);
+    ring.sends.push_back({send, sendChunk});
+    ring.receivePosted = false;
+    postReceive(ring, /*block=*/false);
   }
 
-  /// Moves `ring` on: each step whose messages have arrived ends (the
+  /// Posts the current step's receive unless a send still reads its
+  /// chunk (`block`: waits for that send). Returns whether it is posted.
+  bool postReceive(Ring &ring, bool block) {
+    if (ring.receivePosted)
+      return true;
+    int previous = (rank_ + size_ - 1) % size_;
+    int s = ring.step, receiveChunk = chunkIndex(stepChunks(s).second);
+    float *into = ring.received.data();
+    if (s >= size_ - 1) {
+      into = ring.data + chunkBegin(ring, receiveChunk);
+      finishSends(ring, block, receiveChunk);
+      if (llvm::any_of(
+              ring.sends,
+              [&](const auto &send) { return send.second == receiveChunk; }) ||
+          !ring.error.empty())
+        return false;
+    }
+    int code = MPI_Irecv(into, int(chunkSize(ring, receiveChunk)), MPI_FLOAT,
+                         previous, ring.tag, comm_, &ring.receive);
+    if (code != MPI_SUCCESS) {
+      fail(ring, "receive", code);
+      return false;
+    }
+    ring.receivePosted = true;
+    return true;
+  }
+
+  /// Moves `ring` on: each step whose receive has arrived ends (the
   /// reduce-scatter's adds the partial sums received) and posts the next.
-  /// `block`: until the last step ends.
+  /// `block`: until the last step and every send end.
   void advance(Ring &ring, bool block) {
     while (ring.step < steps() && ring.error.empty()) {
-      int code;
-      if (block) {
-        code = MPI_Waitall(2, ring.requests, MPI_STATUSES_IGNORE);
-      } else {
-        int done = 0;
-        code = MPI_Testall(2, ring.requests, &done, MPI_STATUSES_IGNORE);
-        if (code == MPI_SUCCESS && !done)
-          return;
-      }
+      if (!postReceive(ring, block))
+        break;
+      int done = 0, code;
+      if (block)
+        code = MPI_Wait(&ring.receive, MPI_STATUS_IGNORE), done = 1;
+      else
+        code = MPI_Test(&ring.receive, &done, MPI_STATUS_IGNORE);
       if (code != MPI_SUCCESS) {
-        ring.error = "all-reduce (ring step " + std::to_string(ring.step) +
-                     "): " + mpiError(code);
-        return;
+        fail(ring, "receive", code);
+        break;
       }
+      if (!done)
+        break;
       if (ring.step < size_ - 1) {
-        int chunk = rank_ - ring.step - 1;
+        int chunk = stepChunks(ring.step).second;
         float *own = ring.data + chunkBegin(ring, chunk);
         const float *partial = ring.received.data();
         for (int64_t i = 0, n = chunkSize(ring, chunk); i < n; ++i)
@@ -247,6 +308,8 @@ private:
       ++ring.step;
       post(ring);
     }
+    // After an error too: MPI owns the sends' buffers until they end.
+    finishSends(ring, block);
   }
 
   /// The rings' receive buffers are kept for the next steps: a step of
