@@ -25,10 +25,6 @@ Value zeros(OpBuilder &b, Location loc, RankedTensorType type) {
                       combinerIdentity(type.getElementType(), Combiner::Sum));
 }
 
-Type elementTypeOf(Value v) {
-  return cast<ShapedType>(v.getType()).getElementType();
-}
-
 /// `value` as an f32 tensor: a bf16 one widened element by element (exact),
 /// for the code that reads its operands in gathers, which
 /// fuse-widen-bf16-operands cannot widen; any other as it is.
@@ -143,9 +139,10 @@ struct Conv2DLowering : OpConversionPattern<Conv2DOp> {
     Location loc = op.getLoc();
     RankedTensorType type = op.getType();
     // A bf16 input (the bf16 policy's) is padded with bf16 zeros.
-    Value input = padSpatial(
-        rewriter, loc, adaptor.getInput(), op.getPadding(),
-        combinerIdentity(elementTypeOf(adaptor.getInput()), Combiner::Sum));
+    Value input =
+        padSpatial(rewriter, loc, adaptor.getInput(), op.getPadding(),
+                   combinerIdentity(getElementTypeOrSelf(adaptor.getInput()),
+                                    Combiner::Sum));
     rewriter.replaceOp(op, convolution(rewriter, loc, type, input,
                                        adaptor.getFilter(), op.getStrides(),
                                        op.getDilations()));
@@ -306,7 +303,7 @@ LogicalResult inputGradAsConvolution(Conv2DInputGradOp op,
   // The factors' element type: bf16 under the bf16 policy, whose f32 sums
   // the convolution's body widens (fuse-widen-bf16-operands widens the
   // operands once before the f32 code runs).
-  Type elementType = elementTypeOf(adaptor.getGrad());
+  Type elementType = getElementTypeOrSelf(adaptor.getGrad());
   Value g = padSpatial(rewriter, loc, adaptor.getGrad(), gPadding,
                        combinerIdentity(elementType, Combiner::Sum));
   // flipped[kh, kw, f, c] = K[KH-1-kh, KW-1-kw, c, f]
@@ -388,9 +385,10 @@ Value filterGradContraction(Conv2DFilterGradOp op,
   Location loc = op.getLoc();
   RankedTensorType type = op.getType(); // KH x KW x C x F
   auto gType = cast<RankedTensorType>(adaptor.getGrad().getType());
-  Value x = padSpatial(
-      rewriter, loc, adaptor.getInput(), op.getPadding(),
-      combinerIdentity(elementTypeOf(adaptor.getInput()), Combiner::Sum));
+  Value x =
+      padSpatial(rewriter, loc, adaptor.getInput(), op.getPadding(),
+                 combinerIdentity(getElementTypeOrSelf(adaptor.getInput()),
+                                  Combiner::Sum));
   ArrayRef<int64_t> s = op.getStrides(), d = op.getDilations();
   MLIRContext *context = rewriter.getContext();
   auto dim = [&](unsigned i) { return getAffineDimExpr(i, context); };
