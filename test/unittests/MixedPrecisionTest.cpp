@@ -254,6 +254,24 @@ double relativeError(const Tensor &a, const Tensor &b) {
   return std::sqrt(diff / norm);
 }
 
+/// The loss (`bf16[0]`) and gradients of a bf16-policy computation against
+/// the f32 one's. bf16 keeps 8 bits of mantissa: operands rounded by at most
+/// 2^-9 relatively, products summed in f32. The loss and each gradient lie
+/// within a few of those roundings of f32's (the backward pass rounds
+/// gradients once more before each product), and are not f32's: the
+/// operands were rounded.
+void expectWithinBF16Tolerance(const std::vector<Tensor> &bf16,
+                               const std::vector<Tensor> &f32) {
+  ASSERT_EQ(bf16.size(), f32.size());
+  EXPECT_NEAR(bf16[0].data<float>()[0], f32[0].data<float>()[0],
+              4 * 0x1p-9 * std::abs(f32[0].data<float>()[0]));
+  for (size_t i = 1; i < f32.size(); ++i) {
+    double error = relativeError(bf16[i], f32[i]);
+    EXPECT_LT(error, 8 * 0x1p-9) << "gradient " << i;
+    EXPECT_GT(error, 0.0) << "gradient " << i;
+  }
+}
+
 TEST(BF16Policy, GradientsWithinBF16ToleranceOfF32) {
   auto engine = makeEngine(kPolicyModule);
   std::vector<Tensor> args = parameters();
@@ -263,19 +281,7 @@ TEST(BF16Policy, GradientsWithinBF16ToleranceOfF32) {
       unwrap(unwrap(engine->lookup("grads_f32")).call(args));
   std::vector<Tensor> bf16 =
       unwrap(unwrap(engine->lookup("grads_bf16")).call(args));
-  // bf16 keeps 8 bits of mantissa: operands rounded by at most 2^-9
-  // relatively, products summed in f32. The loss and each gradient lie
-  // within a few of those roundings of f32's (the backward pass rounds
-  // gradients once more before each product).
-  EXPECT_NEAR(bf16[0].data<float>()[0], f32[0].data<float>()[0],
-              4 * 0x1p-9 * std::abs(f32[0].data<float>()[0]));
-  for (size_t i = 1; i < f32.size(); ++i) {
-    double error = relativeError(bf16[i], f32[i]);
-
-    EXPECT_LT(error, 8 * 0x1p-9) << "gradient " << i;
-    // Not the f32 computation: the operands were rounded.
-    EXPECT_GT(error, 0.0) << "gradient " << i;
-  }
+  expectWithinBF16Tolerance(bf16, f32);
 }
 
 /// A small CNN (two 3x3 convolutions, tanh, a dense layer) with the
@@ -347,17 +353,10 @@ TEST(BF16Policy, ConvGradientsWithinBF16ToleranceOfF32) {
       unwrap(unwrap(engine->lookup("grads_f32")).call(args));
   std::vector<Tensor> bf16 =
       unwrap(unwrap(engine->lookup("grads_bf16")).call(args));
-  // As for the matmuls (GradientsWithinBF16ToleranceOfF32): each product's
-  // operands rounded once, summed in f32; the first filter's gradient
-  // comes through the second convolution's input gradient, one more
-  // rounded product.
-  EXPECT_NEAR(bf16[0].data<float>()[0], f32[0].data<float>()[0],
-              4 * 0x1p-9 * std::abs(f32[0].data<float>()[0]));
-  for (size_t i = 1; i < f32.size(); ++i) {
-    double error = relativeError(bf16[i], f32[i]);
-    EXPECT_LT(error, 8 * 0x1p-9) << "gradient " << i;
-    EXPECT_GT(error, 0.0) << "gradient " << i;
-  }
+  // As for the matmuls: each product's operands rounded once, summed in
+  // f32; the first filter's gradient comes through the second
+  // convolution's input gradient, one more rounded product.
+  expectWithinBF16Tolerance(bf16, f32);
 }
 
 /// `t` rounded to bf16 (nearest, ties to even) and back: the values a bf16
