@@ -55,13 +55,17 @@ struct TileMatmulsPass : fuse::impl::FuseTileMatmulsBase<TileMatmulsPass> {
         config = fuse::chooseTiledConfig(op, bits);
         fuse::setLoweringConfig(op, config);
       }
-      // The vector level is one tile that divides the whole product.
-      ArrayRef<int64_t> sizes = config.getVector();
+      // The vector level is one tile that divides the whole product; its
+      // reduction step is the register tiles' (two, a bf16 pair, where the
+      // strategy chose vdpbf16ps).
+      SmallVector<int64_t> sizes(config.getVector());
       auto matmul = dyn_cast<linalg::MatmulOp>(op.getOperation());
       if (!matmul) {
         (void)fuse::tileWithFusedFill(rewriter, op, sizes);
         continue;
       }
+      int64_t steps = config.getRegisterTiles().front().back();
+      sizes.back() = steps;
       SmallVector<int64_t> ranges = op.getStaticLoopRanges();
       SmallVector<fuse::RowBand> bands = fuse::getRowBands(config, ranges[0]);
       int64_t columns = config.getDistribution()[1];
@@ -82,7 +86,7 @@ struct TileMatmulsPass : fuse::impl::FuseTileMatmulsBase<TileMatmulsPass> {
           fuse::splitWithFills(rewriter, op, {{0, bands[1].begin}});
       for (auto [part, band] : llvm::zip(parts, bands))
         (void)fuse::tileWithFusedFill(rewriter, part,
-                                      {band.rows, band.columns, 1});
+                                      {band.rows, band.columns, steps});
     }
   }
 };

@@ -88,3 +88,21 @@ func.func @distributed(%a: tensor<24x512xf32>, %b: tensor<512x128xf32>, %bias: t
   } -> tensor<24x128xf32>
   return %r : tensor<24x128xf32>
 }
+
+// -----
+
+// A bf16 product without a consumer keeps its register tiles' two
+// reduction steps (the pair vdpbf16ps multiplies) in both bands, tiled
+// with its fill: tile products of 12x2 and 4x2 bf16, not 12x1.
+// CHECK-LABEL: func @bf16_pairs_without_consumer
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<12x2xbf16>, tensor<2x32xbf16>) outs(%{{.*}} : tensor<12x32xf32>)
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<4x2xbf16>, tensor<2x64xbf16>) outs(%{{.*}} : tensor<4x64xf32>)
+// CHECK-NOT: tensor<12x1xbf16>
+func.func @bf16_pairs_without_consumer(%a: tensor<16x64xbf16>, %b: tensor<64x128xbf16>) -> tensor<16x128xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16x128xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<16x128xf32>) -> tensor<16x128xf32>
+  %p = linalg.matmul {fuse.lowering_config = #fuse.lowering_config<strategy = matmul_tiles, distribution = [0, 0, 0], cache = [0, 0, 0], registers = [12, 32, 2, 4, 64, 2], vector = [8, 32, 1]>}
+      ins(%a, %b : tensor<16x64xbf16>, tensor<64x128xbf16>) outs(%f : tensor<16x128xf32>) -> tensor<16x128xf32>
+  return %p : tensor<16x128xf32>
+}
