@@ -51,7 +51,7 @@ struct FuseApproximateMathPass
       // cost about 3 ns per element. As shifts, adds and selects on the
       // bits (round to nearest even) it vectorizes.
       auto func = dyn_cast<func::FuncOp>(root);
-      if (!func || !fuse::targetHasBF16DotProducts(func)) {
+      if (!func || !fuse::targetHasAVX512BF16(func)) {
         LLVM_DEBUG(llvm::dbgs()
                    << "bf16 conversions as integer arithmetic in "
                    << (func ? func.getSymName() : "the root") << "\n");

@@ -14,8 +14,18 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/MC/MCInstrInfo.h"
+#include "llvm/MC/MCSchedule.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/Debug.h"
+#include "llvm/Support/TargetSelect.h"
 #include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/Triple.h"
+
+#include <memory>
+#include <mutex>
+#include <optional>
 
 #define DEBUG_TYPE "fuse-bf16-dot-products"
 
@@ -29,20 +39,82 @@ using namespace mlir;
 /// Lanes of f32 (and pairs of bf16) in a 512-bit register.
 static constexpr int64_t kLanes = 16;
 
-bool fuse::targetHasBF16DotProducts(func::FuncOp func) {
+namespace {
+
+/// `func`'s module's target (else null: the host's).
+DictionaryAttr targetOf(func::FuncOp func) {
   auto module = func ? func->getParentOfType<ModuleOp>() : ModuleOp();
-  auto target =
-      module ? module->getAttrOfType<DictionaryAttr>(abi::kTargetAttrName)
+  return module
+             ? module->getAttrOfType<DictionaryAttr>(fuse::abi::kTargetAttrName)
              : DictionaryAttr();
-  auto features =
-      target ? target.getAs<StringAttr>(abi::kTargetFeaturesKey) : StringAttr();
+}
+
+/// An entry of the target dictionary, or "".
+StringRef targetEntry(DictionaryAttr target, StringRef key) {
+  auto value = target ? target.getAs<StringAttr>(key) : StringAttr();
+  return value ? value.getValue() : StringRef();
+}
+
+/// Whether LLVM's scheduling model of `cpu` has `vdpbf16ps` do more
+/// multiply-adds per cycle than `vfmadd231ps` on f32 (both on 512-bit
+/// registers): 32 against 16 per instruction, so pairs win when their
+/// reciprocal throughput is less than twice the FMA's. Cooper Lake's model
+/// says 0.5 and 0.5 cycles (pairs twice as fast); Sapphire and Emerald
+/// Rapids' 2.0 against 1.0, and measured on an Emerald Rapids core, one
+/// vdpbf16ps every 2 cycles against two FMAs per cycle: pairs run at half
+/// the FMAs' multiply-adds, and the widened operands' FMAs are faster.
+/// Without a model of both instructions, the feature decides (true).
+bool modelPrefersPairs(StringRef triple, StringRef cpu, StringRef features) {
+  static std::once_flag once;
+  std::call_once(once, [] { llvm::InitializeNativeTarget(); });
+  std::string error;
+  llvm::Triple parsed(triple);
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(parsed, error);
+  if (!target)
+    return true;
+  std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
+      target->createMCSubtargetInfo(parsed, cpu, features));
+  std::unique_ptr<llvm::MCInstrInfo> instructions(target->createMCInstrInfo());
+  if (!subtarget || !instructions ||
+      !subtarget->getSchedModel().hasInstrSchedModel())
+    return true;
+  const llvm::MCSchedModel &model = subtarget->getSchedModel();
+  auto cycles = [&](StringRef name) -> std::optional<double> {
+    for (unsigned opcode = 0, e = instructions->getNumOpcodes(); opcode < e;
+         ++opcode) {
+      if (instructions->getName(opcode) != name)
+        continue;
+      const llvm::MCSchedClassDesc *sched =
+          model.getSchedClassDesc(instructions->get(opcode).getSchedClass());
+      if (!sched || !sched->isValid() || sched->isVariant())
+        return std::nullopt;
+      return llvm::MCSchedModel::getReciprocalThroughput(*subtarget, *sched);
+    }
+    return std::nullopt;
+  };
+  std::optional<double> pair = cycles("VDPBF16PSZr");
+  std::optional<double> fma = cycles("VFMADD231PSZr");
+  bool prefers = !pair || !fma || *pair < 2 * *fma;
+  LLVM_DEBUG(llvm::dbgs() << "bf16 products on " << cpu << ": vdpbf16ps "
+                          << (pair ? *pair : -1.0) << " cycles, vfmadd231ps "
+                          << (fma ? *fma : -1.0) << " -> "
+                          << (prefers ? "pairs" : "widened FMAs") << "\n");
+  return prefers;
+}
+
+} // namespace
+
+bool fuse::targetHasAVX512BF16(func::FuncOp func) {
+  StringRef features =
+      targetEntry(targetOf(func), fuse::abi::kTargetFeaturesKey);
   llvm::StringMap<bool> enabled;
-  if (!features) {
+  if (features.empty()) {
     enabled = llvm::sys::getHostCPUFeatures();
   } else {
     // A later entry overrides an earlier one, as in LLVM's feature strings.
     SmallVector<StringRef> entries;
-    features.getValue().split(entries, ',', -1, /*KeepEmpty=*/false);
+    features.split(entries, ',', -1, /*KeepEmpty=*/false);
     for (StringRef entry : entries)
       enabled[entry.ltrim("+-")] = !entry.starts_with("-");
   }
@@ -51,6 +123,29 @@ bool fuse::targetHasBF16DotProducts(func::FuncOp func) {
   // naming avx512bf16 alone keeps the widening code).
   return enabled.lookup("avx512bf16") && enabled.lookup("avx512f") &&
          enabled.lookup("avx512vl");
+}
+
+bool fuse::targetPairsBF16Products(func::FuncOp func) {
+  if (!targetHasAVX512BF16(func))
+    return false;
+  DictionaryAttr target = targetOf(func);
+  std::string triple = targetEntry(target, fuse::abi::kTargetTripleKey).str();
+  std::string cpu = targetEntry(target, fuse::abi::kTargetCpuKey).str();
+  std::string features =
+      targetEntry(target, fuse::abi::kTargetFeaturesKey).str();
+  if (triple.empty())
+    triple = llvm::sys::getProcessTriple();
+  if (cpu.empty())
+    cpu = llvm::sys::getHostCPUName().str();
+  // One query per target: every function of a compile asks.
+  static std::mutex mutex;
+  static llvm::StringMap<bool> verdicts;
+  std::string key = triple + "|" + cpu + "|" + features;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto [it, inserted] = verdicts.try_emplace(key, false);
+  if (inserted)
+    it->second = modelPrefersPairs(triple, cpu, features);
+  return it->second;
 }
 
 int64_t fuse::registerTileReductionSteps(linalg::LinalgOp op) {
@@ -67,7 +162,7 @@ int64_t fuse::registerTileReductionSteps(linalg::LinalgOp op) {
   if (reductions.size() != 1 || ShapedType::isDynamic(ranges[reductions[0]]) ||
       ranges[reductions[0]] % 2 != 0)
     return 1;
-  if (!targetHasBF16DotProducts(op->getParentOfType<func::FuncOp>()))
+  if (!targetPairsBF16Products(op->getParentOfType<func::FuncOp>()))
     return 1;
   return 2;
 }
@@ -214,7 +309,7 @@ struct FuseWidenBF16OperandsPass
     : fuse::impl::FuseWidenBF16OperandsBase<FuseWidenBF16OperandsPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    bool pairs = fuse::targetHasBF16DotProducts(func);
+    bool pairs = fuse::targetPairsBF16Products(func);
     SmallVector<linalg::LinalgOp> ops;
     func.walk([&](linalg::LinalgOp op) {
       if (!isMixedContraction(op))

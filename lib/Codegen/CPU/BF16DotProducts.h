@@ -19,12 +19,20 @@
 namespace fuse {
 
 /// Whether `func`'s module's target (else the host) has AVX512_BF16 (and
-/// AVX-512F and VL, as every CPU with it does).
-bool targetHasBF16DotProducts(mlir::func::FuncOp func);
+/// AVX-512F and VL, as every CPU with it does): vdpbf16ps and
+/// vcvtneps2bf16.
+bool targetHasAVX512BF16(mlir::func::FuncOp func);
+
+/// Whether `func`'s bf16 x bf16 -> f32 products multiply bf16 pairs with
+/// vdpbf16ps: the target has AVX512_BF16 and LLVM's scheduling model of its
+/// CPU does not say that FMAs on widened operands do at least as many
+/// multiply-adds per cycle (on Sapphire and Emerald Rapids they do twice
+/// as many). Otherwise the operands are widened to f32.
+bool targetPairsBF16Products(mlir::func::FuncOp func);
 
 /// The reduction steps of a register tile of `op`: 2 (one bf16 pair) when
 /// `op` multiplies bf16 operands into an f32 result over an even
-/// reduction size and its function's target has AVX512_BF16, else 1.
+/// reduction size and its function's target pairs bf16 products, else 1.
 int64_t registerTileReductionSteps(mlir::linalg::LinalgOp op);
 
 /// vector.contract of a bf16 (m x 2) by a bf16 (2 x n) tile into f32

@@ -148,7 +148,7 @@ struct FuseLowerVectorsPass
     RewritePatternSet patterns(context);
     // bf16 pairs (tiles the strategy gave two reduction steps) before the
     // outer products, which widen them to f32.
-    if (fuse::targetHasBF16DotProducts(func))
+    if (fuse::targetPairsBF16Products(func))
       fuse::populateBF16DotProductPatterns(patterns);
     vector::populateVectorContractLoweringPatterns(
         patterns, vector::VectorContractLowering::OuterProduct);

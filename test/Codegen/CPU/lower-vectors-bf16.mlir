@@ -22,7 +22,7 @@
 // CHECK-NOT: llvm.call_intrinsic
 // CHECK-NOT: vector.contract
 // CHECK-NOT: vector.fma
-module attributes {fuse.target = {cpu = "znver4", features = "+avx512f,+avx512bw,+avx512vl,+avx512bf16", triple = "x86_64-unknown-linux-gnu"}} {
+module attributes {fuse.target = {cpu = "cooperlake", features = "+avx512f,+avx512bw,+avx512vl,+avx512bf16", triple = "x86_64-unknown-linux-gnu"}} {
   func.func @pair_tile(%a: vector<2x2xbf16>, %b: vector<2x32xbf16>, %c: vector<2x32xf32>) -> vector<2x32xf32> {
     %r = vector.contract {indexing_maps = [#lhs, #rhs, #acc], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %a, %b, %c : vector<2x2xbf16>, vector<2x32xbf16> into vector<2x32xf32>
     return %r : vector<2x32xf32>
@@ -57,7 +57,7 @@ module attributes {fuse.target = {cpu = "skylake-avx512", features = "+avx512f,-
 // CHECK-LABEL: func @not_pairs
 // CHECK-NOT: llvm.call_intrinsic
 // CHECK: return
-module attributes {fuse.target = {cpu = "znver4", features = "+avx512f,+avx512bw,+avx512vl,+avx512bf16", triple = "x86_64-unknown-linux-gnu"}} {
+module attributes {fuse.target = {cpu = "cooperlake", features = "+avx512f,+avx512bw,+avx512vl,+avx512bf16", triple = "x86_64-unknown-linux-gnu"}} {
   func.func @not_pairs(%a: vector<2x1xbf16>, %b: vector<1x32xbf16>, %c: vector<2x32xf32>,
                        %d: vector<2x2xbf16>, %e: vector<2x8xbf16>, %f: vector<2x8xf32>,
                        %g: vector<2x2xf32>, %h: vector<2x32xf32>) -> (vector<2x32xf32>, vector<2x8xf32>, vector<2x32xf32>) {

@@ -30,7 +30,7 @@ func.func @matmul_bands(%a: tensor<64x784xf32>, %b: tensor<784x128xf32>) -> tens
 // CHECK-LABEL: func @bf16_pairs
 // CHECK: strategy = matmul_tiles, distribution = [0, 64, 0], cache = [0, 0, 0], registers = [12, 32, 2, 4, 64, 2], vector = [8, 32, 1]>
 // CHECK: strategy = matmul_tiles, {{.*}} registers = [12, 32, 1, 4, 64, 1]
-module attributes {fuse.target = {cpu = "znver4", features = "+avx512f,+avx512bw,+avx512vl,+avx512bf16", triple = "x86_64-unknown-linux-gnu"}} {
+module attributes {fuse.target = {cpu = "cooperlake", features = "+avx512f,+avx512bw,+avx512vl,+avx512bf16", triple = "x86_64-unknown-linux-gnu"}} {
   func.func @bf16_pairs(%a: tensor<64x784xbf16>, %b: tensor<784x128xbf16>, %c: tensor<64x128xf32>,
                         %p: tensor<64x785xbf16>, %q: tensor<785x128xbf16>) -> (tensor<64x128xf32>, tensor<64x128xf32>) {
     %r = linalg.matmul ins(%a, %b : tensor<64x784xbf16>, tensor<784x128xbf16>) outs(%c : tensor<64x128xf32>) -> tensor<64x128xf32>

@@ -16,19 +16,38 @@ module attributes {fuse.target = {cpu = "x86-64-v3", features = "+avx2,+fma,-avx
 
 // -----
 
-// With AVX512_BF16, linalg.matmul keeps its bf16 inputs (vdpbf16ps); a
+// With AVX512_BF16 on a CPU whose LLVM scheduling model has vdpbf16ps do
+// more multiply-adds per cycle than FMAs (Cooper Lake: one of each per
+// half cycle), linalg.matmul keeps its bf16 inputs (vdpbf16ps); a
 // batch_matmul, whose tiles do not pair steps, is widened.
 // CHECK-LABEL: func @pairs
 // CHECK: linalg.matmul ins(%arg0, %arg1 : tensor<12x8xbf16>, tensor<8x32xbf16>)
 // CHECK: linalg.generic {{.*}} ins(%arg3 : tensor<2x4x8xbf16>)
 // CHECK: linalg.generic {{.*}} ins(%arg4 : tensor<2x8x16xbf16>)
 // CHECK: linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<2x4x8xf32>, tensor<2x8x16xf32>)
-module attributes {fuse.target = {cpu = "znver4", features = "+avx512f,+avx512bw,+avx512vl,+avx512bf16", triple = "x86_64-unknown-linux-gnu"}} {
+module attributes {fuse.target = {cpu = "cooperlake", features = "+avx512f,+avx512bw,+avx512vl,+avx512bf16", triple = "x86_64-unknown-linux-gnu"}} {
   func.func @pairs(%a: tensor<12x8xbf16>, %b: tensor<8x32xbf16>, %c: tensor<12x32xf32>,
                    %p: tensor<2x4x8xbf16>, %q: tensor<2x8x16xbf16>, %r: tensor<2x4x16xf32>) -> (tensor<12x32xf32>, tensor<2x4x16xf32>) {
     %0 = linalg.matmul ins(%a, %b : tensor<12x8xbf16>, tensor<8x32xbf16>) outs(%c : tensor<12x32xf32>) -> tensor<12x32xf32>
     %1 = linalg.batch_matmul ins(%p, %q : tensor<2x4x8xbf16>, tensor<2x8x16xbf16>) outs(%r : tensor<2x4x16xf32>) -> tensor<2x4x16xf32>
     return %0, %1 : tensor<12x32xf32>, tensor<2x4x16xf32>
+  }
+}
+
+// -----
+
+// The same features on Sapphire Rapids, whose model (as measured on an
+// Emerald Rapids core) runs one vdpbf16ps per 2 cycles against two FMAs
+// per cycle: pairs would do half the multiply-adds, so the matmul is
+// widened too.
+// CHECK-LABEL: func @pairs_slower_than_fmas
+// CHECK: %[[A:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<12x8xbf16>) outs(%{{.*}} : tensor<12x8xf32>)
+// CHECK: %[[B:.*]] = linalg.generic {{.*}} ins(%arg1 : tensor<8x32xbf16>) outs(%{{.*}} : tensor<8x32xf32>)
+// CHECK: linalg.matmul ins(%[[A]], %[[B]] : tensor<12x8xf32>, tensor<8x32xf32>) outs(%{{.*}} : tensor<12x32xf32>)
+module attributes {fuse.target = {cpu = "sapphirerapids", features = "+avx512f,+avx512bw,+avx512vl,+avx512bf16", triple = "x86_64-unknown-linux-gnu"}} {
+  func.func @pairs_slower_than_fmas(%a: tensor<12x8xbf16>, %b: tensor<8x32xbf16>, %c: tensor<12x32xf32>) -> tensor<12x32xf32> {
+    %r = linalg.matmul ins(%a, %b : tensor<12x8xbf16>, tensor<8x32xbf16>) outs(%c : tensor<12x32xf32>) -> tensor<12x32xf32>
+    return %r : tensor<12x32xf32>
   }
 }
 
@@ -65,7 +84,7 @@ module attributes {fuse.target = {cpu = "x86-64-v3", features = "+avx2,-avx512bf
 #flt = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d0 + d5, d1 + d6, d2)>
 #grd = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d5, d6, d3)>
 #out = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>
-module attributes {fuse.target = {cpu = "znver4", features = "+avx512f,+avx512bw,+avx512vl,+avx512bf16", triple = "x86_64-unknown-linux-gnu"}} {
+module attributes {fuse.target = {cpu = "cooperlake", features = "+avx512f,+avx512bw,+avx512vl,+avx512bf16", triple = "x86_64-unknown-linux-gnu"}} {
   func.func @conv_grads(%g: tensor<2x10x10x4xbf16>, %k: tensor<3x3x4x3xbf16>, %x: tensor<2x8x8x3xbf16>, %d: tensor<2x6x6x4xbf16>,
                         %dx: tensor<2x8x8x3xf32>, %dk: tensor<3x3x3x4xf32>) -> (tensor<2x8x8x3xf32>, tensor<3x3x3x4xf32>) {
     %0 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%g, %k : tensor<2x10x10x4xbf16>, tensor<3x3x4x3xbf16>) outs(%dx : tensor<2x8x8x3xf32>) -> tensor<2x8x8x3xf32>
