@@ -3,13 +3,17 @@
 // The seed shapes' matmuls with bf16 operands and f32 results against the
 // same matmuls in f32, both compiled for the host in the same run; the
 // reported figure is the ratio (bf16 GFLOP/s / f32 GFLOP/s), each from the
-// fastest of its calls. With
-// AVX512_BF16 the bf16 products are vdpbf16ps; without it (the label says
-// so) they widen to f32, and the ratio is the fallback's. Also the seed MLP
+// fastest of its calls. The label says what the bf16 products are on this
+// CPU: vdpbf16ps, or operands widened to f32 (without AVX512_BF16, or where
+// LLVM's scheduling model has FMAs faster than vdpbf16ps), whose ratio is
+// then the fallback's. Also the seed MLP
 // and CNN training steps with `--precision bf16` against f32.
 //
 //===----------------------------------------------------------------------===//
 
+#include "BenchUtils.h"
+
+#include "fuse/Codegen/Passes.h"
 #include "fuse/Engine.h"
 #include "fuse/Trainer.h"
 
@@ -18,6 +22,8 @@
 #include "llvm/TargetParser/Host.h"
 
 #include <benchmark/benchmark.h>
+
+#include <immintrin.h>
 
 #include <algorithm>
 #include <chrono>
@@ -34,8 +40,12 @@ bool hostHasBF16() {
   return features.lookup("avx512bf16") && features.lookup("avx512f");
 }
 
+/// What the host's bf16 products are: the compiler's own choice.
 std::string hostLabel() {
-  return hostHasBF16() ? "AVX512_BF16: vdpbf16ps"
+  if (fuse::targetPairsBF16Products("", "", ""))
+    return "AVX512_BF16: vdpbf16ps";
+  return hostHasBF16() ? "AVX512_BF16, widened: LLVM's model of this CPU has "
+                         "FMAs do more multiply-adds than vdpbf16ps"
                        : "no AVX512_BF16 on this CPU: widening fallback";
 }
 
@@ -64,6 +74,60 @@ std::string type(int64_t rows, int64_t columns, const char *element) {
   return "tensor<" + std::to_string(rows) + "x" + std::to_string(columns) +
          "x" + element + ">";
 }
+
+#ifdef __AVX512BF16__
+/// vdpbf16ps's own peak in FLOP/s (two multiply-adds per lane), measured
+/// as measureFmaPeak measures the FMAs': 24 independent chains.
+double measureDotPeak(double seconds) {
+  constexpr int kChains = 24, kSteps = 4096;
+  __m512 acc[kChains];
+  for (int i = 0; i < kChains; ++i)
+    acc[i] = _mm512_set1_ps(float(i));
+  __m512bh a = (__m512bh)_mm512_set1_epi32(0x3f803f80); // (1, 1)
+  __m512bh b = (__m512bh)_mm512_set1_epi32(0x33d633d6); // (1e-7, 1e-7)
+  auto start = std::chrono::steady_clock::now();
+  std::chrono::duration<double> elapsed{0};
+  int64_t rounds = 0;
+  do {
+    for (int step = 0; step < kSteps; ++step) {
+#pragma GCC unroll 24
+      for (int i = 0; i < kChains; ++i)
+        acc[i] = _mm512_dpbf16_ps(acc[i], a, b);
+    }
+    ++rounds;
+    elapsed = std::chrono::steady_clock::now() - start;
+  } while (elapsed.count() < seconds);
+  __m512 sum = acc[0];
+  for (int i = 1; i < kChains; ++i)
+    sum = _mm512_add_ps(sum, acc[i]);
+  // (Not _mm512_reduce_add_ps: GCC 12's header warns inside it.)
+  alignas(64) float lanes[16];
+  _mm512_store_ps(lanes, sum);
+  float total = lanes[0];
+  benchmark::DoNotOptimize(total);
+  return 4.0 * kChains * kSteps * 16 * rounds / elapsed.count();
+}
+#endif
+
+/// The instructions' own peaks, the reference of the matmuls' ratio: what
+/// vdpbf16ps can give over f32 FMAs on this core (2x if both issue at the
+/// same rate; 0.5x on Sapphire and Emerald Rapids).
+void BM_BF16DotPeakReference(benchmark::State &state) {
+#ifdef __AVX512BF16__
+  double dot = 0, fma = 0;
+  for (auto _ : state) {
+    fma = fuse::bench::measureFmaPeak(0.05);
+    dot = measureDotPeak(0.05);
+  }
+  state.counters["vdpbf16ps_GFLOP/s"] = dot / 1e9;
+  state.counters["fma_GFLOP/s"] = fma / 1e9;
+  state.counters["bf16/f32"] = fma > 0 ? dot / fma : 0;
+  state.SetLabel(hostLabel());
+#else
+  state.SkipWithError("not built for a CPU with AVX512_BF16");
+#endif
+}
+BENCHMARK(BM_BF16DotPeakReference);
 
 /// One benchmark times both precisions, alternating, so that both see the
 /// same machine state; the counters are each one's GFLOP/s and the ratio.

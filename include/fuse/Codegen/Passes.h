@@ -37,6 +37,15 @@ void buildTileAndVectorizePipeline(mlir::OpPassManager &pm,
 /// Registers the pipeline fuse-tile-and-vectorize (fuse-opt).
 void registerTileAndVectorizePipeline();
 
+/// Whether bf16 x bf16 -> f32 products compiled for a target (an LLVM
+/// triple, CPU and feature string; each empty: the host's) multiply bf16
+/// pairs with vdpbf16ps: AVX512_BF16, and LLVM's scheduling model of the
+/// CPU does not say FMAs on the operands widened to f32 do at least as many
+/// multiply-adds per cycle. Else the operands are widened
+/// (docs/codegen.md, "bf16 products").
+bool targetPairsBF16Products(llvm::StringRef triple, llvm::StringRef cpu,
+                             llvm::StringRef features);
+
 } // namespace fuse
 
 #endif // FUSE_CODEGEN_PASSES_H

@@ -105,9 +105,11 @@ bool modelPrefersPairs(StringRef triple, StringRef cpu, StringRef features) {
 
 } // namespace
 
-bool fuse::targetHasAVX512BF16(func::FuncOp func) {
-  StringRef features =
-      targetEntry(targetOf(func), fuse::abi::kTargetFeaturesKey);
+namespace {
+
+/// Whether `features` (an LLVM feature string; empty: the host's) have
+/// AVX512_BF16 with AVX-512F and VL.
+bool hasAVX512BF16(StringRef features) {
   llvm::StringMap<bool> enabled;
   if (features.empty()) {
     enabled = llvm::sys::getHostCPUFeatures();
@@ -125,27 +127,38 @@ bool fuse::targetHasAVX512BF16(func::FuncOp func) {
          enabled.lookup("avx512vl");
 }
 
-bool fuse::targetPairsBF16Products(func::FuncOp func) {
-  if (!targetHasAVX512BF16(func))
+} // namespace
+
+bool fuse::targetHasAVX512BF16(func::FuncOp func) {
+  return hasAVX512BF16(
+      targetEntry(targetOf(func), fuse::abi::kTargetFeaturesKey));
+}
+
+bool fuse::targetPairsBF16Products(StringRef triple, StringRef cpu,
+                                   StringRef features) {
+  if (!hasAVX512BF16(features))
     return false;
-  DictionaryAttr target = targetOf(func);
-  std::string triple = targetEntry(target, fuse::abi::kTargetTripleKey).str();
-  std::string cpu = targetEntry(target, fuse::abi::kTargetCpuKey).str();
-  std::string features =
-      targetEntry(target, fuse::abi::kTargetFeaturesKey).str();
-  if (triple.empty())
-    triple = llvm::sys::getProcessTriple();
-  if (cpu.empty())
-    cpu = llvm::sys::getHostCPUName().str();
+  std::string tripleName =
+      triple.empty() ? llvm::sys::getProcessTriple() : triple.str();
+  std::string cpuName =
+      cpu.empty() ? llvm::sys::getHostCPUName().str() : cpu.str();
   // One query per target: every function of a compile asks.
   static std::mutex mutex;
   static llvm::StringMap<bool> verdicts;
-  std::string key = triple + "|" + cpu + "|" + features;
+  std::string key = tripleName + "|" + cpuName + "|" + features.str();
   std::lock_guard<std::mutex> lock(mutex);
   auto [it, inserted] = verdicts.try_emplace(key, false);
   if (inserted)
-    it->second = modelPrefersPairs(triple, cpu, features);
+    it->second = modelPrefersPairs(tripleName, cpuName, features);
   return it->second;
+}
+
+bool fuse::targetPairsBF16Products(func::FuncOp func) {
+  DictionaryAttr target = targetOf(func);
+  return targetPairsBF16Products(
+      targetEntry(target, fuse::abi::kTargetTripleKey),
+      targetEntry(target, fuse::abi::kTargetCpuKey),
+      targetEntry(target, fuse::abi::kTargetFeaturesKey));
 }
 
 int64_t fuse::registerTileReductionSteps(linalg::LinalgOp op) {
