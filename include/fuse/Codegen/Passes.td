@@ -83,13 +83,16 @@ def FuseWidenBF16Operands
   let description = [{
     A linalg contraction (matmul, batch_matmul, convolution, or a generic
     such as a convolution's filter gradient) with bf16 inputs and an f32
-    output, on a target without AVX512_BF16
-    (`fuse.target` features, the host's without one), reads f32 copies of
+    output, on a target that does not pair bf16 products (without
+    AVX512_BF16 in `fuse.target`'s features, the host's without one, or
+    whose CPU's LLVM scheduling model has FMAs do at least as many
+    multiply-adds per cycle as vdpbf16ps: `fuse::targetPairsBF16Products`),
+    reads f32 copies of
     its bf16 inputs, each widened once by an element-wise `arith.extf`
     (exact), and becomes the f32 op: the f32 micro-kernels run unchanged,
     instead of widening each operand element inside the reduction loop (a
     bf16 scalar cannot be broadcast from memory as an f32 one). The sums
-    are the same. With AVX512_BF16, `linalg.matmul` keeps its bf16 inputs
+    are the same. Where pairs win, `linalg.matmul` keeps its bf16 inputs
     (vdpbf16ps, docs/codegen.md) and the other contractions (batched
     products, convolutions and both convolution gradients) are widened.
     Runs first in `fuse-tile-and-vectorize`.
@@ -469,7 +472,8 @@ def FuseLowerVectors : Pass<"fuse-lower-vectors", "::mlir::func::FuncOp"> {
     multi-reductions, broadcasts and transposes, leaving what
     `convert-vector-to-llvm` handles.
 
-    When the module's target has `avx512bf16`, a contraction of `bf16`
+    When the module's target pairs bf16 products (`avx512bf16`, and a CPU
+    whose scheduling model has vdpbf16ps outrun FMAs), a contraction of `bf16`
     operands into `f32` accumulators whose register tile has an even
     reduction size and 16-lane rows becomes `vdpbf16ps` instead
     (`llvm.x86.avx512bf16.dpbf16ps.512`): each pair of reduction steps one
