@@ -87,12 +87,15 @@ def FuseWidenBF16Operands
     AVX512_BF16 in `fuse.target`'s features, the host's without one, or
     whose CPU's LLVM scheduling model has FMAs do at least as many
     multiply-adds per cycle as vdpbf16ps: `fuse::targetPairsBF16Products`),
-    reads f32 copies of
-    its bf16 inputs, each widened once by an element-wise `arith.extf`
-    (exact), and becomes the f32 op: the f32 micro-kernels run unchanged,
-    instead of widening each operand element inside the reduction loop (a
-    bf16 scalar cannot be broadcast from memory as an f32 one). The sums
-    are the same. Where pairs win, `linalg.matmul` keeps its bf16 inputs
+    reads f32 copies of its bf16 inputs, each widened once by an
+    element-wise `arith.extf` (exact), and becomes the f32 op: the f32
+    micro-kernels run unchanged, instead of widening each operand element
+    inside the reduction loop (a bf16 scalar cannot be broadcast from
+    memory as an f32 one). The sums are the same. Each bf16 value is
+    widened once, right after its definition, for every contraction that
+    reads it; a value that is a cast of an f32 tensor is not widened but
+    rounded again from that tensor in one pass (truncf then extf: the same
+    bits), and the cast goes when nothing else reads it. Where pairs win, `linalg.matmul` keeps its bf16 inputs
     (vdpbf16ps, docs/codegen.md) and the other contractions (batched
     products, convolutions and both convolution gradients) are widened.
     Runs first in `fuse-tile-and-vectorize`.

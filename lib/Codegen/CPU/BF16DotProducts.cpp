@@ -13,6 +13,7 @@
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/MC/MCInstrInfo.h"
 #include "llvm/MC/MCSchedule.h"
@@ -318,6 +319,52 @@ Value widen(OpBuilder &b, Location loc, Value value) {
       .getResult(0);
 }
 
+/// The f32 tensor `value` is the rounding of, when `value` is a cast: an
+/// element-wise generic (identity maps) whose body only rounds its one f32
+/// input to bf16. Else null.
+Value roundedSource(Value value) {
+  auto producer = value.getDefiningOp<linalg::GenericOp>();
+  if (!producer || producer.getNumDpsInputs() != 1 ||
+      producer.getNumDpsInits() != 1 ||
+      producer.getNumParallelLoops() != producer.getNumLoops() ||
+      !llvm::all_of(producer.getIndexingMapsArray(),
+                    [](AffineMap map) { return map.isIdentity(); }))
+    return {};
+  Value source = producer.getDpsInputs()[0];
+  if (!getElementTypeOrSelf(source.getType()).isF32() ||
+      !cast<ShapedType>(source.getType()).hasStaticShape())
+    return {};
+  Block &body = producer->getRegion(0).front();
+  if (body.getOperations().size() != 2)
+    return {};
+  auto trunc = dyn_cast<arith::TruncFOp>(&body.front());
+  if (!trunc || trunc.getIn() != body.getArgument(0) ||
+      trunc.getRoundingmodeAttr() ||
+      body.getTerminator()->getOperand(0) != trunc.getResult())
+    return {};
+  return source;
+}
+
+/// The f32 tensor `source` rounded to bf16 and widened back (exact), in
+/// one element-wise pass: the bits of widening its bf16 cast.
+Value roundInPlace(OpBuilder &b, Location loc, Value source) {
+  auto type = cast<RankedTensorType>(source.getType());
+  Value init = tensor::EmptyOp::create(b, loc, type.getShape(), b.getF32Type());
+  SmallVector<AffineMap> maps(2, b.getMultiDimIdentityMap(type.getRank()));
+  SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                             utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, type, source, init, maps, iterators,
+             [](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+               Value x = arith::TruncFOp::create(nested, nestedLoc,
+                                                 nested.getBF16Type(), args[0]);
+               x = arith::ExtFOp::create(nested, nestedLoc, nested.getF32Type(),
+                                         x);
+               linalg::YieldOp::create(nested, nestedLoc, x);
+             })
+      .getResult(0);
+}
+
 struct FuseWidenBF16OperandsPass
     : fuse::impl::FuseWidenBF16OperandsBase<FuseWidenBF16OperandsPass> {
   void runOnOperation() override {
@@ -346,16 +393,51 @@ struct FuseWidenBF16OperandsPass
           }
       ops.push_back(op);
     });
+    // Each bf16 value is widened once, right after it is defined (so that
+    // the copy dominates every use), and the copy serves every contraction
+    // that reads it: a layer's input is read by its forward product and
+    // its weight gradient, a weight by the forward product and the input
+    // gradient. One pass and one f32 buffer instead of one per reader.
+    DenseMap<Value, Value> widened;
+    llvm::SetVector<Operation *> casts;
+    // A block's arguments' copies in the order they are made.
+    DenseMap<Block *, Operation *> lastArgumentCopy;
+    auto widenOnce = [&](Value value, Location loc) {
+      auto [it, inserted] = widened.try_emplace(value, Value());
+      if (!inserted)
+        return it->second;
+      OpBuilder b(func.getContext());
+      Block *block = nullptr;
+      if (Operation *def = value.getDefiningOp()) {
+        b.setInsertionPointAfter(def);
+      } else {
+        block = cast<BlockArgument>(value).getOwner();
+        if (Operation *last = lastArgumentCopy.lookup(block))
+          b.setInsertionPointAfter(last);
+        else
+          b.setInsertionPointToStart(block);
+      }
+      // A cast's widening reads the cast's f32 source instead: one pass,
+      // and the cast itself goes if nothing else reads it.
+      if (Value source = roundedSource(value)) {
+        it->second = roundInPlace(b, loc, source);
+        casts.insert(value.getDefiningOp());
+      } else {
+        it->second = widen(b, loc, value);
+      }
+      if (block)
+        lastArgumentCopy[block] = it->second.getDefiningOp();
+      return it->second;
+    };
     for (linalg::LinalgOp op : ops) {
-      OpBuilder b(op);
       Block &body = op->getRegion(0).front();
       for (OpOperand *input : op.getDpsInputOperands()) {
         if (!getElementTypeOrSelf(input->get().getType()).isBF16())
           continue;
-        input->set(widen(b, op.getLoc(), input->get()));
+        input->set(widenOnce(input->get(), op.getLoc()));
         // The body's widening of this input is now the identity.
         BlockArgument arg = body.getArgument(input->getOperandNumber());
-        arg.setType(b.getF32Type());
+        arg.setType(Float32Type::get(func.getContext()));
         for (Operation *user : llvm::make_early_inc_range(arg.getUsers())) {
           auto extf = dyn_cast<arith::ExtFOp>(user);
           if (extf && extf.getType().isF32()) {
@@ -370,6 +452,9 @@ struct FuseWidenBF16OperandsPass
         return signalPassFailure();
       }
     }
+    for (Operation *cast : casts)
+      if (cast->use_empty())
+        cast->erase();
   }
 };
 

@@ -21,9 +21,9 @@ module attributes {fuse.target = {cpu = "x86-64-v3", features = "+avx2,+fma,-avx
 // half cycle), linalg.matmul keeps its bf16 inputs (vdpbf16ps); a
 // batch_matmul, whose tiles do not pair steps, is widened.
 // CHECK-LABEL: func @pairs
-// CHECK: linalg.matmul ins(%arg0, %arg1 : tensor<12x8xbf16>, tensor<8x32xbf16>)
 // CHECK: linalg.generic {{.*}} ins(%arg3 : tensor<2x4x8xbf16>)
 // CHECK: linalg.generic {{.*}} ins(%arg4 : tensor<2x8x16xbf16>)
+// CHECK: linalg.matmul ins(%arg0, %arg1 : tensor<12x8xbf16>, tensor<8x32xbf16>)
 // CHECK: linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<2x4x8xf32>, tensor<2x8x16xf32>)
 module attributes {fuse.target = {cpu = "cooperlake", features = "+avx512f,+avx512bw,+avx512vl,+avx512bf16", triple = "x86_64-unknown-linux-gnu"}} {
   func.func @pairs(%a: tensor<12x8xbf16>, %b: tensor<8x32xbf16>, %c: tensor<12x32xf32>,
@@ -74,9 +74,9 @@ module attributes {fuse.target = {cpu = "x86-64-v3", features = "+avx2,-avx512bf
 // CHECK-LABEL: func @conv_grads
 // CHECK: %[[G:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<2x10x10x4xbf16>) outs(%{{.*}} : tensor<2x10x10x4xf32>)
 // CHECK: %[[K:.*]] = linalg.generic {{.*}} ins(%arg1 : tensor<3x3x4x3xbf16>) outs(%{{.*}} : tensor<3x3x4x3xf32>)
-// CHECK: linalg.conv_2d_nhwc_hwcf {{.*}} ins(%[[G]], %[[K]] : tensor<2x10x10x4xf32>, tensor<3x3x4x3xf32>)
 // CHECK: %[[X:.*]] = linalg.generic {{.*}} ins(%arg2 : tensor<2x8x8x3xbf16>) outs(%{{.*}} : tensor<2x8x8x3xf32>)
 // CHECK: %[[D:.*]] = linalg.generic {{.*}} ins(%arg3 : tensor<2x6x6x4xbf16>) outs(%{{.*}} : tensor<2x6x6x4xf32>)
+// CHECK: linalg.conv_2d_nhwc_hwcf {{.*}} ins(%[[G]], %[[K]] : tensor<2x10x10x4xf32>, tensor<3x3x4x3xf32>)
 // CHECK: linalg.generic {{.*}} ins(%[[X]], %[[D]] : tensor<2x8x8x3xf32>, tensor<2x6x6x4xf32>) outs(%{{.*}} : tensor<3x3x3x4xf32>)
 // CHECK-NEXT: ^bb0(%[[A:.*]]: f32, %[[B:.*]]: f32, %[[C:.*]]: f32):
 // CHECK-NEXT: %[[P:.*]] = arith.mulf %[[A]], %[[B]] : f32
@@ -97,5 +97,48 @@ module attributes {fuse.target = {cpu = "cooperlake", features = "+avx512f,+avx5
       linalg.yield %s : f32
     } -> tensor<3x3x3x4xf32>
     return %0, %1 : tensor<2x8x8x3xf32>, tensor<3x3x3x4xf32>
+  }
+}
+
+// -----
+
+// A bf16 value two contractions read is widened once, right after its
+// definition, and the copy serves both (a layer's input: its forward
+// product and its weight gradient). A value that is a cast of f32 is not
+// widened: the copy rounds the cast's f32 source to bf16 and back in one
+// pass (the same bits), and the cast goes when nothing else reads it.
+// CHECK-LABEL: func @widened_once
+// CHECK: %[[A:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<12x8xbf16>) outs(%{{.*}} : tensor<12x8xf32>)
+// CHECK: %[[R:.*]] = linalg.generic {{.*}} ins(%arg1 : tensor<8x32xf32>) outs(%{{.*}} : tensor<8x32xf32>)
+// CHECK-NEXT: ^bb0(%[[X:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT: %[[T:.*]] = arith.truncf %[[X]] : f32 to bf16
+// CHECK-NEXT: %[[E:.*]] = arith.extf %[[T]] : bf16 to f32
+// CHECK-NEXT: linalg.yield %[[E]] : f32
+// CHECK-NOT: tensor<8x32xbf16>
+// CHECK: linalg.matmul ins(%[[A]], %[[R]] : tensor<12x8xf32>, tensor<8x32xf32>)
+// CHECK-NOT: ins(%arg0 : tensor<12x8xbf16>)
+// CHECK: linalg.generic {{.*}} ins(%[[A]], %arg2 : tensor<12x8xf32>, tensor<12x32xf32>)
+module attributes {fuse.target = {cpu = "x86-64-v3", features = "+avx2,+fma,-avx512f,-avx512bf16", triple = "x86_64-unknown-linux-gnu"}} {
+  func.func @widened_once(%a: tensor<12x8xbf16>, %w: tensor<8x32xf32>, %d: tensor<12x32xf32>,
+                          %c: tensor<12x32xf32>, %g: tensor<8x32xf32>) -> (tensor<12x32xf32>, tensor<8x32xf32>) {
+    %e = tensor.empty() : tensor<8x32xbf16>
+    %b = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                         iterator_types = ["parallel", "parallel"]}
+        ins(%w : tensor<8x32xf32>) outs(%e : tensor<8x32xbf16>) {
+    ^bb0(%x: f32, %o: bf16):
+      %t = arith.truncf %x : f32 to bf16
+      linalg.yield %t : bf16
+    } -> tensor<8x32xbf16>
+    %0 = linalg.matmul ins(%a, %b : tensor<12x8xbf16>, tensor<8x32xbf16>) outs(%c : tensor<12x32xf32>) -> tensor<12x32xf32>
+    %1 = linalg.generic {indexing_maps = [affine_map<(i, j, k) -> (k, i)>, affine_map<(i, j, k) -> (k, j)>, affine_map<(i, j, k) -> (i, j)>],
+                         iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%a, %d : tensor<12x8xbf16>, tensor<12x32xf32>) outs(%g : tensor<8x32xf32>) {
+    ^bb0(%x: bf16, %y: f32, %acc: f32):
+      %xw = arith.extf %x : bf16 to f32
+      %p = arith.mulf %xw, %y : f32
+      %s = arith.addf %acc, %p : f32
+      linalg.yield %s : f32
+    } -> tensor<8x32xf32>
+    return %0, %1 : tensor<12x32xf32>, tensor<8x32xf32>
   }
 }
