@@ -104,10 +104,6 @@ bool modelPrefersPairs(StringRef triple, StringRef cpu, StringRef features) {
   return prefers;
 }
 
-} // namespace
-
-namespace {
-
 /// Whether `features` (an LLVM feature string; empty: the host's) have
 /// AVX512_BF16 with AVX-512F and VL.
 bool hasAVX512BF16(StringRef features) {
