@@ -95,7 +95,9 @@ def FuseWidenBF16Operands
     widened once, right after its definition, for every contraction that
     reads it; a value that is a cast of an f32 tensor is not widened but
     rounded again from that tensor in one pass (truncf then extf: the same
-    bits), and the cast goes when nothing else reads it. Where pairs win, `linalg.matmul` keeps its bf16 inputs
+    bits), and the cast goes when nothing else reads it. Widening commutes
+    with a constant `tensor.pad`: a padded bf16 value's copy is the pad of
+    its source's copy (by the f32 padding value). Where pairs win, `linalg.matmul` keeps its bf16 inputs
     (vdpbf16ps, docs/codegen.md) and the other contractions (batched
     products, convolutions and both convolution gradients) are widened.
     Runs first in `fuse-tile-and-vectorize`.

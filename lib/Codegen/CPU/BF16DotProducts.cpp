@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringMap.h"
@@ -24,6 +25,7 @@
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -361,6 +363,31 @@ Value roundInPlace(OpBuilder &b, Location loc, Value source) {
       .getResult(0);
 }
 
+/// Whether `pad` pads a static bf16 tensor with a constant.
+bool isWidenablePad(tensor::PadOp pad) {
+  FloatAttr value;
+  return pad.getResultType().hasStaticShape() &&
+         pad.getSourceType().getElementType().isBF16() &&
+         matchPattern(pad.getConstantPaddingValue(), m_Constant(&value));
+}
+
+/// `pad` of `source` (its source's f32 copy) with the f32 padding value.
+Value widenPad(OpBuilder &b, tensor::PadOp pad, Value source) {
+  FloatAttr value;
+  (void)matchPattern(pad.getConstantPaddingValue(), m_Constant(&value));
+  bool lost = false;
+  APFloat wide = value.getValue();
+  wide.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &lost);
+  Location loc = pad.getLoc();
+  Value padding = arith::ConstantOp::create(
+      b, loc, b.getF32FloatAttr(wide.convertToFloat()));
+  return tensor::PadOp::create(b, loc,
+                               pad.getResultType().clone(b.getF32Type()),
+                               source, pad.getMixedLowPad(),
+                               pad.getMixedHighPad(), padding, pad.getNofold())
+      .getResult();
+}
+
 struct FuseWidenBF16OperandsPass
     : fuse::impl::FuseWidenBF16OperandsBase<FuseWidenBF16OperandsPass> {
   void runOnOperation() override {
@@ -395,13 +422,14 @@ struct FuseWidenBF16OperandsPass
     // its weight gradient, a weight by the forward product and the input
     // gradient. One pass and one f32 buffer instead of one per reader.
     DenseMap<Value, Value> widened;
-    llvm::SetVector<Operation *> casts;
+    // Casts and pads whose copies replaced them, erased when unread.
+    llvm::SetVector<Operation *> dropped;
     // A block's arguments' copies in the order they are made.
     DenseMap<Block *, Operation *> lastArgumentCopy;
-    auto widenOnce = [&](Value value, Location loc) {
-      auto [it, inserted] = widened.try_emplace(value, Value());
-      if (!inserted)
-        return it->second;
+    std::function<Value(Value, Location)> widenOnce = [&](Value value,
+                                                          Location loc) {
+      if (Value copy = widened.lookup(value))
+        return copy;
       OpBuilder b(func.getContext());
       Block *block = nullptr;
       if (Operation *def = value.getDefiningOp()) {
@@ -413,17 +441,27 @@ struct FuseWidenBF16OperandsPass
         else
           b.setInsertionPointToStart(block);
       }
-      // A cast's widening reads the cast's f32 source instead: one pass,
-      // and the cast itself goes if nothing else reads it.
+      Value copy;
       if (Value source = roundedSource(value)) {
-        it->second = roundInPlace(b, loc, source);
-        casts.insert(value.getDefiningOp());
+        // A cast's widening reads the cast's f32 source instead: one pass,
+        // and the cast itself goes if nothing else reads it.
+        copy = roundInPlace(b, loc, source);
+        dropped.insert(value.getDefiningOp());
+      } else if (auto pad = value.getDefiningOp<tensor::PadOp>();
+                 pad && isWidenablePad(pad)) {
+        // Widening commutes with a constant pad: pad the source's copy
+        // (the input gradient's padded output gradient reads the copy the
+        // filter gradient reads too).
+        Value source = widenOnce(pad.getSource(), loc);
+        copy = widenPad(b, pad, source);
+        dropped.insert(pad);
       } else {
-        it->second = widen(b, loc, value);
+        copy = widen(b, loc, value);
       }
+      widened[value] = copy;
       if (block)
-        lastArgumentCopy[block] = it->second.getDefiningOp();
-      return it->second;
+        lastArgumentCopy[block] = copy.getDefiningOp();
+      return copy;
     };
     for (linalg::LinalgOp op : ops) {
       Block &body = op->getRegion(0).front();
@@ -448,9 +486,10 @@ struct FuseWidenBF16OperandsPass
         return signalPassFailure();
       }
     }
-    for (Operation *cast : casts)
-      if (cast->use_empty())
-        cast->erase();
+    // (A pad's source may be a dropped cast: pads first.)
+    for (Operation *op : llvm::reverse(dropped))
+      if (op->use_empty())
+        op->erase();
   }
 };
 

@@ -142,3 +142,51 @@ module attributes {fuse.target = {cpu = "x86-64-v3", features = "+avx2,+fma,-avx
     return %0, %1 : tensor<12x32xf32>, tensor<8x32xf32>
   }
 }
+
+// -----
+
+// Widening commutes with a constant pad: the input gradient's padded
+// output gradient is the pad (by an f32 zero) of the copy the filter
+// gradient reads, here the cast's f32 source rounded again; the bf16 pad
+// and the cast go.
+// CHECK-LABEL: func @padded_cast
+// CHECK: %[[R:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<2x6x6x4xf32>) outs(%{{.*}} : tensor<2x6x6x4xf32>)
+// CHECK: arith.truncf
+// CHECK: arith.extf
+// CHECK: %[[P:.*]] = tensor.pad %[[R]] low[0, 2, 2, 0] high[0, 2, 2, 0]
+// CHECK: tensor.yield %{{.*}} : f32
+// CHECK-NEXT: } : tensor<2x6x6x4xf32> to tensor<2x10x10x4xf32>
+// CHECK-NOT: bf16
+// CHECK: linalg.conv_2d_nhwc_hwcf {{.*}} ins(%[[P]], %{{.*}} : tensor<2x10x10x4xf32>, tensor<3x3x4x3xf32>)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[R]] : tensor<2x8x8x3xf32>, tensor<2x6x6x4xf32>)
+#flt = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d0 + d5, d1 + d6, d2)>
+#grd = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d5, d6, d3)>
+#out = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>
+module attributes {fuse.target = {cpu = "x86-64-v3", features = "+avx2,+fma,-avx512f,-avx512bf16", triple = "x86_64-unknown-linux-gnu"}} {
+  func.func @padded_cast(%g: tensor<2x6x6x4xf32>, %k: tensor<3x3x4x3xbf16>, %x: tensor<2x8x8x3xbf16>,
+                         %dx: tensor<2x8x8x3xf32>, %dk: tensor<3x3x3x4xf32>) -> (tensor<2x8x8x3xf32>, tensor<3x3x3x4xf32>) {
+    %e = tensor.empty() : tensor<2x6x6x4xbf16>
+    %d = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>],
+                         iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+        ins(%g : tensor<2x6x6x4xf32>) outs(%e : tensor<2x6x6x4xbf16>) {
+    ^bb0(%v: f32, %o: bf16):
+      %t = arith.truncf %v : f32 to bf16
+      linalg.yield %t : bf16
+    } -> tensor<2x6x6x4xbf16>
+    %zero = arith.constant 0.0 : bf16
+    %p = tensor.pad %d low[0, 2, 2, 0] high[0, 2, 2, 0] {
+    ^bb0(%i: index, %j: index, %l: index, %m: index):
+      tensor.yield %zero : bf16
+    } : tensor<2x6x6x4xbf16> to tensor<2x10x10x4xbf16>
+    %0 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%p, %k : tensor<2x10x10x4xbf16>, tensor<3x3x4x3xbf16>) outs(%dx : tensor<2x8x8x3xf32>) -> tensor<2x8x8x3xf32>
+    %1 = linalg.generic {indexing_maps = [#flt, #grd, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%x, %d : tensor<2x8x8x3xbf16>, tensor<2x6x6x4xbf16>) outs(%dk : tensor<3x3x3x4xf32>) {
+    ^bb0(%a: bf16, %b: bf16, %c: f32):
+      %aw = arith.extf %a : bf16 to f32
+      %bw = arith.extf %b : bf16 to f32
+      %pr = arith.mulf %aw, %bw : f32
+      %s = arith.addf %c, %pr : f32
+      linalg.yield %s : f32
+    } -> tensor<3x3x3x4xf32>
+    return %0, %1 : tensor<2x8x8x3xf32>, tensor<3x3x3x4xf32>
+  }
+}
