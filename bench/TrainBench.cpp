@@ -20,9 +20,12 @@
 
 #include <benchmark/benchmark.h>
 
+#include <atomic>
 #include <chrono>
 #include <immintrin.h>
 #include <map>
+#include <thread>
+#include <vector>
 
 using namespace fuse;
 
@@ -283,6 +286,41 @@ void BM_FmaPeakReference(benchmark::State &state) {
   state.counters["floor_us"] = kSeedProducts / rate * 1e6;
 }
 BENCHMARK(BM_FmaPeakReference);
+
+/// The multiply-add peak of `threads` threads running the FMA chains at
+/// once, summed: the reference for the speed-up of FMA-bound steps (issue
+/// 25's seed MLP at batch 64) over the threads. Two threads on two cores
+/// give twice one thread's rate; two threads that share a core's FMA pipes
+/// (SMT siblings, which a VM's vCPUs may be without saying so in `lscpu`)
+/// give about one thread's, and no compiled step can beat that ratio.
+void BM_FmaPeakThreads(benchmark::State &state) {
+  int threads = int(state.range(0));
+  double total = 0;
+  for (auto _ : state) {
+    std::vector<double> rates(threads, 0.0);
+    std::atomic<int> ready{0};
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] {
+        // Start together, so that the threads' chains overlap in time.
+        ready.fetch_add(1);
+        while (ready.load() < threads)
+          ;
+        rates[t] = fuse::bench::measureFmaPeak(0.2);
+      });
+    for (std::thread &thread : pool)
+      thread.join();
+    total = 0;
+    for (double rate : rates)
+      total += rate;
+  }
+  if (total == 0) {
+    state.SkipWithError("no FMA instructions on this host");
+    return;
+  }
+  state.counters["GFLOP/s"] = total / 1e9;
+}
+BENCHMARK(BM_FmaPeakThreads)->ArgName("threads")->Arg(1)->Arg(2)->Iterations(3);
 
 void trainStepsArgs(benchmark::internal::Benchmark *b) {
   // The references first: a call of no step, then the largest K.

@@ -390,6 +390,39 @@ int64_t chooseColumnBlocks(ArrayRef<int64_t> ranges, ArrayRef<RowBand> bands) {
   return smallestBlock(ranges[1], unit, ranges[0] * ranges[2]);
 }
 
+/// Rows per thread block of an m x n x k matmul with an element-wise
+/// consumer whose register tiles are `bands`: the rows of the most blocks
+/// (8, 4 or 2) that divide m into blocks of kMinDistributedMultiplyAdds or
+/// more whose own bands are `bands` (the same tiles, so that a block is
+/// tiled as the whole was); 0 (not distributed by rows) if none. Rows are
+/// the better split when B (k x n) is no larger than A (m x k): each thread
+/// then reads its own rows of A and writes whole rows of the outputs,
+/// contiguous streams, where blocks of columns each read all of A and
+/// write every row in part. That is a weight gradient with its optimizer's
+/// update (m, the layer's inputs, against n, its units): its update streams
+/// the weight and the optimizer's state through memory.
+int64_t chooseRowBlocks(ArrayRef<int64_t> ranges, ArrayRef<RowBand> bands,
+                        int64_t lanes, unsigned vectorBits) {
+  if (ranges[1] > ranges[0])
+    return 0;
+  for (int64_t blocks : {8, 4, 2}) {
+    if (ranges[0] % blocks != 0)
+      continue;
+    int64_t block = ranges[0] / blocks;
+    if (block * ranges[1] * ranges[2] < kMinDistributedMultiplyAdds)
+      continue;
+    SmallVector<RowBand> own =
+        matmulRowBands(block, ranges[1], lanes, vectorBits);
+    if (own.size() == bands.size() &&
+        llvm::all_of(llvm::zip(own, bands), [](auto pair) {
+          auto [a, b] = pair;
+          return a.rows == b.rows && a.columns == b.columns;
+        }))
+      return block;
+  }
+  return 0;
+}
+
 /// Images per thread block of a direct convolution (loops n, oh, ow, f, kh,
 /// kw, c) whose register tiles span `unit` images: the smallest multiple of
 /// `unit` that divides the batch into at least two blocks of
@@ -542,17 +575,20 @@ LoweringConfigAttr fuse::chooseTiledConfig(linalg::LinalgOp op,
     // divides the whole product, tile it when it cannot be banded.
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     SmallVector<int64_t> registers;
-    SmallVector<RowBand> bands = matmulRowBands(
-        ranges[0], ranges[1], outputLanes(op, vectorBits), vectorBits);
+    int64_t lanes = outputLanes(op, vectorBits);
+    SmallVector<RowBand> bands =
+        matmulRowBands(ranges[0], ranges[1], lanes, vectorBits);
     // Two reduction steps (a bf16 pair, vdpbf16ps) where the target has
     // AVX512_BF16 and the operands are bf16, else one.
     int64_t steps = registerTileReductionSteps(op);
     for (const RowBand &band : bands)
       registers.append({band.rows, band.columns, steps});
-    // Blocks of columns for the threads (fuse-tile-matmuls applies them to
-    // a product it fuses with its consumer).
-    SmallVector<int64_t> distribution = {0, chooseColumnBlocks(ranges, bands),
-                                         0};
+    // Blocks of rows or else of columns for the threads (fuse-tile-matmuls
+    // applies them to a product it fuses with its consumer).
+    SmallVector<int64_t> distribution = {
+        chooseRowBlocks(ranges, bands, lanes, vectorBits), 0, 0};
+    if (distribution[0] == 0)
+      distribution[1] = chooseColumnBlocks(ranges, bands);
     return makeConfig(op, LoweringStrategy::matmul_tiles, registers, sizes,
                       /*interchange=*/{}, /*cache=*/{}, distribution);
   }

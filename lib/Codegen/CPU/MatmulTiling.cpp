@@ -131,38 +131,47 @@ LogicalResult fuse::tileMatmulWithConsumer(RewriterBase &rewriter,
                                            linalg::MatmulOp op,
                                            ArrayRef<RowBand> bands,
                                            DominanceInfo &dominance,
-                                           int64_t distributedColumns) {
+                                           int64_t distributedColumns,
+                                           int64_t distributedRows) {
   if (!op.hasPureTensorSemantics() || op.hasDynamicShape())
     return failure();
   auto fill = op.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
   linalg::GenericOp consumer;
   std::optional<unsigned> input = matchElementwiseConsumer(op, consumer);
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (!fill || !input || llvm::is_contained(ranges, 0) ||
+  // The rows the bands cover: one block's with blocks of rows, else all.
+  int64_t rowBlock = distributedRows;
+  if (rowBlock != 0 && (ranges[0] % rowBlock != 0 || rowBlock == ranges[0]))
+    return failure();
+  int64_t bandRows = rowBlock != 0 ? rowBlock : ranges[0];
+  if (!fill || !input || llvm::is_contained(ranges, 0) || bands.empty() ||
+      bands.front().begin != 0 || bands.back().end != bandRows ||
       llvm::any_of(bands, [&](const RowBand &band) {
         return (band.end - band.begin) % band.rows != 0 ||
                ranges[1] % band.columns != 0;
       }))
     return failure();
-  // Blocks of columns for the threads: every output the consumer writes is
-  // one [m, n] tensor indexed as the product, so a block is a slice of each.
-  int64_t block = distributedColumns;
+  // Blocks for the threads: every output the consumer writes is one [m, n]
+  // tensor indexed as the product, so a block is a slice of each.
+  bool slicesOutputs =
+      llvm::all_of(consumer.getDpsInits(),
+                   [&](Value init) {
+                     auto type = dyn_cast<RankedTensorType>(init.getType());
+                     return type && type.getShape() ==
+                                        ArrayRef<int64_t>{ranges[0], ranges[1]};
+                   }) &&
+      llvm::all_of(consumer.getIndexingMapsArray(),
+                   [&](AffineMap map) { return map.getNumDims() == 2; }) &&
+      llvm::all_of(consumer.getDpsInitsMutable(), [&](OpOperand &init) {
+        return consumer.getMatchingIndexingMap(&init).isIdentity();
+      });
+  if (rowBlock != 0 && !slicesOutputs)
+    return failure();
+  int64_t block = rowBlock != 0 ? 0 : distributedColumns;
   if (block != 0 &&
-      (ranges[1] % block != 0 || block == ranges[1] ||
-       llvm::any_of(
-           bands,
-           [&](const RowBand &band) { return block % band.columns != 0; }) ||
-       llvm::any_of(consumer.getDpsInits(),
-                    [&](Value init) {
-                      auto type = dyn_cast<RankedTensorType>(init.getType());
-                      return !type ||
-                             type.getShape() !=
-                                 ArrayRef<int64_t>{ranges[0], ranges[1]};
-                    }) ||
-       llvm::any_of(consumer.getIndexingMapsArray(),
-                    [&](AffineMap map) { return map.getNumDims() != 2; }) ||
-       llvm::any_of(consumer.getDpsInitsMutable(), [&](OpOperand &init) {
-         return !consumer.getMatchingIndexingMap(&init).isIdentity();
+      (ranges[1] % block != 0 || block == ranges[1] || !slicesOutputs ||
+       llvm::any_of(bands, [&](const RowBand &band) {
+         return block % band.columns != 0;
        })))
     block = 0;
 
@@ -172,15 +181,18 @@ LogicalResult fuse::tileMatmulWithConsumer(RewriterBase &rewriter,
   bool failedTile = false;
   SmallVector<Operation *> nests;
   // The nests of every band over columns [first, first + count) (all of
-  // them without distribution), carrying the consumer's outputs `outs`.
-  auto buildNests = [&](OpBuilder &b, Value first, int64_t count,
-                        ValueRange outs) {
+  // them without distribution) and rows from `firstRow` (0 if null),
+  // carrying the consumer's outputs `outs`.
+  auto buildNests = [&](OpBuilder &b, Value firstRow, Value first,
+                        int64_t count, ValueRange outs) {
     // Each band's nest carries the consumer's outputs on from the last.
     SmallVector<Value> results(outs);
     for (const RowBand &band : bands) {
       results = buildTileLoop(
           b, loc, band.begin, band.end, band.rows, results,
           [&](OpBuilder &b, Value i, ValueRange outs) {
+            if (firstRow)
+              i = arith::AddIOp::create(b, loc, firstRow, i);
             return buildTileLoop(
                 b, loc, 0, count, band.columns, outs,
                 [&](OpBuilder &b, Value j, ValueRange outs) {
@@ -207,15 +219,20 @@ LogicalResult fuse::tileMatmulWithConsumer(RewriterBase &rewriter,
     return results;
   };
   SmallVector<Value> results;
-  if (block == 0) {
-    results = buildNests(rewriter, Value(), ranges[1], consumer.getDpsInits());
+  if (block == 0 && rowBlock == 0) {
+    results = buildNests(rewriter, Value(), Value(), ranges[1],
+                         consumer.getDpsInits());
   } else {
-    // Each thread's block: the nests over its columns of the shared
+    // Each thread's block: the nests over its rows or columns of the shared
     // outputs.
+    bool rows = rowBlock != 0;
     scf::ForallOp forall = buildBlockLoop(
-        rewriter, loc, ranges[1], block, /*dim=*/1, consumer.getDpsInits(),
+        rewriter, loc, ranges[rows ? 0 : 1], rows ? rowBlock : block,
+        /*dim=*/rows ? 0 : 1, consumer.getDpsInits(),
         [&](OpBuilder &b, Value first, ValueRange shared) {
-          return buildNests(b, first, block, shared);
+          if (rows)
+            return buildNests(b, first, Value(), ranges[1], shared);
+          return buildNests(b, Value(), first, block, shared);
         });
     results.assign(forall->result_begin(), forall->result_end());
     if (failedTile) {

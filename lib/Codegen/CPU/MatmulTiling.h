@@ -61,13 +61,16 @@ struct RowBand {
 /// caller to tile along the reduction. With `distributedColumns` (not 0, a
 /// multiple of every band's columns that divides them all), the nests run
 /// in an scf.forall over blocks of that many columns, which the threads
-/// share: each output tile is computed as without it, by one thread. Fails,
-/// leaving `op` alone, on other matmuls.
+/// share; with `distributedRows` instead (not 0, dividing the rows), over
+/// blocks of that many rows, and `bands` then cover one block's rows. Either
+/// way each output is computed as without it, by one thread, over the whole
+/// reduction in the same order. Fails, leaving `op` alone, on other matmuls.
 mlir::LogicalResult tileMatmulWithConsumer(mlir::RewriterBase &rewriter,
                                            mlir::linalg::MatmulOp op,
                                            llvm::ArrayRef<RowBand> bands,
                                            mlir::DominanceInfo &dominance,
-                                           int64_t distributedColumns = 0);
+                                           int64_t distributedColumns = 0,
+                                           int64_t distributedRows = 0);
 
 } // namespace fuse
 

@@ -68,7 +68,20 @@ struct TileMatmulsPass : fuse::impl::FuseTileMatmulsBase<TileMatmulsPass> {
       sizes.back() = steps;
       SmallVector<int64_t> ranges = op.getStaticLoopRanges();
       SmallVector<fuse::RowBand> bands = fuse::getRowBands(config, ranges[0]);
+      int64_t rows = config.getDistribution()[0];
       int64_t columns = config.getDistribution()[1];
+      // Blocks of rows: the register tiles' bands cover each block (the
+      // strategy chose blocks whose bands are the whole product's).
+      if (rows != 0 &&
+          succeeded(fuse::tileMatmulWithConsumer(
+              rewriter, matmul, fuse::getRowBands(config, rows), dominance,
+              /*distributedColumns=*/0, rows))) {
+        LLVM_DEBUG(llvm::dbgs()
+                   << "matmul at " << op.getLoc() << ": consumer fused, "
+                   << bands.size() << " bands, threads' blocks of " << rows
+                   << " rows\n");
+        continue;
+      }
       if (succeeded(fuse::tileMatmulWithConsumer(rewriter, matmul, bands,
                                                  dominance, columns))) {
         LLVM_DEBUG(llvm::dbgs()

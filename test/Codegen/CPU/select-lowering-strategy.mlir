@@ -24,6 +24,27 @@ func.func @matmul_bands(%a: tensor<64x784xf32>, %b: tensor<784x128xf32>) -> tens
 
 // -----
 
+// A weight gradient (m = 784 inputs, n = 128 units, k = 64 examples): B is
+// smaller than A, so the threads share blocks of rows, each reading its own
+// rows of A and writing whole rows of the update's outputs. 8 blocks of 98
+// rows would tile their last 2 rows apart; 4 blocks of 196 rows have the
+// whole product's bands (16 tiles of 12 rows, then 4 rows). The AVX2 tiles
+// (6 rows) band 196 rows as 32 tiles and 4 rows: the same blocks.
+// CHECK-LABEL: func @weight_gradient_rows
+// CHECK: strategy = matmul_tiles, distribution = [196, 0, 0], cache = [0, 0, 0], registers = [12, 32, 1, 4, 64, 1]
+// AVX2-LABEL: func @weight_gradient_rows
+// AVX2: strategy = matmul_tiles, distribution = [196, 0, 0], cache = [0, 0, 0], registers = [6, 16, 1, 4, 16, 1]
+func.func @weight_gradient_rows(%x: tensor<64x784xf32>, %d: tensor<64x128xf32>) -> tensor<784x128xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<784x128xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<784x128xf32>) -> tensor<784x128xf32>
+  %r = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %d : tensor<64x784xf32>, tensor<64x128xf32>) outs(%f : tensor<784x128xf32>) -> tensor<784x128xf32>
+  return %r : tensor<784x128xf32>
+}
+
+// -----
+
 // bf16 operands summed into f32 on a target with AVX512_BF16: register
 // tiles of two reduction steps (a bf16 pair, vdpbf16ps); the same product
 // without the feature, or with an odd reduction size, steps one at a time.

@@ -91,6 +91,35 @@ func.func @distributed(%a: tensor<24x512xf32>, %b: tensor<512x128xf32>, %bias: t
 
 // -----
 
+// Blocks of rows (the config's distribution level names 12): the forall
+// runs over the rows, each block's band of tiles offset by its first row,
+// and inserts whole rows of the consumer's output back.
+// CHECK-LABEL: func @distributed_rows
+// CHECK: scf.forall (%[[I:.*]]) = (0) to (24) step (12) shared_outs(%[[OUT:.*]] = %{{.*}}) -> (tensor<24x128xf32>)
+// CHECK: arith.addi %[[I]], %{{.*}} : index
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<12x32xf32>)
+// CHECK: tensor.extract_slice %{{.*}}[%[[I]], 0] [12, 128] [1, 1]
+// CHECK: scf.forall.in_parallel
+// CHECK: tensor.parallel_insert_slice %{{.*}} into %[[OUT]][%[[I]], 0] [12, 128] [1, 1]
+func.func @distributed_rows(%a: tensor<24x512xf32>, %b: tensor<512x128xf32>, %bias: tensor<128xf32>) -> tensor<24x128xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<24x128xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<24x128xf32>) -> tensor<24x128xf32>
+  %p = linalg.matmul {fuse.lowering_config = #fuse.lowering_config<strategy = matmul_tiles, distribution = [12, 0, 0], cache = [0, 0, 0], registers = [12, 32, 1], vector = [12, 32, 1]>}
+      ins(%a, %b : tensor<24x512xf32>, tensor<512x128xf32>) outs(%f : tensor<24x128xf32>) -> tensor<24x128xf32>
+  %o = tensor.empty() : tensor<24x128xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%p, %bias : tensor<24x128xf32>, tensor<128xf32>) outs(%o : tensor<24x128xf32>) {
+  ^bb0(%x: f32, %c: f32, %out: f32):
+    %s = arith.addf %x, %c : f32
+    linalg.yield %s : f32
+  } -> tensor<24x128xf32>
+  return %r : tensor<24x128xf32>
+}
+
+// -----
+
 // A bf16 product without a consumer keeps its register tiles' two
 // reduction steps (the pair vdpbf16ps multiplies) in both bands, tiled
 // with its fill: tile products of 12x2 and 4x2 bf16, not 12x1.
