@@ -1724,14 +1724,17 @@ TEST(OpsConv2D, BiasGradientBesideFilterGradient) {
 // (WinogradConvolution.cpp), accumulated over the images, with the bias
 // gradient in the same image loop: 16 channels x 32 filters over 3 images
 // of 12 x 26 (F(2x2): 6 x 13 tiles, products whose reduction is the 78
-// tiles), and the seed CNN's 32 x 32 layer (F(4x4) on 24 x 24). Their sums
-// of transformed values round differently from a direct sum: the tolerance
-// is 4 times a direct sum's.
+// tiles; the strategy's 3 groups of one image, partials added after), and
+// the seed CNN's 32 x 32 layer (F(4x4) on 24 x 24) over 2 images (one loop)
+// and 4 (2 groups of 2). Their sums of transformed values round
+// differently from a direct sum: the tolerance is 4 times a direct sum's.
 TEST(OpsConv2D, WinogradFilterGradient) {
   for (Conv algorithm : {Conv::Direct, Conv::Winograd})
     checkFilterAndBiasGradients(3, 14, 28, 16, 32, 770, algorithm);
   for (Conv algorithm : {Conv::Direct, Conv::Winograd})
     checkFilterAndBiasGradients(2, 26, 26, 32, 32, 780, algorithm);
+  for (Conv algorithm : {Conv::Direct, Conv::Winograd})
+    checkFilterAndBiasGradients(4, 26, 26, 32, 32, 790, algorithm);
 }
 
 TEST(OpsConv2D, SingleChannelFilterGradient) {

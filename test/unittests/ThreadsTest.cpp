@@ -122,7 +122,8 @@ TEST(Threads, CnnSameBitsForAnyThreadCount) {
 
 // Winograd's convolutions run as image loops (the forward one with the
 // ReLU, pool and dropout fused in) shared by the threads in blocks of
-// images.
+// images; its filter gradient sums the 16 images in 8 groups of 2 (the
+// strategy's, from the shape), partials added in group order.
 TEST(Threads, CnnWinogradSameBitsForAnyThreadCount) {
   std::string model = readExample("cnn.mlir");
   Training one = train(model, 1, 4, 2, 16, {28, 28, 1}, 10, true);

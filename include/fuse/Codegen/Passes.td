@@ -188,7 +188,10 @@ def FuseWinogradConvolution
     transpose: per image, X's tiles become V and dY's m x m tiles D[tiles,
     positions, f], one matmul per position accumulates P[p] += V[:, p]^T
     D[:, p] over the images (with the bias gradient beside it in the same
-    image loop), and dW = G^T P G. Images whose transformed tiles would not
+    image loop), and dW = G^T P G. The config's groups of images
+    (`distribution` on n, the strategy's) run on the threads, each summing
+    its images into partials of P and db of its own, added in group order:
+    the same bits for any thread count. Images whose transformed tiles would not
     fit in L2 stay direct: the op gets its direct config. The block choice
     and the L2 check stay inside WinogradConvolution.cpp.
   }];

@@ -9,6 +9,7 @@
 #include "DotProductTiling.h"
 #include "MatmulPacking.h"
 #include "TileLoops.h"
+#include "WinogradConvolution.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Debug.h"
@@ -479,14 +480,31 @@ constexpr int64_t kMaxFilterGradientGroups = 8;
 /// The partials' bytes a filter gradient may take at most.
 constexpr int64_t kMaxPartialBytes = int64_t(16) << 20;
 
-/// Images per group of a filter gradient (loops kh, kw, c, f | n, oh, ow):
-/// the fewest that split the batch into at most kMaxFilterGradientGroups
-/// groups, each of at least kMinDistributedMultiplyAdds and of at least 64
-/// multiply-adds per element of its partial (so that adding the partials
-/// costs little), and whose partials fit in kMaxPartialBytes; 0 (one loop
-/// over all images) if none splits the batch in two. The groups depend on
-/// the shapes only: every thread count adds the same partials in the same
-/// order.
+/// Images per group of a sum over `images` images of `perImage`
+/// multiply-adds each into a partial of `partial` elements: the fewest that
+/// split the batch into at most kMaxFilterGradientGroups groups, each of at
+/// least kMinDistributedMultiplyAdds and of at least 64 multiply-adds per
+/// element of its partial (so that adding the partials costs little), and
+/// whose partials fit in kMaxPartialBytes; 0 (one loop over all images) if
+/// none splits the batch in two. The groups depend on the shapes only:
+/// every thread count adds the same partials in the same order.
+int64_t chooseGroupImages(int64_t images, int64_t perImage, int64_t partial,
+                          int64_t elementBytes) {
+  for (int64_t group = 1; group <= images / 2; ++group) {
+    int64_t groups = images / group;
+    if (images % group != 0 || groups > kMaxFilterGradientGroups ||
+        group * perImage < kMinDistributedMultiplyAdds ||
+        group * perImage < 64 * partial ||
+        groups * partial * elementBytes > kMaxPartialBytes)
+      continue;
+    return group;
+  }
+  return 0;
+}
+
+/// Images per group of a direct filter gradient (loops kh, kw, c, f | n,
+/// oh, ow): its partials are whole filter gradients, its work per image
+/// every multiply-add of the contraction (chooseGroupImages).
 int64_t chooseImageGroups(ArrayRef<int64_t> ranges, int64_t elementBytes) {
   int64_t images = ranges[4], filter = 1, perImage = 1;
   for (int64_t d = 0; d < 4; ++d)
@@ -494,16 +512,23 @@ int64_t chooseImageGroups(ArrayRef<int64_t> ranges, int64_t elementBytes) {
   for (int64_t range : ranges)
     perImage *= range;
   perImage /= std::max<int64_t>(1, images);
-  for (int64_t group = 1; group <= images / 2; ++group) {
-    int64_t groups = images / group;
-    if (images % group != 0 || groups > kMaxFilterGradientGroups ||
-        group * perImage < kMinDistributedMultiplyAdds ||
-        group * perImage < 64 * filter ||
-        groups * filter * elementBytes > kMaxPartialBytes)
-      continue;
-    return group;
-  }
-  return 0;
+  return chooseGroupImages(images, perImage, filter, elementBytes);
+}
+
+/// Images per group of a Winograd filter gradient (loops kh, kw, c, f | n,
+/// oh, ow; F(m x m, 3x3), winogradGradientTile): its partials are P, the
+/// (m+2)^2 positions' c x f sums, and its work per image the products
+/// accumulating them, one per position and output tile (the transforms
+/// add some more; chooseGroupImages). 0 if the rewrite does not apply.
+int64_t chooseWinogradImageGroups(ArrayRef<int64_t> ranges,
+                                  int64_t elementBytes) {
+  int64_t m = winogradGradientTile(ranges[5], ranges[6]);
+  if (m == 0)
+    return 0;
+  int64_t positions = (m + 2) * (m + 2);
+  int64_t partial = positions * ranges[2] * ranges[3];
+  int64_t perImage = ranges[5] / m * (ranges[6] / m) * partial;
+  return chooseGroupImages(ranges[4], perImage, partial, elementBytes);
 }
 
 } // namespace
@@ -658,10 +683,22 @@ LoweringConfigAttr fuse::chooseLoweringConfig(linalg::LinalgOp op,
       auto gradient = cast<ShapedType>(generic->getResult(0).getType());
       bool unit = form->strides[0] == 1 && form->strides[1] == 1 &&
                   form->dilations[0] == 1 && form->dilations[1] == 1;
+      int64_t elementBytes =
+          std::max<int64_t>(1, gradient.getElementTypeBitWidth() / 8);
+      // Groups of images for the threads: a tile on the reduction loop n,
+      // each group's sum a partial of its own.
+      SmallVector<int64_t> distribution(7, 0);
       if (options.winograd && unit &&
-          isWinogradShape(gradient.getShape(), lanes))
-        return makeRewriteConfig(op,
-                                 LoweringStrategy::winograd_filter_gradient);
+          isWinogradShape(gradient.getShape(), lanes)) {
+        // WinogradConvolution.cpp keeps its own tiles; the groups are the
+        // strategy's.
+        distribution[4] =
+            chooseWinogradImageGroups(op.getStaticLoopRanges(), elementBytes);
+        SmallVector<int64_t> zeros(7, 0);
+        return makeConfig(op, LoweringStrategy::winograd_filter_gradient, zeros,
+                          zeros, /*interchange=*/{}, /*cache=*/{},
+                          distribution);
+      }
       // kh, kw, c, f | n, oh, ow: per image and tap, register tiles of up
       // to the micro-kernel's rows of channels x 2 registers of filters.
       ArrayRef<int64_t> shape = gradient.getShape();
@@ -669,12 +706,8 @@ LoweringConfigAttr fuse::chooseLoweringConfig(linalg::LinalgOp op,
           largestDivisorAtMost(shape[2], microKernelRows(vectorBits));
       int64_t columns = largestDivisorAtMost(shape[3], 2 * lanes);
       SmallVector<int64_t> tile = {1, 1, rows, columns, 1, 1, 1};
-      // Groups of images for the threads: a tile on the reduction loop n,
-      // each group's sum a partial of its own.
-      SmallVector<int64_t> distribution(7, 0);
-      distribution[4] = chooseImageGroups(
-          op.getStaticLoopRanges(),
-          std::max<int64_t>(1, gradient.getElementTypeBitWidth() / 8));
+      distribution[4] =
+          chooseImageGroups(op.getStaticLoopRanges(), elementBytes);
       return makeConfig(op, LoweringStrategy::filter_gradient, tile, tile,
                         /*interchange=*/{}, /*cache=*/{}, distribution);
     }

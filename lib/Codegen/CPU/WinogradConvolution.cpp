@@ -677,9 +677,15 @@ LogicalResult fuse::tileWinogradConvolution(RewriterBase &rewriter,
   return success();
 }
 
+int64_t fuse::winogradGradientTile(int64_t height, int64_t width) {
+  std::optional<Scheme> scheme = chooseScheme(height, width);
+  return scheme ? scheme->m : 0;
+}
+
 LogicalResult fuse::tileWinogradFilterGradient(RewriterBase &rewriter,
                                                linalg::GenericOp op,
-                                               unsigned vectorBits) {
+                                               unsigned vectorBits,
+                                               int64_t groupImages) {
   std::optional<FilterGradientForm> form = matchFilterGradient(op);
   if (!form || form->strides[0] != 1 || form->strides[1] != 1 ||
       form->dilations[0] != 1 || form->dilations[1] != 1)
@@ -728,7 +734,7 @@ LogicalResult fuse::tileWinogradFilterGradient(RewriterBase &rewriter,
        AffineMap::get(3, 0, {k, column}, context),
        AffineMap::get(3, 0, {row, column}, context)});
   Value products = buildImageLoop(
-      rewriter, op, acc, /*groupImages=*/0,
+      rewriter, op, acc, groupImages,
       [&](OpBuilder &b, Value image, Value acc) {
         Value v = transformTiles(
             b, loc, vectorType, x, image,
@@ -840,9 +846,16 @@ struct WinogradConvolutionPass
       if (failed(
               fuse::tileWinogradConvolution(rewriter, conv, bits, dominance)))
         direct(conv);
-    for (linalg::GenericOp gradient : gradients)
-      if (failed(fuse::tileWinogradFilterGradient(rewriter, gradient, bits)))
+    // kh, kw, c, f | n, oh, ow: groups of images for the threads.
+    for (linalg::GenericOp gradient : gradients) {
+      int64_t groupImages =
+          fuse::LoweringConfigAttr::lookup(gradient).getDistribution()[4];
+      LLVM_DEBUG(llvm::dbgs() << "filter gradient at " << gradient.getLoc()
+                              << ": groups of " << groupImages << " images\n");
+      if (failed(fuse::tileWinogradFilterGradient(rewriter, gradient, bits,
+                                                  groupImages)))
         direct(gradient);
+    }
   }
 };
 

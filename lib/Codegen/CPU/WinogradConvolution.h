@@ -37,17 +37,27 @@ mlir::LogicalResult tileWinogradConvolution(mlir::RewriterBase &rewriter,
 /// Rewrites a filter gradient's contraction (see tileFilterGradient) with
 /// a 3x3 filter, unit strides and dilations, an output gradient of even
 /// height and width, and whole registers of channels and filters, as the
-/// transpose of F(m x m, 3x3) (m = 4 when 4 divides dY's height and width,
-/// else 2; no blocks): per image, X's (m+2)^2 tiles are transformed into
-/// V[tiles, positions, c] and dY's m x m tiles into D[tiles, positions, f],
-/// and one linalg.matmul per position accumulates P[p] += V[:, p]^T D[:, p]
-/// (c x f) over the images; then dW = G^T P G. The image loop also carries
-/// the bias gradient beside it, if any (buildImageLoop). The products are
+/// transpose of F(m x m, 3x3) (m = winogradGradientTile: 4 when 4 divides
+/// dY's height and width, else 2; no blocks): per image, X's (m+2)^2 tiles
+/// are transformed into V[tiles, positions, c] and dY's m x m tiles into
+/// D[tiles, positions, f], and one linalg.matmul per position accumulates
+/// P[p] += V[:, p]^T D[:, p] (c x f) over the images; then dW = G^T P G.
+/// The image loop also carries the bias gradient beside it, if any; with
+/// `groupImages` dividing the batch into two or more groups (the config's
+/// distribution level on n), the threads share the groups, each summing
+/// its images into partials of P and db of its own, added in group order
+/// (buildImageLoop): the same bits for any thread count. The products are
 /// left for the caller to tile. Fails, leaving `op` alone, on other ops and
 /// on images whose V and D would not fit in L2.
 mlir::LogicalResult tileWinogradFilterGradient(mlir::RewriterBase &rewriter,
                                                mlir::linalg::GenericOp op,
-                                               unsigned vectorBits);
+                                               unsigned vectorBits,
+                                               int64_t groupImages);
+
+/// The output tile m of the F(m x m, 3x3) that tileWinogradFilterGradient
+/// applies to an output gradient of `height` x `width`: 4, 2, or 0 (none,
+/// an odd side), so that the strategy can weigh its work per image.
+int64_t winogradGradientTile(int64_t height, int64_t width);
 
 } // namespace fuse
 

@@ -233,6 +233,57 @@ func.func @filter_gradient(%x: tensor<4x10x10x8xf32>, %dy: tensor<4x8x8x32xf32>,
 
 // -----
 
+// The CNN's second filter gradient at batch 64 (32 channels and filters,
+// 24x24 outputs). Direct: 8 groups of 8 images (5.3M multiply-adds an
+// image, 9K-element partials). Winograd (F(4x4, 3x3): 36 positions, 144
+// output tiles): 8 groups of 8 images too, weighed by its own work (36 x
+// 36 tile products of 32 x 32, 1.3M multiply-adds an image) and partials
+// (P, 36 x 32 x 32 elements).
+// CHECK-LABEL: func @filter_gradient_cnn
+// CHECK: strategy = filter_gradient, distribution = [0, 0, 0, 0, 8, 0, 0]
+// WINO-LABEL: func @filter_gradient_cnn
+// WINO: strategy = winograd_filter_gradient, distribution = [0, 0, 0, 0, 8, 0, 0], cache = [0, 0, 0, 0, 0, 0, 0], registers = [0, 0, 0, 0, 0, 0, 0], vector = [0, 0, 0, 0, 0, 0, 0]>
+#fgXc = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d0 + d5, d1 + d6, d2)>
+#fgYc = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d5, d6, d3)>
+#fgWc = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>
+func.func @filter_gradient_cnn(%x: tensor<64x26x26x32xf32>, %dy: tensor<64x24x24x32xf32>, %w: tensor<3x3x32x32xf32>) -> tensor<3x3x32x32xf32> {
+  %r = linalg.generic {indexing_maps = [#fgXc, #fgYc, #fgWc], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %dy : tensor<64x26x26x32xf32>, tensor<64x24x24x32xf32>) outs(%w : tensor<3x3x32x32xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %p = arith.mulf %in, %in_0 : f32
+    %s = arith.addf %out, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<3x3x32x32xf32>
+  return %r : tensor<3x3x32x32xf32>
+}
+
+// -----
+
+// Four 8x8 images of 16 channels and 32 filters: one image of the direct
+// filter gradient (295K multiply-adds) is worth a group of its own, but
+// Winograd's is not (4 output tiles x 36 positions x 16 x 32: 74K
+// multiply-adds, fewer than 64 a partial's element), nor are two: it stays
+// on one thread.
+// CHECK-LABEL: func @filter_gradient_small
+// CHECK: strategy = filter_gradient, distribution = [0, 0, 0, 0, 1, 0, 0]
+// WINO-LABEL: func @filter_gradient_small
+// WINO: strategy = winograd_filter_gradient, distribution = [0, 0, 0, 0, 0, 0, 0]
+#fgXs = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d0 + d5, d1 + d6, d2)>
+#fgYs = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d5, d6, d3)>
+#fgWs = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>
+func.func @filter_gradient_small(%x: tensor<4x10x10x16xf32>, %dy: tensor<4x8x8x32xf32>, %w: tensor<3x3x16x32xf32>) -> tensor<3x3x16x32xf32> {
+  %r = linalg.generic {indexing_maps = [#fgXs, #fgYs, #fgWs], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %dy : tensor<4x10x10x16xf32>, tensor<4x8x8x32xf32>) outs(%w : tensor<3x3x16x32xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %p = arith.mulf %in, %in_0 : f32
+    %s = arith.addf %out, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<3x3x16x32xf32>
+  return %r : tensor<3x3x16x32xf32>
+}
+
+// -----
+
 // A max pool of 64 images is distributed like an element-wise op: its
 // outermost parallel loop (images) in tiles of at least 16K outputs, 4
 // images of 12x12x32; its window loops never.

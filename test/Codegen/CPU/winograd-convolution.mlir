@@ -58,6 +58,41 @@ func.func @filter_gradient_winograd(%arg0: tensor<2x10x10x16xf32>, %arg1: tensor
 
 // -----
 
+// With groups of images in its config (distribution[4] = 2: the strategy's
+// tile on the reduction loop n), the threads share the groups: an
+// scf.forall over 2 groups, each summing its 2 images (a loop of its own,
+// not an image loop) into a zeroed partial of P; then the partials are
+// added to P in group order, and dW = G^T P G as before.
+// CHECK-LABEL: func @filter_gradient_winograd_groups
+// CHECK: %[[P:.*]] = linalg.fill {{.*}} -> tensor<36x16x32xf32>
+// CHECK: %[[PARTIALS:.*]] = tensor.empty() : tensor<2x36x16x32xf32>
+// CHECK: %[[GROUPS:.*]] = scf.forall (%[[G:.*]]) in (2) shared_outs(%[[SHARED:.*]] = %[[PARTIALS]])
+// CHECK: %[[SLICE:.*]] = tensor.extract_slice %[[SHARED]][%[[G]], 0, 0, 0] [1, 36, 16, 32]
+// CHECK: %[[ZERO:.*]] = linalg.fill {{.*}} outs(%[[SLICE]] : tensor<36x16x32xf32>)
+// CHECK: %[[SUM:.*]] = scf.for {{.*}} to %c2{{.*}} iter_args(%{{.*}} = %[[ZERO]]) -> (tensor<36x16x32xf32>)
+// CHECK: linalg.matmul {{.*}} ins(%{{.*}} : tensor<4x16xf32>, tensor<4x32xf32>) outs(%{{.*}} : tensor<16x32xf32>)
+// CHECK-NOT: fuse.image_loop
+// CHECK: tensor.parallel_insert_slice %[[SUM]] into %[[SHARED]][%[[G]], 0, 0, 0]
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "parallel", "parallel"]} ins(%[[GROUPS]] : tensor<2x36x16x32xf32>) outs(%[[P]] : tensor<36x16x32xf32>)
+// CHECK: scf.for {{.*}} -> (tensor<3x3x16x32xf32>)
+#gmap = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d0 + d5, d1 + d6, d2)>
+#gmap1 = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d5, d6, d3)>
+#gmap2 = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>
+func.func @filter_gradient_winograd_groups(%arg0: tensor<4x10x10x16xf32>, %arg1: tensor<4x8x8x32xf32>) -> tensor<3x3x16x32xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %0 = tensor.empty() : tensor<3x3x16x32xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<3x3x16x32xf32>) -> tensor<3x3x16x32xf32>
+  %2 = linalg.generic {fuse.lowering_config = #fuse.lowering_config<strategy = winograd_filter_gradient, distribution = [0, 0, 0, 0, 2, 0, 0], cache = [0, 0, 0, 0, 0, 0, 0], registers = [0, 0, 0, 0, 0, 0, 0], vector = [0, 0, 0, 0, 0, 0, 0]>, indexing_maps = [#gmap, #gmap1, #gmap2], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%arg0, %arg1 : tensor<4x10x10x16xf32>, tensor<4x8x8x32xf32>) outs(%1 : tensor<3x3x16x32xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %3 = arith.mulf %in, %in_0 : f32
+    %4 = arith.addf %out, %3 : f32
+    linalg.yield %4 : f32
+  } -> tensor<3x3x16x32xf32>
+  return %2 : tensor<3x3x16x32xf32>
+}
+
+// -----
+
 // An image whose transformed tiles do not fit in L2: the rewrite refuses,
 // and the convolution gets its direct config (bands of 8 columns).
 // CHECK-LABEL: func @conv_winograd_large
