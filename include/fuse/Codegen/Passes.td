@@ -535,20 +535,39 @@ def FuseInPlaceResults : Pass<"fuse-in-place-results", "::mlir::ModuleOp"> {
 }
 
 def FuseWorkspace : Pass<"fuse-workspace", "::mlir::func::FuncOp"> {
-  let summary = "Take intermediate buffers from the caller; mark pointers noalias";
+  let summary = "Take intermediate buffers from the caller, sharing bytes "
+                "across disjoint lifetimes; mark pointers noalias";
   let description = [{
     Runs after buffer deallocation and fixes the calling convention's last
     part. Every statically shaped `memref.alloc` freed by a `memref.dealloc`
-    in its own block becomes a new trailing argument (the deallocs go), and
-    the function gets `fuse.workspace = array<i64: bytes...>`, the sizes of
-    those arguments rounded up to 64. A caller that keeps one workspace per
-    compiled function, carved into these disjoint buffers, calls it without
-    any heap allocation. Every memref argument is marked `llvm.noalias`:
-    the buffers a caller passes never overlap. (For that reason buffers do
-    not share bytes even when their lifetimes are disjoint.) Other
-    allocations are left alone.
+    in its own block gets its bytes from a new trailing argument, a slot
+    (the deallocs go), and the function gets `fuse.workspace = array<i64:
+    bytes...>`, the sizes of those arguments rounded up to 64. A caller that
+    keeps one workspace per compiled function, carved into these disjoint
+    slots, calls it without any heap allocation. Every memref argument is
+    marked `llvm.noalias`: the slots a caller passes never overlap.
+
+    Buffers whose lifetimes are disjoint share a slot (`reuse`, on by
+    default): lifetimes are intervals in program order from a buffer's
+    first use to its last, a use inside a loop that does not hold the
+    allocation covering that whole loop (K-step, parallel and tile loops
+    alike); the largest buffers are placed first, each in the smallest slot
+    whose buffers all live at other times. A slot of one buffer is an
+    argument of its type; a slot of several is an `i8` argument, each
+    buffer a `memref.view` of it at offset 0 (views of one noalias argument
+    may alias each other; two arguments sharing bytes could not both be
+    noalias). Two buffers live at the same time never share a slot. A
+    buffer whose address escapes (a call, `extract_aligned_pointer_as_index`)
+    shares none. Other allocations are left alone.
   }];
-  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+  let options = [
+    Option<"reuse", "reuse", "bool", /*default=*/"true",
+           "Let buffers with disjoint lifetimes share a slot (false: one "
+           "slot per buffer)">,
+  ];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
 }
 
 def FuseBarePointerArguments
