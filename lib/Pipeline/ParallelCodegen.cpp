@@ -51,10 +51,13 @@ bool hidesPointer(Type *type) {
 /// caller or an alloca. Then any memory the segment reaches through one
 /// parameter it reached, in the caller, through that argument alone, as
 /// the caller's own noalias promised; the vectorizer and the scheduler
-/// keep the facts they had. Otherwise (a pointer of unknown origin, two
-/// from one object) no parameter is marked.
+/// keep the facts they had. Two parameters from one object (two buffers of
+/// one workspace slot, fuse-workspace) may alias each other: those two are
+/// not marked, the others still are. A pointer of unknown origin marks
+/// none.
 void markNoAlias(Function &outlined, CallInst &call) {
-  SmallPtrSet<const Value *, 16> objects;
+  SmallVector<const Value *> objectOf(call.arg_size(), nullptr);
+  llvm::DenseMap<const Value *, unsigned> uses;
   for (Use &operand : call.args()) {
     Type *type = operand->getType();
     if (hidesPointer(type))
@@ -64,15 +67,24 @@ void markNoAlias(Function &outlined, CallInst &call) {
     const Value *object = getUnderlyingObject(operand.get());
     auto *arg = dyn_cast<Argument>(object);
     bool identified = isa<AllocaInst>(object) || (arg && arg->hasNoAliasAttr());
-    if (!identified || !objects.insert(object).second) {
+    if (!identified) {
       LLVM_DEBUG(dbgs() << "fuse-parallel-codegen: " << outlined.getName()
                         << ": no noalias, operand " << *operand.get() << "\n");
       return;
     }
+    objectOf[operand.getOperandNo()] = object;
+    ++uses[object];
   }
-  for (Argument &param : outlined.args())
-    if (param.getType()->isPointerTy())
+  for (Argument &param : outlined.args()) {
+    if (!param.getType()->isPointerTy())
+      continue;
+    if (uses.lookup(objectOf[param.getArgNo()]) == 1)
       param.addAttr(Attribute::NoAlias);
+    else
+      LLVM_DEBUG(dbgs() << "fuse-parallel-codegen: " << outlined.getName()
+                        << ": no noalias on parameter " << param.getArgNo()
+                        << ", its object passed twice\n");
+  }
 }
 
 /// Whether a value the region defines and the rest of the function uses
