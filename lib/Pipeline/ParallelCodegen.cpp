@@ -51,10 +51,11 @@ bool hidesPointer(Type *type) {
 /// caller or an alloca. Then any memory the segment reaches through one
 /// parameter it reached, in the caller, through that argument alone, as
 /// the caller's own noalias promised; the vectorizer and the scheduler
-/// keep the facts they had. Two parameters from one object (two buffers of
-/// one workspace slot, fuse-workspace) may alias each other: those two are
-/// not marked, the others still are. A pointer of unknown origin marks
-/// none.
+/// keep the facts they had. A parameter from an argument that is not
+/// noalias (a buffer of a shared workspace slot, fuse-workspace) or from
+/// an object another parameter is also from is not marked, the others
+/// still are: the caller's arguments are not based on one another. A
+/// pointer of any other origin (loaded from memory) marks none.
 void markNoAlias(Function &outlined, CallInst &call) {
   SmallVector<const Value *> objectOf(call.arg_size(), nullptr);
   llvm::DenseMap<const Value *, unsigned> uses;
@@ -65,9 +66,7 @@ void markNoAlias(Function &outlined, CallInst &call) {
     if (!type->isPointerTy())
       continue;
     const Value *object = getUnderlyingObject(operand.get());
-    auto *arg = dyn_cast<Argument>(object);
-    bool identified = isa<AllocaInst>(object) || (arg && arg->hasNoAliasAttr());
-    if (!identified) {
+    if (!isa<AllocaInst, Argument>(object)) {
       LLVM_DEBUG(dbgs() << "fuse-parallel-codegen: " << outlined.getName()
                         << ": no noalias, operand " << *operand.get() << "\n");
       return;
@@ -78,12 +77,15 @@ void markNoAlias(Function &outlined, CallInst &call) {
   for (Argument &param : outlined.args()) {
     if (!param.getType()->isPointerTy())
       continue;
-    if (uses.lookup(objectOf[param.getArgNo()]) == 1)
+    const Value *object = objectOf[param.getArgNo()];
+    auto *arg = dyn_cast<Argument>(object);
+    bool identified = !arg || arg->hasNoAliasAttr();
+    if (identified && uses.lookup(object) == 1)
       param.addAttr(Attribute::NoAlias);
     else
       LLVM_DEBUG(dbgs() << "fuse-parallel-codegen: " << outlined.getName()
                         << ": no noalias on parameter " << param.getArgNo()
-                        << ", its object passed twice\n");
+                        << "\n");
   }
 }
 

@@ -256,6 +256,40 @@ TEST(ParallelCodegen, TwoPointersIntoOneArgumentLoseNoAliasAlone) {
   EXPECT_FALSE(llvm::verifyModule(*module, &llvm::errs()));
 }
 
+TEST(ParallelCodegen, APlainArgumentLosesNoAliasAlone) {
+  // The last segment writes through `%p`, an argument that is not noalias
+  // (a buffer of a shared workspace slot): its parameter is not marked;
+  // `%a`'s and `%b`'s still are, the caller's arguments being based on
+  // none of the others.
+  llvm::LLVMContext context;
+  std::string text = threeNests(false, kScalarInput);
+  text.replace(text.find("%rc = getelementptr float, ptr %c, i64 %m"),
+               std::strlen("%rc = getelementptr float, ptr %c, i64 %m"),
+               "%rc = getelementptr float, ptr %p, i64 %m");
+  auto module = parse(text, context);
+  llvm::SmallVector<llvm::Function *> parts =
+      outlineSegments(*module->getFunction("f"), 3);
+  ASSERT_EQ(parts.size(), 2u);
+  llvm::CallInst *call = llvm::cast<llvm::CallInst>(parts[1]->user_back());
+  unsigned marked = 0, unmarked = 0;
+  for (llvm::Argument &param : parts[1]->args()) {
+    if (!param.getType()->isPointerTy())
+      continue;
+    const llvm::Value *object =
+        llvm::getUnderlyingObject(call->getArgOperand(param.getArgNo()));
+    if (object->getName() == "p") {
+      EXPECT_FALSE(param.hasNoAliasAttr());
+      ++unmarked;
+    } else {
+      EXPECT_TRUE(param.hasNoAliasAttr()) << object->getName().str();
+      ++marked;
+    }
+  }
+  EXPECT_EQ(unmarked, 1u);
+  EXPECT_EQ(marked, 2u);
+  EXPECT_FALSE(llvm::verifyModule(*module, &llvm::errs()));
+}
+
 TEST(ParallelCodegen, KeepsASegmentWhoseStackOutlivesIt) {
   // An alloca of the middle segment whose address the last one uses: the
   // middle segment's frame would be gone, so it stays in the caller.

@@ -544,30 +544,30 @@ def FuseWorkspace : Pass<"fuse-workspace", "::mlir::func::FuncOp"> {
     (the deallocs go), and the function gets `fuse.workspace = array<i64:
     bytes...>`, the sizes of those arguments rounded up to 64. A caller that
     keeps one workspace per compiled function, carved into these disjoint
-    slots, calls it without any heap allocation. Every memref argument is
-    marked `llvm.noalias`: the slots a caller passes never overlap.
+    slots, calls it without any heap allocation. Every other memref
+    argument is marked `llvm.noalias`.
 
-    Buffers whose lifetimes are disjoint share a slot (`reuse`, on by
-    default): lifetimes are intervals in program order from a buffer's
-    first use to its last, a use inside a loop that does not hold the
-    allocation covering that whole loop (K-step, parallel and tile loops
-    alike); the largest buffers are placed first, each in the smallest slot
-    whose buffers all live at other times. A slot of one buffer is an
-    argument of its type; a slot of several is an `i8` argument, each
-    buffer a `memref.view` of it at offset 0 (views of one noalias argument
-    may alias each other; two arguments sharing bytes could not both be
-    noalias). Two buffers live at the same time never share a slot. A
-    buffer whose address escapes (a call, `extract_aligned_pointer_as_index`)
-    shares none. Other allocations are left alone.
+    Buffers whose lifetimes are disjoint share bytes (`reuse`, on by
+    default), in slots: lifetimes are intervals in program order from a
+    buffer's first use to its last, a use inside a loop that does not hold
+    the allocation covering that whole loop (K-step, parallel and tile
+    loops alike); the largest buffers are placed first, each in the
+    smallest slot whose buffers all live at other times. Every buffer
+    stays an argument of its own type. A buffer alone in its slot is
+    `llvm.noalias`; the buffers of a shared slot are not (LLVM's noalias
+    holds for the whole call) and carry `fuse.workspace_slot = N`; their
+    sizes are 0 but the last's, the slot's, so that the caller, carving
+    the arguments in order, gives them all the slot's address. Two buffers
+    live at the same time never share a slot. A buffer whose address
+    escapes (a call, `extract_aligned_pointer_as_index`) shares none.
+    Other allocations are left alone.
   }];
   let options = [
     Option<"reuse", "reuse", "bool", /*default=*/"true",
            "Let buffers with disjoint lifetimes share a slot (false: one "
            "slot per buffer)">,
   ];
-  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
-                           "::mlir::arith::ArithDialect",
-                           "::mlir::memref::MemRefDialect"];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
 def FuseBarePointerArguments

@@ -1,27 +1,31 @@
 //===- Workspace.cpp - The fuse-workspace pass ----------------------------===//
 //
 // Intermediate buffers come from the caller, so a call allocates nothing:
-// each statically shaped allocation freed in its own block gets bytes in one
-// workspace the engine keeps per compiled function, passed as trailing
-// pointer arguments (slots), every one noalias.
+// each statically shaped allocation freed in its own block becomes a
+// trailing pointer argument, which the engine points into one workspace it
+// keeps per compiled function.
 //
-// Buffers whose lifetimes are disjoint share a slot (XLA's buffer
+// Buffers whose lifetimes are disjoint share bytes (XLA's buffer
 // assignment, IREE's packing, here by slots rather than free offsets): a
 // slot holds one live buffer at a time, sized for its largest. Lifetimes
 // are intervals in program order: from a buffer's first use to its last,
 // where a use inside a loop (a K-step loop, a parallel loop, a tile loop)
 // that does not hold the allocation counts as the whole loop, and a buffer
-// allocated in a loop body lives within one iteration. A slot of one buffer
-// is an argument of the buffer's type, as before; a slot of several is an
-// i8 argument whose buffers are views at offset 0.
+// allocated in a loop body lives within one iteration.
 //
-// Why slots and not offsets: LLVM's noalias holds for the whole call, so
-// two arguments sharing bytes may not both be noalias. The views of one
-// slot are based on the same argument, which is sound, and two buffers that
-// are live at the same time are always in different slots: every pair of
-// buffers one loop touches stays provably disjoint, as it was.
+// Every buffer stays an argument of its own type (views of one i8 argument
+// would hide them from MLIR's transfer hoisting, which gives up on views:
+// the CNN step ran 0.7x). A buffer alone in its slot is noalias, as every
+// buffer was before. LLVM's noalias holds for the whole call, so two
+// arguments sharing bytes may not be noalias: a shared slot's arguments are
+// not, and carry `fuse.workspace_slot = N` for the passes after this one
+// that reason about buffers by argument. Since two buffers of one slot are
+// never live at once, no loop touches two of them, and against every other
+// (noalias) argument LLVM still knows them disjoint. The engine carves the
+// arguments in order: a slot's buffers get sizes 0, ..., 0, S, so that all
+// of them start at the slot's address.
 //
-// A buffer allocated in a loop body reuses its slot every iteration, which
+// A buffer allocated in a loop body reuses its bytes every iteration, which
 // is safe because it is freed before the iteration ends (not in a parallel
 // loop, whose iterations run at once: each of those takes its buffer on its
 // thread's stack). A buffer whose address escapes (a runtime call, an
@@ -33,7 +37,6 @@
 #include "fuse/ABI.h"
 #include "fuse/Codegen/Passes.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -305,39 +308,35 @@ struct FuseWorkspacePass : fuse::impl::FuseWorkspaceBase<FuseWorkspacePass> {
     DictionaryAttr attrs = DictionaryAttr::get(
         context, {NamedAttribute(noalias, UnitAttr::get(context))});
     SmallVector<int64_t> sizes;
-    OpBuilder entry = OpBuilder::atBlockBegin(&func.getBody().front());
-    Value zero;
+    int64_t sharedSlots = 0;
     for (unsigned slot : slotOrder) {
       ArrayRef<unsigned> members = slotBuffers[slot];
-      Buffer &first = buffers[members.front()];
       bool shared = members.size() > 1;
-      Type type = shared ? MemRefType::get({slotBytes[slot]},
-                                           IntegerType::get(context, 8))
-                         : Type(first.alloc.getType());
-      unsigned index = func.getNumArguments();
-      if (failed(func.insertArgument(index, type, attrs, first.alloc.getLoc())))
-        return signalPassFailure();
-      BlockArgument argument = func.getArgument(index);
-      sizes.push_back(slotBytes[slot]);
-      LLVM_DEBUG(llvm::dbgs() << "fuse-workspace: slot " << sizes.size() - 1
-                              << " of " << slotBytes[slot] << " bytes, "
-                              << members.size() << " buffer(s)\n");
-      for (unsigned member : members) {
+      DictionaryAttr slotAttrs = attrs;
+      if (shared)
+        slotAttrs = DictionaryAttr::get(
+            context,
+            {NamedAttribute(
+                StringAttr::get(context, fuse::abi::kWorkspaceSlotAttrName),
+                IntegerAttr::get(IntegerType::get(context, 64),
+                                 sharedSlots++))});
+      LLVM_DEBUG(llvm::dbgs()
+                 << "fuse-workspace: slot of " << slotBytes[slot] << " bytes, "
+                 << members.size() << " buffer(s)\n");
+      for (auto [position, member] : llvm::enumerate(members)) {
         Buffer &buffer = buffers[member];
         LLVM_DEBUG(llvm::dbgs()
                    << "  " << buffer.alloc.getType() << " live ["
                    << buffer.begin << ", " << buffer.end << "]"
                    << (buffer.pinned ? " (address escapes)" : "") << "\n");
-        Value replacement = argument;
-        if (shared) {
-          if (!zero)
-            zero = arith::ConstantIndexOp::create(entry, func.getLoc(), 0);
-          OpBuilder b(buffer.alloc);
-          replacement = memref::ViewOp::create(b, buffer.alloc.getLoc(),
-                                               buffer.alloc.getType(), argument,
-                                               zero, ValueRange{});
-        }
-        buffer.alloc.replaceAllUsesWith(replacement);
+        unsigned index = func.getNumArguments();
+        if (failed(func.insertArgument(index, buffer.alloc.getType(), slotAttrs,
+                                       buffer.alloc.getLoc())))
+          return signalPassFailure();
+        // The slot's last buffer advances the engine's carving by the
+        // slot's size; the others start where it does.
+        sizes.push_back(position + 1 == members.size() ? slotBytes[slot] : 0);
+        buffer.alloc.replaceAllUsesWith(func.getArgument(index));
         buffer.dealloc.erase();
         buffer.alloc.erase();
       }

@@ -45,7 +45,7 @@ func.func @fits(%x: memref<4xf32>) {
 // Two buffers of 2^62 bytes at different times share one slot: the
 // workspace fits.
 // CHECK-LABEL: func @shared
-// CHECK-SAME: fuse.workspace = array<i64: 4611686018427387904>
+// CHECK-SAME: fuse.workspace = array<i64: 0, 4611686018427387904>
 func.func @shared(%x: memref<4xf32>) {
   %cst = arith.constant 1.000000e+00 : f32
   %a = memref.alloc() : memref<1152921504606846976xf32>

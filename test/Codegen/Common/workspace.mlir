@@ -99,22 +99,23 @@ func.func @mask(%out: memref<100xi1>) {
 // -----
 
 // Disjoint lifetimes share a slot: %a (1 KiB) dies at its copy before %b
-// (64 bytes) is first written. One i8 argument sized for the larger, each
-// buffer a view of it at offset 0; the argument stays noalias (the views
-// are based on it alone). With reuse=false each has its own.
+// (64 bytes) is first written. Each stays an argument of its type, neither
+// noalias (they share bytes), both marked with their slot; their sizes are
+// 0 then the slot's 1024, so that the caller, carving in order, gives both
+// the slot's address. With reuse=false each has bytes of its own.
 // CHECK-LABEL: func @disjoint
-// CHECK-SAME: %[[S:[^:]*]]: memref<1024xi8> {llvm.noalias})
-// CHECK-SAME: attributes {fuse.workspace = array<i64: 1024>}
-// CHECK: %[[C0:.*]] = arith.constant 0 : index
-// CHECK: %[[A:.*]] = memref.view %[[S]][%[[C0]]][] : memref<1024xi8> to memref<256xf32>
+// CHECK-SAME: %[[X:[^:]*]]: memref<256xf32> {llvm.noalias}, %[[Y:[^:]*]]: memref<16xf32> {llvm.noalias}, %[[A:[^:]*]]: memref<256xf32> {fuse.workspace_slot = 0 : i64}, %[[B:[^:]*]]: memref<16xf32> {fuse.workspace_slot = 0 : i64})
+// CHECK-SAME: attributes {fuse.workspace = array<i64: 0, 1024>}
+// CHECK-NOT: memref.alloc
 // CHECK: linalg.fill {{.*}} outs(%[[A]] : memref<256xf32>)
-// CHECK: %[[B:.*]] = memref.view %[[S]][%[[C0]]][] : memref<1024xi8> to memref<16xf32>
+// CHECK: memref.copy %[[A]], %[[X]]
 // CHECK: linalg.fill {{.*}} outs(%[[B]] : memref<16xf32>)
+// CHECK: memref.copy %[[B]], %[[Y]]
 // CHECK-NOT: memref.dealloc
 // NOREUSE-LABEL: func @disjoint
 // NOREUSE-SAME: memref<256xf32> {llvm.noalias}, %{{[^:]*}}: memref<16xf32> {llvm.noalias})
 // NOREUSE-SAME: attributes {fuse.workspace = array<i64: 1024, 64>}
-// NOREUSE-NOT: memref.view
+// NOREUSE-NOT: fuse.workspace_slot
 func.func @disjoint(%x: memref<256xf32>, %y: memref<16xf32>) {
   %cst = arith.constant 1.000000e+00 : f32
   %a = memref.alloc() : memref<256xf32>
@@ -131,11 +132,11 @@ func.func @disjoint(%x: memref<256xf32>, %y: memref<16xf32>) {
 // -----
 
 // Overlapping lifetimes never share: %b is written while %a (read by the
-// last copy, through a view) is live. Distinct slots, typed arguments.
+// last copy, through a view) is live. Distinct slots, noalias arguments.
 // CHECK-LABEL: func @overlapping
-// CHECK-SAME: %[[A:[^:]*]]: memref<256xf32> {llvm.noalias}, %[[B:[^:]*]]: memref<16xf32> {llvm.noalias})
+// CHECK-SAME: %{{[^:]*}}: memref<256xf32> {llvm.noalias}, %{{[^:]*}}: memref<16xf32> {llvm.noalias})
 // CHECK-SAME: attributes {fuse.workspace = array<i64: 1024, 64>}
-// CHECK-NOT: memref.view
+// CHECK-NOT: fuse.workspace_slot
 func.func @overlapping(%x: memref<16xf32>, %y: memref<16xf32>) {
   %cst = arith.constant 1.000000e+00 : f32
   %a = memref.alloc() : memref<256xf32>
@@ -155,15 +156,15 @@ func.func @overlapping(%x: memref<16xf32>, %y: memref<16xf32>) {
 // A buffer used inside a loop that does not hold its allocation lives for
 // the whole loop: %t, allocated in the body after %a's last read there,
 // must not take %a's bytes (the next iteration reads %a again). %c, used
-// after the loop, may: %a is dead by then. The largest (%a) goes first.
+// after the loop, may: %a is dead by then. Slots in the order of their
+// first buffer: {%a, %c} (256 bytes), {%t} (128).
 // CHECK-LABEL: func @loop_lifetime
-// CHECK-SAME: %[[S:[^:]*]]: memref<256xi8> {llvm.noalias}, %[[T:[^:]*]]: memref<32xf32> {llvm.noalias})
-// CHECK-SAME: attributes {fuse.workspace = array<i64: 256, 128>}
-// CHECK: %[[A:.*]] = memref.view %[[S]]{{.*}} to memref<64xf32>
+// CHECK-SAME: %[[A:[^:]*]]: memref<64xf32> {fuse.workspace_slot = 0 : i64}, %[[C:[^:]*]]: memref<48xf32> {fuse.workspace_slot = 0 : i64}, %[[T:[^:]*]]: memref<32xf32> {llvm.noalias})
+// CHECK-SAME: attributes {fuse.workspace = array<i64: 0, 256, 128>}
+// CHECK: linalg.fill {{.*}} outs(%[[A]] : memref<64xf32>)
 // CHECK: scf.for
 // CHECK: memref.copy %[[A]]
 // CHECK: linalg.fill {{.*}} outs(%[[T]] : memref<32xf32>)
-// CHECK: %[[C:.*]] = memref.view %[[S]]{{.*}} to memref<48xf32>
 // CHECK: linalg.fill {{.*}} outs(%[[C]] : memref<48xf32>)
 func.func @loop_lifetime(%x: memref<64xf32>, %y: memref<32xf32>, %z: memref<48xf32>, %n: index) {
   %c0 = arith.constant 0 : index
@@ -191,11 +192,11 @@ func.func @loop_lifetime(%x: memref<64xf32>, %y: memref<32xf32>, %z: memref<48xf
 // Two buffers allocated in one loop body (a K-step loop's) live within one
 // iteration: disjoint there, they share a slot.
 // CHECK-LABEL: func @loop_body
-// CHECK-SAME: %[[S:[^:]*]]: memref<256xi8> {llvm.noalias})
-// CHECK-SAME: attributes {fuse.workspace = array<i64: 256>}
+// CHECK-SAME: %[[A:[^:]*]]: memref<64xf32> {fuse.workspace_slot = 0 : i64}, %[[B:[^:]*]]: memref<8x8xf32> {fuse.workspace_slot = 0 : i64})
+// CHECK-SAME: attributes {fuse.workspace = array<i64: 0, 256>}
 // CHECK: scf.for
-// CHECK: memref.view %[[S]]{{.*}} to memref<64xf32>
-// CHECK: memref.view %[[S]]{{.*}} to memref<8x8xf32>
+// CHECK: linalg.fill {{.*}} outs(%[[A]] : memref<64xf32>)
+// CHECK: linalg.fill {{.*}} outs(%[[B]] : memref<8x8xf32>)
 func.func @loop_body(%x: memref<64xf32>, %y: memref<8x8xf32>, %n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -220,11 +221,12 @@ func.func @loop_body(%x: memref<64xf32>, %y: memref<8x8xf32>, %n: index) {
 // after the read in program order, gets a slot of its own. %c, after the
 // loop, shares %a's.
 // CHECK-LABEL: func @parallel
-// CHECK-SAME: %[[S:[^:]*]]: memref<256xi8> {llvm.noalias}, %[[B:[^:]*]]: memref<64xf32> {llvm.noalias})
-// CHECK-SAME: attributes {fuse.workspace = array<i64: 256, 256>}
+// CHECK-SAME: %[[A:[^:]*]]: memref<64xf32> {fuse.workspace_slot = 0 : i64}, %[[C:[^:]*]]: memref<64xf32> {fuse.workspace_slot = 0 : i64}, %[[B:[^:]*]]: memref<64xf32> {llvm.noalias})
+// CHECK-SAME: attributes {fuse.workspace = array<i64: 0, 256, 256>}
 // CHECK: scf.parallel
+// CHECK: memref.copy %[[A]]
 // CHECK: linalg.fill {{.*}} outs(%[[B]] : memref<64xf32>)
-// CHECK: memref.view %[[S]]{{.*}} to memref<64xf32>
+// CHECK: linalg.fill {{.*}} outs(%[[C]] : memref<64xf32>)
 func.func @parallel(%x: memref<4x64xf32>, %y: memref<64xf32>, %z: memref<64xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -256,7 +258,7 @@ func.func @parallel(%x: memref<4x64xf32>, %y: memref<64xf32>, %z: memref<64xf32>
 // CHECK-LABEL: func @escapes
 // CHECK-SAME: memref<64xf32> {llvm.noalias}, %{{[^:]*}}: memref<64xf32> {llvm.noalias})
 // CHECK-SAME: attributes {fuse.workspace = array<i64: 256, 256>}
-// CHECK-NOT: memref.view
+// CHECK-NOT: fuse.workspace_slot
 func.func @escapes(%y: memref<64xf32>) -> index {
   %cst = arith.constant 1.000000e+00 : f32
   %a = memref.alloc() : memref<64xf32>
