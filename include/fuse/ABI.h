@@ -76,10 +76,21 @@ constexpr llvm::StringLiteral kClassLabelsAttrName = "fuse.class_labels";
 //===----------------------------------------------------------------------===//
 
 /// The byte sizes (multiples of 64) of the trailing buffers for
-/// intermediates, which the caller provides disjoint and 64-byte aligned.
-/// Produced by fuse-workspace, kept by fuse-bare-pointer-arguments; consumed
-/// by the engine, which carves them from one workspace per specialization.
+/// intermediates, which the caller carves from one 64-byte-aligned
+/// workspace in order, each at the end of the one before: a size 0 puts a
+/// buffer at the same address as the next (the buffers of one slot, which
+/// live at different times; see kWorkspaceSlotAttrName). Produced by
+/// fuse-workspace, kept by fuse-bare-pointer-arguments; consumed by the
+/// engine, which carves them from one workspace per specialization, and
+/// `fusec export`.
 constexpr llvm::StringLiteral kWorkspaceAttrName = "fuse.workspace";
+
+/// Argument attribute `fuse.workspace_slot = N`: a workspace buffer that
+/// shares its bytes with the other arguments of slot N (their lifetimes
+/// are disjoint), so it is not noalias. Produced by fuse-workspace;
+/// consumed by fuse-parallel-loops-to-openmp, which takes a slot's
+/// arguments as one buffer when deciding which loops may run at once.
+constexpr llvm::StringLiteral kWorkspaceSlotAttrName = "fuse.workspace_slot";
 
 /// The (argument, dim) pairs of the trailing dynamic-size arguments, one per
 /// size argument, in order. Produced by fuse-bare-pointer-arguments;

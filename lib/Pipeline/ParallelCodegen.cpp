@@ -51,10 +51,14 @@ bool hidesPointer(Type *type) {
 /// caller or an alloca. Then any memory the segment reaches through one
 /// parameter it reached, in the caller, through that argument alone, as
 /// the caller's own noalias promised; the vectorizer and the scheduler
-/// keep the facts they had. Otherwise (a pointer of unknown origin, two
-/// from one object) no parameter is marked.
+/// keep the facts they had. A parameter from an argument that is not
+/// noalias (a buffer of a shared workspace slot, fuse-workspace) or from
+/// an object another parameter is also from is not marked, the others
+/// still are: the caller's arguments are not based on one another. A
+/// pointer of any other origin (loaded from memory) marks none.
 void markNoAlias(Function &outlined, CallInst &call) {
-  SmallPtrSet<const Value *, 16> objects;
+  SmallVector<const Value *> objectOf(call.arg_size(), nullptr);
+  llvm::DenseMap<const Value *, unsigned> uses;
   for (Use &operand : call.args()) {
     Type *type = operand->getType();
     if (hidesPointer(type))
@@ -62,17 +66,27 @@ void markNoAlias(Function &outlined, CallInst &call) {
     if (!type->isPointerTy())
       continue;
     const Value *object = getUnderlyingObject(operand.get());
-    auto *arg = dyn_cast<Argument>(object);
-    bool identified = isa<AllocaInst>(object) || (arg && arg->hasNoAliasAttr());
-    if (!identified || !objects.insert(object).second) {
+    if (!isa<AllocaInst, Argument>(object)) {
       LLVM_DEBUG(dbgs() << "fuse-parallel-codegen: " << outlined.getName()
                         << ": no noalias, operand " << *operand.get() << "\n");
       return;
     }
+    objectOf[operand.getOperandNo()] = object;
+    ++uses[object];
   }
-  for (Argument &param : outlined.args())
-    if (param.getType()->isPointerTy())
+  for (Argument &param : outlined.args()) {
+    if (!param.getType()->isPointerTy())
+      continue;
+    const Value *object = objectOf[param.getArgNo()];
+    auto *arg = dyn_cast<Argument>(object);
+    bool identified = !arg || arg->hasNoAliasAttr();
+    if (identified && uses.lookup(object) == 1)
       param.addAttr(Attribute::NoAlias);
+    else
+      LLVM_DEBUG(dbgs() << "fuse-parallel-codegen: " << outlined.getName()
+                        << ": no noalias on parameter " << param.getArgNo()
+                        << "\n");
+  }
 }
 
 /// Whether a value the region defines and the rest of the function uses

@@ -9,11 +9,12 @@
 // RUN: fuse-opt %s --fuse-pipeline --split-input-file | FileCheck %s --check-prefix=LLVM-ONLY
 
 // Seven parameters and inputs, then the loss as an eighth out-parameter,
-// then the buffers of the intermediates; no result. The labels keep their
-// class count (fuse-mark-class-labels). The checks stay loose: the code
-// generation strategy will change.
+// then the buffers of the intermediates (noalias, or sharing a workspace
+// slot with buffers that live at other times); no result. The labels keep
+// their class count (fuse-mark-class-labels). The checks stay loose: the
+// code generation strategy will change.
 // MLP-LABEL: llvm.func @loss
-// MLP-SAME: (%{{[^:]*}}: !llvm.ptr {llvm.noalias}, %{{[^:]*}}: !llvm.ptr {llvm.noalias}, %{{[^:]*}}: !llvm.ptr {llvm.noalias}, %{{[^:]*}}: !llvm.ptr {llvm.noalias}, %{{[^:]*}}: !llvm.ptr {llvm.noalias}, %{{[^:]*}}: !llvm.ptr {fuse.class_labels = 10 : i64, llvm.noalias}, %{{[^:]*}}: !llvm.ptr {llvm.noalias}, %[[LOSS:[^:]*]]: !llvm.ptr {llvm.noalias}, {{(%[^:]*: !llvm.ptr \{llvm.noalias\}(, )?)+}}) attributes {fuse.workspace = array<i64: {{[0-9, ]+}}>} {
+// MLP-SAME: (%{{[^:]*}}: !llvm.ptr {llvm.noalias}, %{{[^:]*}}: !llvm.ptr {llvm.noalias}, %{{[^:]*}}: !llvm.ptr {llvm.noalias}, %{{[^:]*}}: !llvm.ptr {llvm.noalias}, %{{[^:]*}}: !llvm.ptr {llvm.noalias}, %{{[^:]*}}: !llvm.ptr {fuse.class_labels = 10 : i64, llvm.noalias}, %{{[^:]*}}: !llvm.ptr {llvm.noalias}, %[[LOSS:[^:]*]]: !llvm.ptr {llvm.noalias}, {{(%[^:]*: !llvm.ptr \{(llvm.noalias|fuse.workspace_slot = [0-9]+ : i64)\}(, )?)+}}) attributes {fuse.workspace = array<i64: {{[0-9, ]+}}>} {
 // MLP-NOT: @malloc
 // MLP: {{(llvm.store [^,]+, |"llvm.intr.memcpy"\(|llvm.getelementptr [a-z|]* ?)}}%[[LOSS]]{{[[, ]}}
 // MLP: llvm.return{{$}}

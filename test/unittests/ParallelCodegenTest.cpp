@@ -17,6 +17,7 @@
 #include "fuse/ParallelCodegen.h"
 #include "fuse/Trainer.h"
 
+#include "llvm/Analysis/ValueTracking.h"
 #include "llvm/AsmParser/Parser.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/LLVMContext.h"
@@ -217,6 +218,76 @@ TEST(ParallelCodegen, VectorsGoThroughMemoryUnknownPointersLoseNoAlias) {
     }
   }
   EXPECT_FALSE(llvm::verifyModule(*module2, &llvm::errs()));
+}
+
+TEST(ParallelCodegen, TwoPointersIntoOneArgumentLoseNoAliasAlone) {
+  // The last segment reads two buffers of one workspace slot (fuse-
+  // workspace: views of one noalias argument, `%a` and `%a + 4096`): those
+  // two parameters may alias each other and are not marked; `%c`'s still
+  // is, being the only pointer into its argument.
+  llvm::LLVMContext context;
+  std::string extra = "  %s0 = fadd float %x, 1.0\n"
+                      "  %a2 = getelementptr i8, ptr %a, i64 4096\n";
+  std::string text = threeNests(false, extra);
+  text.replace(text.find("%rb = getelementptr float, ptr %b, i64 %m"),
+               std::strlen("%rb = getelementptr float, ptr %b, i64 %m"),
+               "%rb = getelementptr float, ptr %a2, i64 %m");
+  auto module = parse(text, context);
+  llvm::SmallVector<llvm::Function *> parts =
+      outlineSegments(*module->getFunction("f"), 3);
+  ASSERT_EQ(parts.size(), 2u);
+  llvm::CallInst *call = llvm::cast<llvm::CallInst>(parts[1]->user_back());
+  unsigned marked = 0, unmarked = 0;
+  for (llvm::Argument &param : parts[1]->args()) {
+    if (!param.getType()->isPointerTy())
+      continue;
+    const llvm::Value *object =
+        llvm::getUnderlyingObject(call->getArgOperand(param.getArgNo()));
+    if (object->getName() == "a") {
+      EXPECT_FALSE(param.hasNoAliasAttr());
+      ++unmarked;
+    } else {
+      EXPECT_TRUE(param.hasNoAliasAttr()) << object->getName().str();
+      ++marked;
+    }
+  }
+  EXPECT_EQ(unmarked, 2u);
+  EXPECT_EQ(marked, 1u);
+  EXPECT_FALSE(llvm::verifyModule(*module, &llvm::errs()));
+}
+
+TEST(ParallelCodegen, APlainArgumentLosesNoAliasAlone) {
+  // The last segment writes through `%p`, an argument that is not noalias
+  // (a buffer of a shared workspace slot): its parameter is not marked;
+  // `%a`'s and `%b`'s still are, the caller's arguments being based on
+  // none of the others.
+  llvm::LLVMContext context;
+  std::string text = threeNests(false, kScalarInput);
+  text.replace(text.find("%rc = getelementptr float, ptr %c, i64 %m"),
+               std::strlen("%rc = getelementptr float, ptr %c, i64 %m"),
+               "%rc = getelementptr float, ptr %p, i64 %m");
+  auto module = parse(text, context);
+  llvm::SmallVector<llvm::Function *> parts =
+      outlineSegments(*module->getFunction("f"), 3);
+  ASSERT_EQ(parts.size(), 2u);
+  llvm::CallInst *call = llvm::cast<llvm::CallInst>(parts[1]->user_back());
+  unsigned marked = 0, unmarked = 0;
+  for (llvm::Argument &param : parts[1]->args()) {
+    if (!param.getType()->isPointerTy())
+      continue;
+    const llvm::Value *object =
+        llvm::getUnderlyingObject(call->getArgOperand(param.getArgNo()));
+    if (object->getName() == "p") {
+      EXPECT_FALSE(param.hasNoAliasAttr());
+      ++unmarked;
+    } else {
+      EXPECT_TRUE(param.hasNoAliasAttr()) << object->getName().str();
+      ++marked;
+    }
+  }
+  EXPECT_EQ(unmarked, 1u);
+  EXPECT_EQ(marked, 2u);
+  EXPECT_FALSE(llvm::verifyModule(*module, &llvm::errs()));
 }
 
 TEST(ParallelCodegen, KeepsASegmentWhoseStackOutlivesIt) {

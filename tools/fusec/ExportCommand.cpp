@@ -425,9 +425,21 @@ llvm::Error exportModel() {
     llvm::Value *scratch = global(out.name, bytes, nullptr, false);
     args.push_back(b.CreateSelect(b.CreateIsNull(given), scratch, given));
   }
-  for (auto [k, bytes] : llvm::enumerate(workspace))
-    args.push_back(global("workspace" + std::to_string(k), bytes, nullptr,
-                          /*constant=*/false));
+  // One static workspace carved as the engine carves its own: in order,
+  // each buffer at the end of the one before (the buffers of a shared slot
+  // have size 0 but the last, and so share its bytes).
+  uint64_t workspaceBytes = 0;
+  for (int64_t bytes : workspace)
+    workspaceBytes += bytes;
+  llvm::GlobalVariable *workspaceGlobal =
+      workspace.empty() ? nullptr
+                        : global("workspace", workspaceBytes, nullptr,
+                                 /*constant=*/false);
+  uint64_t offset = 0;
+  for (int64_t bytes : workspace) {
+    args.push_back(b.CreateConstInBoundsGEP1_64(i8, workspaceGlobal, offset));
+    offset += bytes;
+  }
   b.CreateCall(compiled, args);
   if (x86)
     b.CreateIntrinsic(llvm::Intrinsic::x86_sse_ldmxcsr, {}, {savedMode});

@@ -386,6 +386,17 @@ LogicalResult FuseDialect::verifyRegionArgAttribute(Operation *op,
              << attr.getValue() << " on " << type;
     return success();
   }
+  if (name == abi::kWorkspaceSlotAttrName) {
+    // fuse-workspace's: a buffer sharing its bytes with its slot's others.
+    auto slot = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!slot || slot.getInt() < 0 || isa<TensorType>(type))
+      return op->emitError("'")
+             << abi::kWorkspaceSlotAttrName
+             << "' must be a slot number (a non-negative integer) on a "
+                "buffer argument, got "
+             << attr.getValue() << " on " << type;
+    return success();
+  }
   if (name == kClassLabelsAttrName) {
     auto shaped = dyn_cast<ShapedType>(type);
     auto classes = dyn_cast<IntegerAttr>(attr.getValue());

@@ -538,19 +538,38 @@ def FuseInPlaceResults : Pass<"fuse-in-place-results", "::mlir::ModuleOp"> {
 }
 
 def FuseWorkspace : Pass<"fuse-workspace", "::mlir::func::FuncOp"> {
-  let summary = "Take intermediate buffers from the caller; mark pointers noalias";
+  let summary = "Take intermediate buffers from the caller, sharing bytes "
+                "across disjoint lifetimes; mark pointers noalias";
   let description = [{
     Runs after buffer deallocation and fixes the calling convention's last
     part. Every statically shaped `memref.alloc` freed by a `memref.dealloc`
-    in its own block becomes a new trailing argument (the deallocs go), and
-    the function gets `fuse.workspace = array<i64: bytes...>`, the sizes of
-    those arguments rounded up to 64. A caller that keeps one workspace per
-    compiled function, carved into these disjoint buffers, calls it without
-    any heap allocation. Every memref argument is marked `llvm.noalias`:
-    the buffers a caller passes never overlap. (For that reason buffers do
-    not share bytes even when their lifetimes are disjoint.) Other
-    allocations are left alone.
+    in its own block gets its bytes from a new trailing argument, a slot
+    (the deallocs go), and the function gets `fuse.workspace = array<i64:
+    bytes...>`, the sizes of those arguments rounded up to 64. A caller that
+    keeps one workspace per compiled function, carved into these disjoint
+    slots, calls it without any heap allocation. Every other memref
+    argument is marked `llvm.noalias`.
+
+    Buffers whose lifetimes are disjoint share bytes (`reuse`, on by
+    default), in slots: lifetimes are intervals in program order from a
+    buffer's first use to its last, a use inside a loop that does not hold
+    the allocation covering that whole loop (K-step, parallel and tile
+    loops alike); the largest buffers are placed first, each in the
+    smallest slot whose buffers all live at other times. Every buffer
+    stays an argument of its own type. A buffer alone in its slot is
+    `llvm.noalias`; the buffers of a shared slot are not (LLVM's noalias
+    holds for the whole call) and carry `fuse.workspace_slot = N`; their
+    sizes are 0 but the last's, the slot's, so that the caller, carving
+    the arguments in order, gives them all the slot's address. Two buffers
+    live at the same time never share a slot. A buffer whose address
+    escapes (a call, `extract_aligned_pointer_as_index`) shares none.
+    Other allocations are left alone.
   }];
+  let options = [
+    Option<"reuse", "reuse", "bool", /*default=*/"true",
+           "Let buffers with disjoint lifetimes share a slot (false: one "
+           "slot per buffer)">,
+  ];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 

@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fuse/ABI.h"
 #include "fuse/Codegen/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -102,8 +103,10 @@ struct Accesses {
 constexpr int64_t kMaxRegionStackBytes = 256 * 1024;
 
 /// The memref `value` is a view of: a function argument (the caller's
-/// buffers never overlap, fuse-workspace's contract), an allocation, a
-/// global, or (unknown) anything else.
+/// buffers never overlap, fuse-workspace's contract, but for the buffers
+/// of one workspace slot, which share bytes and stand for each other here:
+/// the slot's first argument), an allocation, a global, or (unknown)
+/// anything else.
 Value rootBuffer(Value value) {
   while (Operation *def = value.getDefiningOp()) {
     if (auto view = dyn_cast<ViewLikeOpInterface>(def))
@@ -113,6 +116,20 @@ Value rootBuffer(Value value) {
     else
       break;
   }
+  auto argument = dyn_cast<BlockArgument>(value);
+  if (!argument || !argument.getOwner()->isEntryBlock())
+    return value;
+  auto func = dyn_cast<func::FuncOp>(argument.getOwner()->getParentOp());
+  if (!func)
+    return value;
+  auto slot = func.getArgAttrOfType<IntegerAttr>(
+      argument.getArgNumber(), fuse::abi::kWorkspaceSlotAttrName);
+  if (!slot)
+    return value;
+  for (BlockArgument other : func.getArguments())
+    if (func.getArgAttr(other.getArgNumber(),
+                        fuse::abi::kWorkspaceSlotAttrName) == slot)
+      return other;
   return value;
 }
 

@@ -123,6 +123,57 @@ func.func @dependent(%a: memref<64xf32>, %b: memref<64xf32>, %v: f32) {
 
 // -----
 
+// Two buffers of one workspace slot (fuse-workspace) share bytes: a loop
+// writing one and a loop writing the other may not run at once, though
+// they are different arguments. Two regions, as for @dependent; buffers of
+// different slots (or none) would share one, as in @independent.
+// CHECK-LABEL: func.func @one_slot
+// CHECK:         omp.parallel
+// CHECK:         omp.terminator
+// CHECK:         omp.parallel
+// CHECK:         omp.terminator
+func.func @one_slot(%a: memref<64xf32> {fuse.workspace_slot = 0 : i64}, %b: memref<32xf32> {fuse.workspace_slot = 0 : i64}, %v: f32) {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c64 = arith.constant 64 : index
+  scf.parallel (%i) = (%c0) to (%c64) step (%c8) {
+    memref.store %v, %a[%i] : memref<64xf32>
+    scf.reduce
+  }
+  %c32 = arith.constant 32 : index
+  scf.parallel (%i) = (%c0) to (%c32) step (%c8) {
+    memref.store %v, %b[%i] : memref<32xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// Buffers of different slots are different buffers: one region.
+// CHECK-LABEL: func.func @two_slots
+// CHECK:         omp.parallel
+// CHECK:         omp.terminator
+// CHECK-NOT:     omp.parallel
+// CHECK:         return
+func.func @two_slots(%a: memref<64xf32> {fuse.workspace_slot = 0 : i64}, %b: memref<32xf32> {fuse.workspace_slot = 1 : i64}, %v: f32) {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c64 = arith.constant 64 : index
+  scf.parallel (%i) = (%c0) to (%c64) step (%c8) {
+    memref.store %v, %a[%i] : memref<64xf32>
+    scf.reduce
+  }
+  %c32 = arith.constant 32 : index
+  scf.parallel (%i) = (%c0) to (%c32) step (%c8) {
+    memref.store %v, %b[%i] : memref<32xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
 // A call between two loops (it may touch any buffer) ends the run.
 // CHECK-LABEL: func.func @call_between
 // CHECK:         omp.parallel

@@ -963,6 +963,21 @@ func.func @f(%x: tensor<4x2xf32>, %y: tensor<4xi1>) {
 
 // -----
 
+// fuse-workspace's slot number goes on a buffer, never on a tensor.
+// expected-error @below {{'fuse.workspace_slot' must be a slot number (a non-negative integer) on a buffer argument, got 0 : i64 on 'tensor<4xf32>'}}
+func.func @f(%y: tensor<4xf32> {fuse.workspace_slot = 0 : i64}) {
+  return
+}
+
+// -----
+
+// expected-error @below {{'fuse.workspace_slot' must be a slot number (a non-negative integer) on a buffer argument, got -1 : i64 on 'memref<4xf32>'}}
+func.func @f(%y: memref<4xf32> {fuse.workspace_slot = -1 : i64}) {
+  return
+}
+
+// -----
+
 // expected-error @below {{'fuse.class_labels' must be a positive integer (the class count) on an integer tensor argument, got 0 : i64 on 'tensor<4xi32>'}}
 func.func @f(%y: tensor<4xi32> {fuse.class_labels = 0 : i64}) {
   return
