@@ -114,6 +114,38 @@ std::vector<std::string> callees(llvm::Function &f) {
 
 const char *kScalarInput = "  %s0 = fadd float %x, 1.0\n";
 
+/// `text` with its first `from` replaced by `to` (which must be there).
+void replaceFirst(std::string &text, llvm::StringRef from, llvm::StringRef to) {
+  size_t at = text.find(from.str());
+  ASSERT_NE(at, std::string::npos) << from.str();
+  text.replace(at, from.size(), to.str());
+}
+
+/// The pointer parameters of `part` (an outlined segment with one call)
+/// whose argument in the call is based on `object` and are not noalias,
+/// and the others, which are.
+struct NoAliasCount {
+  unsigned marked = 0, unmarked = 0;
+};
+NoAliasCount countNoAlias(llvm::Function &part, llvm::StringRef object) {
+  auto *call = llvm::cast<llvm::CallInst>(part.user_back());
+  NoAliasCount count;
+  for (llvm::Argument &param : part.args()) {
+    if (!param.getType()->isPointerTy())
+      continue;
+    const llvm::Value *base =
+        llvm::getUnderlyingObject(call->getArgOperand(param.getArgNo()));
+    if (base->getName() == object) {
+      EXPECT_FALSE(param.hasNoAliasAttr());
+      ++count.unmarked;
+    } else {
+      EXPECT_TRUE(param.hasNoAliasAttr()) << base->getName().str();
+      ++count.marked;
+    }
+  }
+  return count;
+}
+
 TEST(ParallelCodegen, CutsBetweenLoopNests) {
   for (bool stepLoop : {false, true}) {
     llvm::LLVMContext context;
@@ -184,8 +216,7 @@ TEST(ParallelCodegen, VectorsGoThroughMemoryUnknownPointersLoseNoAlias) {
   std::string vector = "  %v = load <4 x float>, ptr %p, align 16\n"
                        "  %s0 = extractelement <4 x float> %v, i64 0\n";
   std::string text = threeNests(false, vector);
-  text.replace(text.find("%sum2 = fadd float %sum, %s0"),
-               std::strlen("%sum2 = fadd float %sum, %s0"),
+  replaceFirst(text, "%sum2 = fadd float %sum, %s0",
                "%e = extractelement <4 x float> %v, i64 1\n"
                "  %sum2 = fadd float %sum, %e");
   auto module = parse(text, context);
@@ -229,30 +260,15 @@ TEST(ParallelCodegen, TwoPointersIntoOneArgumentLoseNoAliasAlone) {
   std::string extra = "  %s0 = fadd float %x, 1.0\n"
                       "  %a2 = getelementptr i8, ptr %a, i64 4096\n";
   std::string text = threeNests(false, extra);
-  text.replace(text.find("%rb = getelementptr float, ptr %b, i64 %m"),
-               std::strlen("%rb = getelementptr float, ptr %b, i64 %m"),
+  replaceFirst(text, "%rb = getelementptr float, ptr %b, i64 %m",
                "%rb = getelementptr float, ptr %a2, i64 %m");
   auto module = parse(text, context);
   llvm::SmallVector<llvm::Function *> parts =
       outlineSegments(*module->getFunction("f"), 3);
   ASSERT_EQ(parts.size(), 2u);
-  llvm::CallInst *call = llvm::cast<llvm::CallInst>(parts[1]->user_back());
-  unsigned marked = 0, unmarked = 0;
-  for (llvm::Argument &param : parts[1]->args()) {
-    if (!param.getType()->isPointerTy())
-      continue;
-    const llvm::Value *object =
-        llvm::getUnderlyingObject(call->getArgOperand(param.getArgNo()));
-    if (object->getName() == "a") {
-      EXPECT_FALSE(param.hasNoAliasAttr());
-      ++unmarked;
-    } else {
-      EXPECT_TRUE(param.hasNoAliasAttr()) << object->getName().str();
-      ++marked;
-    }
-  }
-  EXPECT_EQ(unmarked, 2u);
-  EXPECT_EQ(marked, 1u);
+  NoAliasCount count = countNoAlias(*parts[1], "a");
+  EXPECT_EQ(count.unmarked, 2u);
+  EXPECT_EQ(count.marked, 1u);
   EXPECT_FALSE(llvm::verifyModule(*module, &llvm::errs()));
 }
 
@@ -263,30 +279,15 @@ TEST(ParallelCodegen, APlainArgumentLosesNoAliasAlone) {
   // none of the others.
   llvm::LLVMContext context;
   std::string text = threeNests(false, kScalarInput);
-  text.replace(text.find("%rc = getelementptr float, ptr %c, i64 %m"),
-               std::strlen("%rc = getelementptr float, ptr %c, i64 %m"),
+  replaceFirst(text, "%rc = getelementptr float, ptr %c, i64 %m",
                "%rc = getelementptr float, ptr %p, i64 %m");
   auto module = parse(text, context);
   llvm::SmallVector<llvm::Function *> parts =
       outlineSegments(*module->getFunction("f"), 3);
   ASSERT_EQ(parts.size(), 2u);
-  llvm::CallInst *call = llvm::cast<llvm::CallInst>(parts[1]->user_back());
-  unsigned marked = 0, unmarked = 0;
-  for (llvm::Argument &param : parts[1]->args()) {
-    if (!param.getType()->isPointerTy())
-      continue;
-    const llvm::Value *object =
-        llvm::getUnderlyingObject(call->getArgOperand(param.getArgNo()));
-    if (object->getName() == "p") {
-      EXPECT_FALSE(param.hasNoAliasAttr());
-      ++unmarked;
-    } else {
-      EXPECT_TRUE(param.hasNoAliasAttr()) << object->getName().str();
-      ++marked;
-    }
-  }
-  EXPECT_EQ(unmarked, 1u);
-  EXPECT_EQ(marked, 2u);
+  NoAliasCount count = countNoAlias(*parts[1], "p");
+  EXPECT_EQ(count.unmarked, 1u);
+  EXPECT_EQ(count.marked, 2u);
   EXPECT_FALSE(llvm::verifyModule(*module, &llvm::errs()));
 }
 
@@ -295,11 +296,10 @@ TEST(ParallelCodegen, KeepsASegmentWhoseStackOutlivesIt) {
   // middle segment's frame would be gone, so it stays in the caller.
   llvm::LLVMContext context;
   std::string text = threeNests(false, kScalarInput);
-  text.replace(text.find("mid2:\n  br label %l3"),
-               std::strlen("mid2:\n  br label %l3"),
+  replaceFirst(text, "mid2:\n  br label %l3",
                "mid2:\n  %slot = alloca float, align 4\n"
                "  store float 1.0, ptr %slot, align 4\n  br label %l3");
-  text.replace(text.find("done:\n  ret void"), std::strlen("done:\n  ret void"),
+  replaceFirst(text, "done:\n  ret void",
                "done:\n  %back = load float, ptr %slot, align 4\n"
                "  store float %back, ptr %c, align 4\n  ret void");
   auto module = parse(text, context);
