@@ -79,33 +79,18 @@ std::string type(int64_t rows, int64_t columns, const char *element) {
 /// vdpbf16ps's own peak in FLOP/s (two multiply-adds per lane), measured
 /// as measureFmaPeak measures the FMAs': 24 independent chains.
 double measureDotPeak(double seconds) {
-  constexpr int kChains = 24, kSteps = 4096;
-  __m512 acc[kChains];
-  for (int i = 0; i < kChains; ++i)
-    acc[i] = _mm512_set1_ps(float(i));
   __m512bh a = (__m512bh)_mm512_set1_epi32(0x3f803f80); // (1, 1)
   __m512bh b = (__m512bh)_mm512_set1_epi32(0x33d633d6); // (1e-7, 1e-7)
-  auto start = std::chrono::steady_clock::now();
-  std::chrono::duration<double> elapsed{0};
-  int64_t rounds = 0;
-  do {
-    for (int step = 0; step < kSteps; ++step) {
-#pragma GCC unroll 24
-      for (int i = 0; i < kChains; ++i)
-        acc[i] = _mm512_dpbf16_ps(acc[i], a, b);
-    }
-    ++rounds;
-    elapsed = std::chrono::steady_clock::now() - start;
-  } while (elapsed.count() < seconds);
-  __m512 sum = acc[0];
-  for (int i = 1; i < kChains; ++i)
-    sum = _mm512_add_ps(sum, acc[i]);
-  // (Not _mm512_reduce_add_ps: GCC 12's header warns inside it.)
-  alignas(64) float lanes[16];
-  _mm512_store_ps(lanes, sum);
-  float total = lanes[0];
-  benchmark::DoNotOptimize(total);
-  return 4.0 * kChains * kSteps * 16 * rounds / elapsed.count();
+  return fuse::bench::measureChainsPeak<24>(
+      seconds, 4.0 * 16, [](int i) { return _mm512_set1_ps(float(i)); },
+      [&](__m512 acc) { return _mm512_dpbf16_ps(acc, a, b); },
+      [](__m512 x, __m512 y) { return _mm512_add_ps(x, y); },
+      [](__m512 sum) {
+        // (Not _mm512_reduce_add_ps: GCC 12's header warns inside it.)
+        alignas(64) float lanes[16];
+        _mm512_store_ps(lanes, sum);
+        return lanes[0];
+      });
 }
 #endif
 

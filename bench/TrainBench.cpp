@@ -222,47 +222,25 @@ BENCHMARK(BM_SeedStateStreamReference);
 /// whole registers, no memory traffic, for about `seconds`; 0 without FMA
 /// instructions.
 double fuse::bench::measureFmaPeak(double seconds) {
-#if defined(__AVX512F__)
-  using Vec = __m512;
-  auto fma = [](Vec a, Vec b, Vec c) { return _mm512_fmadd_ps(a, b, c); };
-  auto splat = [](float x) { return _mm512_set1_ps(x); };
-#elif defined(__FMA__)
-  using Vec = __m256;
-  auto fma = [](Vec a, Vec b, Vec c) { return _mm256_fmadd_ps(a, b, c); };
-  auto splat = [](float x) { return _mm256_set1_ps(x); };
-#else
-  return 0;
-#endif
-#if defined(__AVX512F__) || defined(__FMA__)
   // Independent chains that stay in registers: 24 of AVX-512's 32, 12 of
   // AVX2's 16 (24 there spilled, and the "peak" was a third low). Either
   // covers the FMA latency of two pipes, 4 cycles each.
-  constexpr int kChains = sizeof(Vec) == 64 ? 24 : 12, kSteps = 4096;
-  Vec acc[kChains];
-  for (int i = 0; i < kChains; ++i)
-    acc[i] = splat(float(i));
-  Vec scale = splat(0.999999f), shift = splat(1e-6f);
-  auto start = std::chrono::steady_clock::now();
-  std::chrono::duration<double> elapsed{0};
-  int64_t rounds = 0;
-  do {
-    for (int step = 0; step < kSteps; ++step) {
-      // Unrolled, so that the chains live in registers.
-#pragma GCC unroll 24
-      for (int i = 0; i < kChains; ++i)
-        acc[i] = fma(acc[i], scale, shift);
-    }
-    ++rounds;
-    elapsed = std::chrono::steady_clock::now() - start;
-  } while (elapsed.count() < seconds);
-  // One value out, so that the chains' array never needs an address.
-  Vec sum = acc[0];
-  for (int i = 1; i < kChains; ++i)
-    sum += acc[i];
-  float total = sum[0];
-  benchmark::DoNotOptimize(total);
-  return 2.0 * kChains * kSteps * (sizeof(Vec) / sizeof(float)) * rounds /
-         elapsed.count();
+#if defined(__AVX512F__)
+  __m512 scale = _mm512_set1_ps(0.999999f), shift = _mm512_set1_ps(1e-6f);
+  return measureChainsPeak<24>(
+      seconds, 2.0 * 16, [](int i) { return _mm512_set1_ps(float(i)); },
+      [&](__m512 a) { return _mm512_fmadd_ps(a, scale, shift); },
+      [](__m512 a, __m512 b) { return _mm512_add_ps(a, b); },
+      [](__m512 a) { return a[0]; });
+#elif defined(__FMA__)
+  __m256 scale = _mm256_set1_ps(0.999999f), shift = _mm256_set1_ps(1e-6f);
+  return measureChainsPeak<12>(
+      seconds, 2.0 * 8, [](int i) { return _mm256_set1_ps(float(i)); },
+      [&](__m256 a) { return _mm256_fmadd_ps(a, scale, shift); },
+      [](__m256 a, __m256 b) { return _mm256_add_ps(a, b); },
+      [](__m256 a) { return a[0]; });
+#else
+  return 0;
 #endif
 }
 
