@@ -299,8 +299,10 @@ bool isMixedContraction(linalg::LinalgOp op) {
   return any;
 }
 
-/// `value` (a static bf16 tensor) widened to f32 by an element-wise extf.
-Value widen(OpBuilder &b, Location loc, Value value) {
+/// An f32 tensor of `value`'s static shape, each element `element(x)` of
+/// `value`'s: one element-wise generic with identity maps.
+Value mapToF32(OpBuilder &b, Location loc, Value value,
+               function_ref<Value(OpBuilder &, Location, Value)> element) {
   auto type = cast<RankedTensorType>(value.getType());
   auto wide = type.clone(b.getF32Type());
   Value init = tensor::EmptyOp::create(b, loc, wide.getShape(), b.getF32Type());
@@ -309,12 +311,18 @@ Value widen(OpBuilder &b, Location loc, Value value) {
                                              utils::IteratorType::parallel);
   return linalg::GenericOp::create(
              b, loc, wide, value, init, maps, iterators,
-             [](OpBuilder &nested, Location nestedLoc, ValueRange args) {
-               Value x = arith::ExtFOp::create(nested, nestedLoc,
-                                               nested.getF32Type(), args[0]);
-               linalg::YieldOp::create(nested, nestedLoc, x);
+             [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+               linalg::YieldOp::create(nested, nestedLoc,
+                                       element(nested, nestedLoc, args[0]));
              })
       .getResult(0);
+}
+
+/// `value` (a static bf16 tensor) widened to f32 by an element-wise extf.
+Value widen(OpBuilder &b, Location loc, Value value) {
+  return mapToF32(b, loc, value, [](OpBuilder &b, Location loc, Value x) {
+    return arith::ExtFOp::create(b, loc, b.getF32Type(), x).getResult();
+  });
 }
 
 /// The f32 tensor `value` is the rounding of, when `value` is a cast: an
@@ -346,21 +354,10 @@ Value roundedSource(Value value) {
 /// The f32 tensor `source` rounded to bf16 and widened back (exact), in
 /// one element-wise pass: the bits of widening its bf16 cast.
 Value roundInPlace(OpBuilder &b, Location loc, Value source) {
-  auto type = cast<RankedTensorType>(source.getType());
-  Value init = tensor::EmptyOp::create(b, loc, type.getShape(), b.getF32Type());
-  SmallVector<AffineMap> maps(2, b.getMultiDimIdentityMap(type.getRank()));
-  SmallVector<utils::IteratorType> iterators(type.getRank(),
-                                             utils::IteratorType::parallel);
-  return linalg::GenericOp::create(
-             b, loc, type, source, init, maps, iterators,
-             [](OpBuilder &nested, Location nestedLoc, ValueRange args) {
-               Value x = arith::TruncFOp::create(nested, nestedLoc,
-                                                 nested.getBF16Type(), args[0]);
-               x = arith::ExtFOp::create(nested, nestedLoc, nested.getF32Type(),
-                                         x);
-               linalg::YieldOp::create(nested, nestedLoc, x);
-             })
-      .getResult(0);
+  return mapToF32(b, loc, source, [](OpBuilder &b, Location loc, Value x) {
+    Value rounded = arith::TruncFOp::create(b, loc, b.getBF16Type(), x);
+    return arith::ExtFOp::create(b, loc, b.getF32Type(), rounded).getResult();
+  });
 }
 
 /// Whether `pad` pads a static bf16 tensor with a constant.
