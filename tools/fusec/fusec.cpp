@@ -103,8 +103,12 @@ cl::opt<std::string>
 int fusec::exitCode(llvm::StringRef command, llvm::Error error) {
   if (!error)
     return 0;
-  llvm::errs() << "fusec " << command
-               << ": error: " << llvm::toString(std::move(error)) << "\n";
+  // One write: under mpirun, the ranks' messages share a stream, and
+  // llvm::errs() (unbuffered) would write each piece on its own.
+  std::string message = ("fusec " + command +
+                         ": error: " + llvm::toString(std::move(error)) + "\n")
+                            .str();
+  llvm::errs() << message;
   return 1;
 }
 

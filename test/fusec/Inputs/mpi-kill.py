@@ -5,10 +5,12 @@ usage: mpi-kill.py RANK FILE LIMIT COMMAND...
 Runs COMMAND (an mpirun), waits until FILE exists (a checkpoint: training
 is under way), kills the process of rank RANK (the descendant whose
 environment has OMPI_COMM_WORLD_RANK=RANK) with SIGKILL, then waits for
-COMMAND to end. Prints COMMAND's output (stdout then stderr) and whether it
-ended, with a non-zero status, within LIMIT seconds of the kill: a run that
-hangs is killed and reported as such. LIMIT only bounds a hang; nothing is
-timed.
+COMMAND to end. Prints COMMAND's output (stdout then stderr), whether it
+ended, with a non-zero status, within LIMIT seconds of the kill (a run that
+hangs is killed and reported as such), and how many of the other ranks'
+processes still run once it has ended (mpirun may leave them orphaned; they
+are given LIMIT seconds too, then killed). LIMIT only bounds a hang;
+nothing is timed.
 """
 
 import os
@@ -48,6 +50,15 @@ def rank_of(pid):
     return None
 
 
+def alive(pid):
+    """Whether `pid` runs (a zombie, dead but not yet reaped, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 def main():
     if len(sys.argv) < 5:
         sys.exit(__doc__)
@@ -60,7 +71,8 @@ def main():
             sys.exit(f"the run ended before {path} existed:\n"
                      f"{out.decode()}{err.decode()}")
         time.sleep(0.05)
-    victims = [p for p in descendants(run.pid) if rank_of(p) == rank]
+    ranks = {p: rank_of(p) for p in descendants(run.pid)}
+    victims = [p for p, r in ranks.items() if r == rank]
     # The rank's own process: mpirun may start it through a shell or env.
     victim = max(victims) if victims else None
     if victim is None:
@@ -74,9 +86,20 @@ def main():
         os.killpg(run.pid, signal.SIGKILL)
         out, err = run.communicate()
         ended = f"still running {limit:g} s after the kill (hung)"
+    others = [p for p, r in ranks.items() if r is not None and r != rank]
+    deadline = time.monotonic() + limit
+    while any(alive(p) for p in others) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = [p for p in others if alive(p)]
+    for p in left:
+        try:
+            os.kill(p, signal.SIGKILL)
+        except OSError:
+            pass
     sys.stdout.write(out.decode())
     sys.stdout.write(err.decode())
-    print(f"killed rank {rank}; the run {ended}")
+    print(f"killed rank {rank}; the run {ended}; "
+          f"ranks left running: {len(left)}")
 
 
 if __name__ == "__main__":
