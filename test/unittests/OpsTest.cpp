@@ -1356,6 +1356,60 @@ func.func @f(%x: tensor<7x13xf32>, %w: tensor<13x5xf32>, %b: tensor<5xf32>) -> t
   EXPECT_TRUE(allClose(out[0], {7, 5}, ref, tol));
 }
 
+// A layer whose weight is tall (k = 784 >= 4 n) sums its reduction in the
+// blocks its weight gradient's update is shared by (4 of 196 rows), each
+// block's partial sum an FMA chain in k order from zero, then the partials
+// in block order: exactly these bits, for a batch of 64 (the blocks on the
+// threads) and for 7 of its rows (the blocks in turn): an example's outputs
+// do not depend on its batch.
+TEST(OpsMatmul, ReductionBlocksSumInBlockOrder) {
+  Jit jit(R"mlir(
+func.func @b64(%x: tensor<64x784xf32>, %w: tensor<784x128xf32>, %b: tensor<128xf32>) -> tensor<64x128xf32> {
+  %y = fuse.matmul %x, %w : (tensor<64x784xf32>, tensor<784x128xf32>) -> tensor<64x128xf32>
+  %z = fuse.add %y, %b : (tensor<64x128xf32>, tensor<128xf32>) -> tensor<64x128xf32>
+  %r = fuse.relu %z : tensor<64x128xf32>
+  return %r : tensor<64x128xf32>
+}
+func.func @b7(%x: tensor<7x784xf32>, %w: tensor<784x128xf32>, %b: tensor<128xf32>) -> tensor<7x128xf32> {
+  %y = fuse.matmul %x, %w : (tensor<7x784xf32>, tensor<784x128xf32>) -> tensor<7x128xf32>
+  %z = fuse.add %y, %b : (tensor<7x128xf32>, tensor<128xf32>) -> tensor<7x128xf32>
+  %r = fuse.relu %z : tensor<7x128xf32>
+  return %r : tensor<7x128xf32>
+}
+)mlir");
+  constexpr int64_t m = 64, n = 128, k = 784, block = 196;
+  Tensor x = randomTensor({m, k}, 71), w = randomTensor({k, n}, 72),
+         b = randomTensor({n}, 73);
+  const float *xp = x.data<float>(), *wp = w.data<float>(),
+              *bp = b.data<float>();
+  std::vector<float> expected(m * n);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      float total = 0;
+      for (int64_t first = 0; first < k; first += block) {
+        float partial = 0;
+        for (int64_t l = first; l < first + block; ++l)
+          partial = std::fma(xp[i * k + l], wp[l * n + j], partial);
+        total = first == 0 ? partial : total + partial;
+      }
+      expected[i * n + j] = std::max(total + bp[j], 0.0f);
+    }
+  std::vector<Tensor> batch = jit.call("b64", {x, w, b});
+  ASSERT_EQ(batch.size(), 1u);
+  Tensor rows = Tensor::empty(DType::F32, {7, k});
+  std::copy(xp + 20 * k, xp + 27 * k, rows.data<float>());
+  std::vector<Tensor> few = jit.call("b7", {rows, w, b});
+  ASSERT_EQ(few.size(), 1u);
+  int64_t differ = 0;
+  for (int64_t e = 0; e < m * n; ++e)
+    differ += batch[0].data<float>()[e] != expected[e];
+  EXPECT_EQ(differ, 0) << "of " << m * n << " outputs of the batch of 64";
+  differ = 0;
+  for (int64_t e = 0; e < 7 * n; ++e)
+    differ += few[0].data<float>()[e] != expected[20 * n + e];
+  EXPECT_EQ(differ, 0) << "of " << 7 * n << " outputs of the batch of 7";
+}
+
 // The bias add and ReLU read the product element for element, so they are
 // fused into its register tiles (several row and column tiles here, the
 // product's tile never stored whole), for both layouts of the lhs.

@@ -402,14 +402,15 @@ int64_t chooseColumnBlocks(ArrayRef<int64_t> ranges, ArrayRef<RowBand> bands) {
 /// update (m, the layer's inputs, against n, its units): its update streams
 /// the weight and the optimizer's state through memory.
 int64_t chooseRowBlocks(ArrayRef<int64_t> ranges, ArrayRef<RowBand> bands,
-                        int64_t lanes, unsigned vectorBits) {
+                        int64_t lanes, unsigned vectorBits,
+                        int64_t minWork = kMinDistributedMultiplyAdds) {
   if (ranges[1] > ranges[0])
     return 0;
   for (int64_t blocks : {8, 4, 2}) {
     if (ranges[0] % blocks != 0)
       continue;
     int64_t block = ranges[0] / blocks;
-    if (block * ranges[1] * ranges[2] < kMinDistributedMultiplyAdds)
+    if (block * ranges[1] * ranges[2] < minWork)
       continue;
     SmallVector<RowBand> own =
         matmulRowBands(block, ranges[1], lanes, vectorBits);
@@ -421,6 +422,35 @@ int64_t chooseRowBlocks(ArrayRef<int64_t> ranges, ArrayRef<RowBand> bands,
       return block;
   }
   return 0;
+}
+
+/// The least a reduction block of a weight holds, in elements (16 KiB of
+/// f32): smaller products are not worth partial sums.
+constexpr int64_t kMinReductionBlockElements = 1 << 12;
+
+/// Reduction steps per block of an m x n x k f32 matmul whose B (k x n, a
+/// layer's weight) is tall, k >= 4 n (the MLP's 784 x 128 input layer, the
+/// CNN's 4608 x 128 dense layer): the rows per block that chooseRowBlocks
+/// gives the k x n product of its weight gradient, ignoring the batch, so
+/// that each thread reads the rows of the weight it wrote in the last
+/// update (rows last written by the other core cost a transfer to read
+/// and another to write back); 0 if none. The blocks' partial products are
+/// summed in block order after them. The partition depends on k and n only,
+/// never on m (the batch) nor the thread count, so an example's outputs
+/// have the same bits in any batch, on any number of threads.
+int64_t chooseReductionBlocks(ArrayRef<int64_t> ranges, int64_t lanes,
+                              unsigned vectorBits, int64_t steps) {
+  int64_t n = ranges[1], k = ranges[2];
+  if (k < 4 * n)
+    return 0;
+  SmallVector<int64_t> gradient = {k, n, 1};
+  int64_t block =
+      chooseRowBlocks(gradient, matmulRowBands(k, n, lanes, vectorBits), lanes,
+                      vectorBits, /*minWork=*/0);
+  if (block == 0 || block % steps != 0 ||
+      block * n < kMinReductionBlockElements)
+    return 0;
+  return block;
 }
 
 /// Images per thread block of a direct convolution (loops n, oh, ow, f, kh,
@@ -556,6 +586,10 @@ LoweringConfigAttr fuse::chooseAttentionConfig(Operation *op) {
                                  cache, zeros, zeros, /*interchange=*/{});
 }
 
+bool fuse::isWorthDistributing(int64_t multiplyAdds) {
+  return multiplyAdds >= kMinDistributedMultiplyAdds;
+}
+
 int64_t fuse::chooseImageLoopBlock(int64_t images, int64_t workPerImage) {
   return smallestBlock(images, 1, workPerImage);
 }
@@ -583,11 +617,18 @@ LoweringConfigAttr fuse::chooseTiledConfig(linalg::LinalgOp op,
     int64_t steps = registerTileReductionSteps(op);
     for (const RowBand &band : bands)
       registers.append({band.rows, band.columns, steps});
-    // Blocks of rows or else of columns for the threads (fuse-tile-matmuls
-    // applies them to a product it fuses with its consumer).
+    // Blocks of rows, else of the reduction, else of columns for the
+    // threads (fuse-tile-matmuls applies rows and columns to a product it
+    // fuses with its consumer, reduction blocks to any).
     SmallVector<int64_t> distribution = {
         chooseRowBlocks(ranges, bands, lanes, vectorBits), 0, 0};
-    if (distribution[0] == 0)
+    if (distribution[0] == 0 && isa<linalg::MatmulOp>(op) &&
+        !op.hasUserDefinedMaps() &&
+        llvm::all_of(op->getOperandTypes(), [](Type type) {
+          return getElementTypeOrSelf(type).isF32();
+        }))
+      distribution[2] = chooseReductionBlocks(ranges, lanes, vectorBits, steps);
+    if (distribution[0] == 0 && distribution[2] == 0)
       distribution[1] = chooseColumnBlocks(ranges, bands);
     return makeConfig(op, LoweringStrategy::matmul_tiles, registers, sizes,
                       /*interchange=*/{}, /*cache=*/{}, distribution);

@@ -63,6 +63,11 @@ LoweringConfigAttr chooseTiledConfig(mlir::linalg::LinalgOp op,
 LoweringConfigAttr getOrChooseTiledConfig(mlir::linalg::LinalgOp op,
                                           unsigned vectorBits);
 
+/// Whether a block of `multiplyAdds` (or element-wise work of that size)
+/// is worth a thread of its own: about 1 us on one core, three times a
+/// fork/join.
+bool isWorthDistributing(int64_t multiplyAdds);
+
 /// Sets `config` on `op` (removes it when null).
 void setLoweringConfig(mlir::Operation *op, LoweringConfigAttr config);
 

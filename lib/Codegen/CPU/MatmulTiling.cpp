@@ -25,9 +25,11 @@
 #include "TileLoops.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 
 using namespace mlir;
 
@@ -252,4 +254,165 @@ LogicalResult fuse::tileMatmulWithConsumer(RewriterBase &rewriter,
   if (fill->use_empty())
     rewriter.eraseOp(fill);
   return success();
+}
+
+/// An element-wise copy of `source` into `dest` (same 2-D shape).
+static linalg::GenericOp buildCopy(OpBuilder &b, Location loc, Value source,
+                                   Value dest) {
+  AffineMap identity = b.getMultiDimIdentityMap(2);
+  return linalg::GenericOp::create(
+      b, loc, TypeRange{dest.getType()}, source, dest,
+      SmallVector<AffineMap>(2, identity),
+      SmallVector<utils::IteratorType>(2, utils::IteratorType::parallel),
+      [](OpBuilder &b, Location loc, ValueRange args) {
+        linalg::YieldOp::create(b, loc, args[0]);
+      });
+}
+
+FailureOr<linalg::MatmulOp>
+fuse::splitReductionIntoBlocks(RewriterBase &rewriter, linalg::MatmulOp op,
+                               int64_t block, bool distribute,
+                               unsigned vectorBits) {
+  if (!op.hasPureTensorSemantics() || op.hasDynamicShape() ||
+      op.hasUserDefinedMaps() || block <= 0)
+    return failure();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  int64_t m = ranges[0], n = ranges[1], k = ranges[2];
+  auto fill = op.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
+  auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+  Type element = resultType.getElementType();
+  auto partialType = RankedTensorType::get({m, n}, element);
+  if (!fill || !matchPattern(fill.value(), m_AnyZeroFloat()) || m == 0 ||
+      n == 0 || k % block != 0 || k / block < 2 || resultType != partialType)
+    return failure();
+  int64_t blocks = k / block;
+  Location loc = op.getLoc();
+  Value lhs = op.getDpsInputs()[0], rhs = op.getDpsInputs()[1];
+  auto index = [&](int64_t v) -> OpFoldResult {
+    return rewriter.getIndexAttr(v);
+  };
+  SmallVector<OpFoldResult> unit(2, index(1));
+  // Block `b`'s partial product, its rows [b m, b m + m) of `partials`.
+  linalg::MatmulOp product;
+  auto buildBlock =
+      [&](OpBuilder &b, Value i,
+          Value partials) -> std::pair<Value, SmallVector<OpFoldResult>> {
+    Value first = arith::MulIOp::create(
+        b, loc, i, arith::ConstantIndexOp::create(b, loc, block));
+    // The block's columns of A, packed: read in place (a strided slice with
+    // an offset known only in the loop), LLVM moved the tiles' broadcasts
+    // of A ahead of their multiply-adds and spilled them.
+    Value strided = tensor::ExtractSliceOp::create(
+        b, loc, lhs, SmallVector<OpFoldResult>{index(0), first},
+        SmallVector<OpFoldResult>{index(m), index(block)}, unit);
+    linalg::GenericOp packed = buildCopy(
+        b, loc, strided,
+        tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{m, block}, element));
+    setLoweringConfig(packed, chooseTiledConfig(packed, vectorBits));
+    Value w = tensor::ExtractSliceOp::create(
+        b, loc, rhs, SmallVector<OpFoldResult>{first, index(0)},
+        SmallVector<OpFoldResult>{index(block), index(n)}, unit);
+    // The product of a fresh zero fill, copied into the block's rows by an
+    // element-wise consumer: tileMatmulWithConsumer then keeps each tile's
+    // accumulators in registers and writes them once (accumulated in the
+    // slice itself, LLVM kept them in memory).
+    Value zeros =
+        linalg::FillOp::create(b, loc, fill.value(),
+                               ValueRange{tensor::EmptyOp::create(
+                                   b, loc, ArrayRef<int64_t>{m, n}, element)})
+            .getResult(0);
+    product = linalg::MatmulOp::create(b, loc, partialType,
+                                       ValueRange{packed.getResult(0), w},
+                                       ValueRange{zeros});
+    Value row = arith::MulIOp::create(
+        b, loc, i, arith::ConstantIndexOp::create(b, loc, m));
+    SmallVector<OpFoldResult> offsets = {row, index(0)};
+    Value rows = tensor::ExtractSliceOp::create(
+        b, loc, partialType, partials, offsets,
+        SmallVector<OpFoldResult>{index(m), index(n)}, unit);
+    return {buildCopy(b, loc, product.getResult(0), rows).getResult(0),
+            offsets};
+  };
+  rewriter.setInsertionPoint(op);
+  Value partials = tensor::EmptyOp::create(
+      rewriter, loc, ArrayRef<int64_t>{blocks * m, n}, element);
+  Value filled;
+  SmallVector<OpFoldResult> sizes = {index(m), index(n)};
+  if (distribute) {
+    // The threads share the blocks.
+    auto forall = scf::ForallOp::create(
+        rewriter, loc, ArrayRef<OpFoldResult>{index(0)},
+        ArrayRef<OpFoldResult>{index(blocks)}, ArrayRef<OpFoldResult>{index(1)},
+        ValueRange{partials}, std::nullopt);
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(forall.getBody());
+    auto [result, offsets] =
+        buildBlock(rewriter, forall.getInductionVars().front(),
+                   forall.getRegionIterArgs().front());
+    rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+    tensor::ParallelInsertSliceOp::create(rewriter, loc, result,
+                                          forall.getRegionIterArgs().front(),
+                                          offsets, sizes, unit);
+    filled = forall->getResult(0);
+  } else {
+    // Too little work for the threads: the same blocks, in turn.
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value count = arith::ConstantIndexOp::create(rewriter, loc, blocks);
+    Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+    auto loop = scf::ForOp::create(
+        rewriter, loc, zero, count, one, ValueRange{partials},
+        [&](OpBuilder &b, Location loc, Value i, ValueRange carried) {
+          auto [result, offsets] = buildBlock(b, i, carried.front());
+          Value next = tensor::InsertSliceOp::create(
+              b, loc, result, carried.front(), offsets, sizes, unit);
+          scf::YieldOp::create(b, loc, next);
+        });
+    filled = loop->getResult(0);
+  }
+  // The sum in block order, one element at a time.
+  SmallVector<Value> parts;
+  for (int64_t i = 0; i < blocks; ++i)
+    parts.push_back(tensor::ExtractSliceOp::create(
+        rewriter, loc, partialType, filled,
+        SmallVector<OpFoldResult>{index(i * m), index(0)}, sizes, unit));
+  Value init =
+      tensor::EmptyOp::create(rewriter, loc, ArrayRef<int64_t>{m, n}, element);
+  AffineMap identity = rewriter.getMultiDimIdentityMap(2);
+  auto sum = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{partialType}, parts, ValueRange{init},
+      SmallVector<AffineMap>(blocks + 1, identity),
+      SmallVector<utils::IteratorType>(2, utils::IteratorType::parallel),
+      [&](OpBuilder &b, Location loc, ValueRange args) {
+        Value total = args[0];
+        for (Value part : args.take_front(blocks).drop_front())
+          total = arith::AddFOp::create(b, loc, total, part);
+        linalg::YieldOp::create(b, loc, total);
+      });
+  Value result = sum.getResult(0);
+  rewriter.replaceOp(op, result);
+  if (fill->use_empty())
+    rewriter.eraseOp(fill);
+  // Into the element-wise consumer: the sum is read where the product was.
+  linalg::GenericOp consumer;
+  linalg::LinalgOp finished = sum;
+  if (std::optional<unsigned> input = matchElementwiseConsumer(sum, consumer)) {
+    OpOperand *operand = &consumer->getOpOperand(*input);
+    if (linalg::areElementwiseOpsFusable(operand)) {
+      // Where the consumer is: its other operands may come after the sum.
+      rewriter.setInsertionPoint(consumer);
+      FailureOr<linalg::ElementwiseOpFusionResult> fused =
+          linalg::fuseElementwiseOps(rewriter, operand);
+      if (succeeded(fused)) {
+        for (auto [original, replacement] : fused->replacements)
+          rewriter.replaceAllUsesExcept(original, replacement, fused->fusedOp);
+        if (consumer->use_empty())
+          rewriter.eraseOp(consumer);
+        if (sum->use_empty())
+          rewriter.eraseOp(sum);
+        finished = cast<linalg::LinalgOp>(fused->fusedOp);
+      }
+    }
+  }
+  setLoweringConfig(finished, chooseTiledConfig(finished, vectorBits));
+  return product;
 }

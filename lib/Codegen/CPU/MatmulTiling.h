@@ -72,6 +72,22 @@ mlir::LogicalResult tileMatmulWithConsumer(mlir::RewriterBase &rewriter,
                                            int64_t distributedColumns = 0,
                                            int64_t distributedRows = 0);
 
+/// Rewrites a matmul (default indexing maps) whose output is a zero fill
+/// into products over blocks of `block` reduction steps, each into a zero
+/// fill of its own, then their sum in block order (((p0 + p1) + p2) ...),
+/// an element-wise generic fused into the result's element-wise consumer
+/// when there is one. With `distribute`, the blocks run in an scf.forall
+/// that the threads share, so that a thread reads only its block's rows of
+/// B (a layer's weight: the rows its update wrote); without, in an scf.for.
+/// The sums are the same either way, and do not depend on the thread
+/// count. Returns the block's product (whose only reader is an element-wise
+/// copy into the block's partial sums) for the caller to tile, or fails,
+/// leaving `op` alone.
+mlir::FailureOr<mlir::linalg::MatmulOp>
+splitReductionIntoBlocks(mlir::RewriterBase &rewriter,
+                         mlir::linalg::MatmulOp op, int64_t block,
+                         bool distribute, unsigned vectorBits);
+
 } // namespace fuse
 
 #endif // FUSE_LIB_TRANSFORMS_MATMULTILING_H

@@ -70,6 +70,42 @@ struct TileMatmulsPass : fuse::impl::FuseTileMatmulsBase<TileMatmulsPass> {
       SmallVector<fuse::RowBand> bands = fuse::getRowBands(config, ranges[0]);
       int64_t rows = config.getDistribution()[0];
       int64_t columns = config.getDistribution()[1];
+      // Blocks of the reduction: each block's product is tiled as a product
+      // without consumer (its sum finishes it), in the bands of the whole.
+      int64_t reduction = config.getDistribution()[2];
+      auto tileBands = [&](linalg::LinalgOp product) {
+        if (bands.size() == 1 ||
+            llvm::is_contained(product.getStaticLoopRanges(), 0)) {
+          (void)fuse::tileWithFusedFill(rewriter, product, sizes);
+          return;
+        }
+        // One product per band, each tiled with its fill.
+        SmallVector<linalg::LinalgOp> parts =
+            fuse::splitWithFills(rewriter, product, {{0, bands[1].begin}});
+        for (auto [part, band] : llvm::zip(parts, bands))
+          (void)fuse::tileWithFusedFill(rewriter, part,
+                                        {band.rows, band.columns, steps});
+      };
+      if (reduction != 0) {
+        // The blocks go to the threads when each has enough work; their
+        // sums are the same either way.
+        bool distribute =
+            fuse::isWorthDistributing(ranges[0] * ranges[1] * reduction);
+        FailureOr<linalg::MatmulOp> blockProduct =
+            fuse::splitReductionIntoBlocks(rewriter, matmul, reduction,
+                                           distribute, bits);
+        if (succeeded(blockProduct)) {
+          LLVM_DEBUG(llvm::dbgs()
+                     << "matmul at " << op.getLoc() << ": blocks of "
+                     << reduction << " reduction steps"
+                     << (distribute ? " for the threads" : "")
+                     << ", summed in order\n");
+          if (failed(fuse::tileMatmulWithConsumer(rewriter, *blockProduct,
+                                                  bands, dominance)))
+            tileBands(*blockProduct);
+          continue;
+        }
+      }
       // Blocks of rows: the register tiles' bands cover each block (the
       // strategy chose blocks whose bands are the whole product's).
       if (rows != 0 &&
@@ -90,16 +126,8 @@ struct TileMatmulsPass : fuse::impl::FuseTileMatmulsBase<TileMatmulsPass> {
                    << " columns\n");
         continue;
       }
-      if (bands.size() == 1 || llvm::is_contained(ranges, 0)) {
-        (void)fuse::tileWithFusedFill(rewriter, op, sizes);
-        continue;
-      }
-      // No consumer: one product per band, each tiled with its fill.
-      SmallVector<linalg::LinalgOp> parts =
-          fuse::splitWithFills(rewriter, op, {{0, bands[1].begin}});
-      for (auto [part, band] : llvm::zip(parts, bands))
-        (void)fuse::tileWithFusedFill(rewriter, part,
-                                      {band.rows, band.columns, steps});
+      // No consumer.
+      tileBands(op);
     }
   }
 };

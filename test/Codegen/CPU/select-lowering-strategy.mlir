@@ -6,19 +6,54 @@
 
 // 64 rows have no divisor of 9 to 12: tiles of 12 rows x 2 registers for
 // 60 rows, then 4 rows x 4 registers; the vector level is one tile that
-// divides the whole product (8 rows). The threads share blocks of columns:
-// the smallest multiple of both bands' tiles that leaves at least two
-// blocks of 256K multiply-adds. AVX2 has 16 registers, not 32: tiles of 6
-// rows x 2 registers for 60 rows, then 4 rows x 2 registers.
+// divides the whole product (8 rows). AVX2 has 16 registers, not 32: tiles
+// of 6 rows x 2 registers for 60 rows, then 4 rows x 2 registers. B is a
+// tall weight (k = 784 >= 4 n): the threads share blocks of the reduction,
+// the 4 blocks of 196 rows its weight gradient's update is shared by
+// (weight_gradient_rows below), so that each reads the weight rows it
+// wrote.
 // CHECK-LABEL: func @matmul_bands
-// CHECK: linalg.matmul {fuse.lowering_config = #fuse.lowering_config<strategy = matmul_tiles, distribution = [0, 64, 0], cache = [0, 0, 0], registers = [12, 32, 1, 4, 64, 1], vector = [8, 32, 1]>}
+// CHECK: linalg.matmul {fuse.lowering_config = #fuse.lowering_config<strategy = matmul_tiles, distribution = [0, 0, 196], cache = [0, 0, 0], registers = [12, 32, 1, 4, 64, 1], vector = [8, 32, 1]>}
 // AVX2-LABEL: func @matmul_bands
-// AVX2: strategy = matmul_tiles, distribution = [0, 16, 0], cache = [0, 0, 0], registers = [6, 16, 1, 4, 16, 1], vector = [4, 16, 1]>
+// AVX2: strategy = matmul_tiles, distribution = [0, 0, 196], cache = [0, 0, 0], registers = [6, 16, 1, 4, 16, 1], vector = [4, 16, 1]>
 func.func @matmul_bands(%a: tensor<64x784xf32>, %b: tensor<784x128xf32>) -> tensor<64x128xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<64x128xf32>
   %f = linalg.fill ins(%zero : f32) outs(%e : tensor<64x128xf32>) -> tensor<64x128xf32>
   %r = linalg.matmul ins(%a, %b : tensor<64x784xf32>, tensor<784x128xf32>) outs(%f : tensor<64x128xf32>) -> tensor<64x128xf32>
+  return %r : tensor<64x128xf32>
+}
+
+// -----
+
+// The reduction's blocks depend on k and n only: one example (m = 1) is
+// summed in the same blocks as a batch, so its outputs have the same bits
+// in any batch (fuse-tile-matmuls runs its blocks in turn: too little work
+// for the threads).
+// CHECK-LABEL: func @reduction_blocks_any_batch
+// CHECK: strategy = matmul_tiles, distribution = [0, 0, 196]
+func.func @reduction_blocks_any_batch(%a: tensor<1x784xf32>, %b: tensor<784x128xf32>) -> tensor<1x128xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x128xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x128xf32>) -> tensor<1x128xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<1x784xf32>, tensor<784x128xf32>) outs(%f : tensor<1x128xf32>) -> tensor<1x128xf32>
+  return %r : tensor<1x128xf32>
+}
+
+// -----
+
+// A weight no taller than 4 n (k = 256): blocks of columns, the smallest
+// multiple of both bands' tiles that leaves at least two blocks of 256K
+// multiply-adds; each output is summed whole by one thread.
+// CHECK-LABEL: func @column_blocks
+// CHECK: strategy = matmul_tiles, distribution = [0, 64, 0]
+// AVX2-LABEL: func @column_blocks
+// AVX2: strategy = matmul_tiles, distribution = [0, 16, 0]
+func.func @column_blocks(%a: tensor<64x256xf32>, %b: tensor<256x128xf32>) -> tensor<64x128xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x128xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<64x128xf32>) -> tensor<64x128xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<64x256xf32>, tensor<256x128xf32>) outs(%f : tensor<64x128xf32>) -> tensor<64x128xf32>
   return %r : tensor<64x128xf32>
 }
 

@@ -135,3 +135,62 @@ func.func @bf16_pairs_without_consumer(%a: tensor<16x64xbf16>, %b: tensor<64x128
       ins(%a, %b : tensor<16x64xbf16>, tensor<64x128xbf16>) outs(%f : tensor<16x128xf32>) -> tensor<16x128xf32>
   return %p : tensor<16x128xf32>
 }
+
+// -----
+
+// Blocks of the reduction (the config's distribution level names 256 of
+// 512): an scf.forall over the 2 blocks, each packing its columns of A,
+// multiplying them by its rows of B into a zero fill of its own and copying
+// the tiles into its rows of the partial sums; then the bias add reads the
+// blocks' sums in block order, fused into one generic.
+// CHECK-LABEL: func @reduction_blocks
+// CHECK: %[[P:.*]] = scf.forall (%[[B:.*]]) in (2) shared_outs(%[[OUT:.*]] = %{{.*}}) -> (tensor<48x128xf32>)
+// CHECK: %[[K:.*]] = arith.muli %[[B]], %{{.*}} : index
+// CHECK: tensor.extract_slice %{{.*}}[0, %[[K]]] [24, 256] [1, 1] : tensor<24x512xf32> to tensor<24x256xf32>
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<24x256xf32>)
+// CHECK: tensor.extract_slice %{{.*}}[%[[K]], 0] [256, 128] [1, 1] : tensor<512x128xf32> to tensor<256x128xf32>
+// CHECK: scf.forall.in_parallel
+// CHECK: tensor.parallel_insert_slice %{{.*}} into %[[OUT]][%{{.*}}, 0] [24, 128] [1, 1]
+// CHECK-DAG: %[[P0:.*]] = tensor.extract_slice %[[P]][0, 0] [24, 128] [1, 1]
+// CHECK-DAG: %[[P1:.*]] = tensor.extract_slice %[[P]][24, 0] [24, 128] [1, 1]
+// CHECK: linalg.generic {{.*}} ins(%[[P0]], %[[P1]], %{{.*}} : tensor<24x128xf32>, tensor<24x128xf32>, tensor<128xf32>)
+// CHECK-NEXT: ^bb0(%[[X0:.*]]: f32, %[[X1:.*]]: f32, %[[C:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT: %[[S:.*]] = arith.addf %[[X0]], %[[X1]] : f32
+// CHECK-NEXT: arith.addf %[[S]], %[[C]] : f32
+// CHECK-NOT: linalg.matmul ins(%{{.*}} : tensor<24x512xf32>
+func.func @reduction_blocks(%a: tensor<24x512xf32>, %b: tensor<512x128xf32>, %bias: tensor<128xf32>) -> tensor<24x128xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<24x128xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<24x128xf32>) -> tensor<24x128xf32>
+  %p = linalg.matmul {fuse.lowering_config = #fuse.lowering_config<strategy = matmul_tiles, distribution = [0, 0, 256], cache = [0, 0, 0], registers = [12, 32, 1], vector = [12, 32, 1]>}
+      ins(%a, %b : tensor<24x512xf32>, tensor<512x128xf32>) outs(%f : tensor<24x128xf32>) -> tensor<24x128xf32>
+  %o = tensor.empty() : tensor<24x128xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%p, %bias : tensor<24x128xf32>, tensor<128xf32>) outs(%o : tensor<24x128xf32>) {
+  ^bb0(%x: f32, %c: f32, %out: f32):
+    %s = arith.addf %x, %c : f32
+    linalg.yield %s : f32
+  } -> tensor<24x128xf32>
+  return %r : tensor<24x128xf32>
+}
+
+// -----
+
+// The same blocks with too little work for the threads (one row: 32K
+// multiply-adds a block): an scf.for runs them in turn, with the same
+// partial sums, added in the same order.
+// CHECK-LABEL: func @reduction_blocks_in_turn
+// CHECK-NOT: scf.forall
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (tensor<2x128xf32>)
+// CHECK: scf.yield
+// CHECK: linalg.generic
+// CHECK: arith.addf
+func.func @reduction_blocks_in_turn(%a: tensor<1x512xf32>, %b: tensor<512x128xf32>) -> tensor<1x128xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x128xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x128xf32>) -> tensor<1x128xf32>
+  %p = linalg.matmul {fuse.lowering_config = #fuse.lowering_config<strategy = matmul_tiles, distribution = [0, 0, 256], cache = [0, 0, 0], registers = [1, 128, 1], vector = [1, 128, 1]>}
+      ins(%a, %b : tensor<1x512xf32>, tensor<512x128xf32>) outs(%f : tensor<1x128xf32>) -> tensor<1x128xf32>
+  return %p : tensor<1x128xf32>
+}
