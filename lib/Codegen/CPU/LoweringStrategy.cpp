@@ -429,16 +429,15 @@ int64_t chooseRowBlocks(ArrayRef<int64_t> ranges, ArrayRef<RowBand> bands,
 constexpr int64_t kMinReductionBlockElements = 1 << 12;
 
 /// Reduction steps per block of an m x n x k f32 matmul whose B (k x n, a
-/// layer's weight) is tall, k >= 4 n (the MLP's 784 x 128 input layer; a
-/// larger one, such as the CNN's 4608 x 128, is packed instead): the rows
-/// per block that chooseRowBlocks
-/// gives the k x n product of its weight gradient, ignoring the batch, so
-/// that each thread reads the rows of the weight it wrote in the last
-/// update (rows last written by the other core cost a transfer to read
-/// and another to write back); 0 if none. The blocks' partial products are
-/// summed in block order after them. The partition depends on k and n only,
-/// never on m (the batch) nor the thread count, so an example's outputs
-/// have the same bits in any batch, on any number of threads.
+/// layer's weight) is tall, k >= 4 n (the MLP's 784 x 128 input layer; a larger
+/// one, such as the CNN's 4608 x 128, is packed instead): the rows per block
+/// that chooseRowBlocks gives the k x n product of its weight gradient,
+/// ignoring the batch, so that each thread reads the rows of the weight it
+/// wrote in the last update (rows last written by the other core cost a
+/// transfer to read and another to write back); 0 if none. The blocks' partial
+/// products are summed in block order after them. The partition depends on k
+/// and n only, never on m (the batch) nor the thread count, so an example's
+/// outputs have the same bits in any batch, on any number of threads.
 int64_t chooseReductionBlocks(ArrayRef<int64_t> ranges, int64_t lanes,
                               unsigned vectorBits, int64_t steps) {
   int64_t n = ranges[1], k = ranges[2];
