@@ -134,6 +134,74 @@ void keepCopiesInUpdates(func::FuncOp func, const DenseMap<Value, Value> &casts,
   }
 }
 
+/// Whether `use` reads only its value's type: the `input` of a window
+/// gradient (conv2d_input_grad, max_pool2d_grad).
+bool readsOnlyType(OpOperand &use) {
+  Operation *op = use.getOwner();
+  if (auto grad = dyn_cast<fuse::Conv2DInputGradOp>(op))
+    return &use == &grad.getInputMutable();
+  if (auto grad = dyn_cast<fuse::MaxPool2DGradOp>(op))
+    return &use == &grad.getInputMutable();
+  return false;
+}
+
+/// ReLU masks kept as bytes. The VJP of `y = relu(x)` masks the gradient by
+/// `compare gt, y, 0`, in the backward pass; under the bf16 policy the
+/// contractions read y's bf16 copy, so the mask is often the one reader of
+/// the f32 y after the loss, which then stays live across it (4 bytes an
+/// element beside the copy's 2). Where every other reader of y comes
+/// before the mask, the comparison moves to right after y and its result
+/// is kept as i8 (`fuse.materialize`: computed there, never recomputed from
+/// y in its readers), a quarter of y's bytes; the backward pass compares
+/// the bytes with 0. The mask is the same bits, so the gradients are too.
+/// (The bf16 copy cannot stand in for y: a positive f32 below 2^-133 rounds
+/// to a bf16 zero.)
+void keepReluMasks(func::FuncOp func) {
+  SmallVector<fuse::CompareOp> compares;
+  func.walk([&](fuse::CompareOp op) { compares.push_back(op); });
+  for (fuse::CompareOp compare : compares) {
+    Value y = compare.getLhs();
+    auto relu = y.getDefiningOp<fuse::ReluOp>();
+    auto bound = compare.getRhs().getDefiningOp<fuse::ConstantOp>();
+    auto type = cast<RankedTensorType>(y.getType());
+    Block *block = compare->getBlock();
+    if (!relu || !bound || !isF32Tensor(y) || relu->getBlock() != block ||
+        bound->getBlock() != block)
+      continue;
+    bool readBefore = llvm::all_of(y.getUses(), [&](OpOperand &use) {
+      Operation *reader = block->findAncestorOpInBlock(*use.getOwner());
+      return use.getOwner() == compare || readsOnlyType(use) ||
+             (reader && reader->isBeforeInBlock(compare));
+    });
+    if (!readBefore)
+      continue;
+    // Right after y: the bound (a constant the VJP made beside the
+    // comparison) is cloned there when it comes later.
+    OpBuilder b(func.getContext());
+    b.setInsertionPointAfter(relu);
+    Value rhs = compare.getRhs();
+    if (relu->isBeforeInBlock(bound))
+      rhs = b.clone(*bound)->getResult(0);
+    Location loc = compare.getLoc();
+    Value mask =
+        fuse::CompareOp::create(b, loc, compare.getPredicate(), y, rhs);
+    auto bytes = fuse::CastOp::create(
+        b, loc, RankedTensorType::get(type.getShape(), b.getIntegerType(8)),
+        mask);
+    bytes->setAttr(fuse::kMaterializeAttrName, b.getUnitAttr());
+    b.setInsertionPoint(compare);
+    Value zero = fuse::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(RankedTensorType::get({}, b.getIntegerType(8)),
+                               b.getI8IntegerAttr(0).getValue()));
+    Value kept = fuse::CompareOp::create(b, loc, fuse::ComparePredicate::ne,
+                                         bytes, zero);
+    LLVM_DEBUG(llvm::dbgs() << "mask kept as bytes: " << bytes << "\n");
+    compare.replaceAllUsesWith(kept);
+    compare.erase();
+  }
+}
+
 /// Casts the operands of `func`'s f32 contractions to bf16, one cast per
 /// value, placed right after its definition so that every user sees it.
 void applyBF16Policy(func::FuncOp func, bool split) {
@@ -171,6 +239,7 @@ void applyBF16Policy(func::FuncOp func, bool split) {
     LLVM_DEBUG(llvm::dbgs() << "bf16 operands: " << *op << "\n");
   }
   keepCopiesInUpdates(func, casts, split);
+  keepReluMasks(func);
 }
 
 struct FuseApplyPrecisionPolicyPass

@@ -161,3 +161,48 @@ func.func @bad_layout(%x: tensor<2xf32>) -> tensor<2xf32> attributes {fuse.preci
 func.func @bad(%x: tensor<2xf32>) -> tensor<2xf32> attributes {fuse.precision = "fp8"} {
   return %x : tensor<2xf32>
 }
+
+// -----
+
+// A ReLU's mask kept as bytes: its gradient's comparison of the f32 output
+// moves to right after the ReLU, its result kept as i8 (fuse.materialize);
+// the backward pass compares the bytes with 0. The f32 output is then not
+// read after the loss (the next product reads its bf16 copy).
+// CHECK-LABEL: func.func @relu_mask
+// CHECK: %[[H:.*]] = fuse.relu
+// CHECK: %[[M:.*]] = fuse.compare gt, %[[H]], %{{.*}} : (tensor<8x4xf32>, tensor<f32>) -> tensor<8x4xi1>
+// CHECK-NEXT: %[[K:.*]] = fuse.cast %[[M]] {fuse.materialize} : (tensor<8x4xi1>) -> tensor<8x4xi8>
+// CHECK: %[[HB:.*]] = fuse.cast %[[H]] : (tensor<8x4xf32>) -> tensor<8x4xbf16>
+// CHECK: fuse.matmul %[[HB]]
+// CHECK-NOT: fuse.compare gt
+// CHECK: %[[Z:.*]] = fuse.constant dense<0> : tensor<i8>
+// CHECK: %[[MASK:.*]] = fuse.compare ne, %[[K]], %[[Z]] : (tensor<8x4xi8>, tensor<i8>) -> tensor<8x4xi1>
+// CHECK: fuse.select %[[MASK]], %arg3
+func.func @relu_mask(%x: tensor<8x6xf32>, %w: tensor<6x4xf32>, %v: tensor<4x2xf32>, %g: tensor<8x4xf32>)
+    -> (tensor<8x2xf32>, tensor<8x4xf32>) attributes {fuse.precision = "bf16"} {
+  %y = fuse.matmul %x, %w : (tensor<8x6xf32>, tensor<6x4xf32>) -> tensor<8x4xf32>
+  %h = fuse.relu %y : tensor<8x4xf32>
+  %z = fuse.matmul %h, %v : (tensor<8x4xf32>, tensor<4x2xf32>) -> tensor<8x2xf32>
+  %zero = fuse.constant dense<0.0> : tensor<f32>
+  %m = fuse.compare gt, %h, %zero : (tensor<8x4xf32>, tensor<f32>) -> tensor<8x4xi1>
+  %dh = fuse.select %m, %g, %zero : (tensor<8x4xi1>, tensor<8x4xf32>, tensor<f32>) -> tensor<8x4xf32>
+  return %z, %dh : tensor<8x2xf32>, tensor<8x4xf32>
+}
+
+// -----
+
+// Where the f32 output is read after the mask anyway (here by an add), the
+// mask stays where it is: kept bytes would be extra.
+// CHECK-LABEL: func.func @relu_read_later
+// CHECK-NOT: fuse.materialize
+// CHECK: fuse.compare gt, %{{.*}}, %{{.*}} : (tensor<8x4xf32>, tensor<f32>)
+// CHECK: fuse.add
+func.func @relu_read_later(%y: tensor<8x4xf32>, %g: tensor<8x4xf32>) -> (tensor<8x4xf32>, tensor<8x4xf32>)
+    attributes {fuse.precision = "bf16"} {
+  %h = fuse.relu %y : tensor<8x4xf32>
+  %zero = fuse.constant dense<0.0> : tensor<f32>
+  %m = fuse.compare gt, %h, %zero : (tensor<8x4xf32>, tensor<f32>) -> tensor<8x4xi1>
+  %dh = fuse.select %m, %g, %zero : (tensor<8x4xi1>, tensor<8x4xf32>, tensor<f32>) -> tensor<8x4xf32>
+  %s = fuse.add %h, %g : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+  return %dh, %s : tensor<8x4xf32>, tensor<8x4xf32>
+}

@@ -334,6 +334,8 @@ LogicalResult FuseDialect::verifyOperationAttribute(Operation *op,
        op->getName().getStringRef() != "linalg.generic"))
     return op->emitOpError()
            << "'" << name << "' must be a unit attribute on a linalg.generic";
+  if (name == kMaterializeAttrName && !isa<UnitAttr>(attr.getValue()))
+    return op->emitOpError() << "'" << name << "' must be a unit attribute";
   return success();
 }
 

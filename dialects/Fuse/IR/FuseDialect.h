@@ -37,6 +37,15 @@ constexpr llvm::StringLiteral kImageLoopAttrName = "fuse.image_loop";
 constexpr llvm::StringLiteral kOptimizerUpdateAttrName =
     "fuse.optimizer_update";
 
+/// `fuse.materialize`, a unit attribute on an element-wise op whose result
+/// is computed where the op stands and kept in memory, never recomputed in
+/// its readers: set by fuse-apply-precision-policy on a ReLU's byte mask
+/// (computed in the forward pass, read by the backward pass, so that the
+/// f32 activation it is taken from need not live across the loss), carried
+/// to its linalg.generic by convert-fuse-to-linalg, and kept by
+/// fuse-elementwise-fusion, which never fuses the op into a reader.
+constexpr llvm::StringLiteral kMaterializeAttrName = "fuse.materialize";
+
 /// Registers the translation of the fuse dialect's attributes to LLVM IR:
 /// its argument attributes describe how Fuse calls and trains a function,
 /// and have no LLVM counterpart, so translation drops them (instead of

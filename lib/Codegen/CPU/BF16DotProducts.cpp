@@ -39,6 +39,10 @@ namespace fuse {
 
 using namespace mlir;
 
+/// The f32 bytes from which a bf16 value read again after other
+/// contractions is widened again rather than its copy kept (1 MiB).
+static constexpr int64_t kMinRewidenBytes = int64_t(1) << 20;
+
 /// Lanes of f32 (and pairs of bf16) in a 512-bit register.
 static constexpr int64_t kLanes = 16;
 
@@ -413,59 +417,117 @@ struct FuseWidenBF16OperandsPass
           }
       ops.push_back(op);
     });
-    // Each bf16 value is widened once, right after it is defined (so that
-    // the copy dominates every use), and the copy serves every contraction
-    // that reads it: a layer's input is read by its forward product and
-    // its weight gradient, a weight by the forward product and the input
-    // gradient. One pass and one f32 buffer instead of one per reader.
-    DenseMap<Value, Value> widened;
+    // The readers of each bf16 value (a contraction reading it directly or
+    // through a constant pad) fall into groups, each served by one f32 copy
+    // made right before the group's first reader: a layer's input gradient
+    // and filter gradient, which read the same output gradient one after
+    // the other, share a copy. A reader after a contraction that does not
+    // read the value starts a new group: a layer's activation, read by its
+    // forward product and again by its weight gradient after the rest of
+    // the forward and backward passes, is widened twice rather than kept
+    // in f32 across the loss (the bf16 policy keeps activations in bf16,
+    // half the bytes; the second copy costs one more pass over them).
+    // Only copies of kMinRewidenBytes or more: a smaller one is not what
+    // sets the workspace's peak (the seed MLP's 196 KiB input: no byte
+    // saved, 2-4% of its step lost to the second pass).
+    DenseMap<Value, Operation *> lastReader;
+    DenseMap<Value, unsigned> groups;
+    DenseMap<std::pair<Operation *, Value>, unsigned> groupOf;
+    auto assignGroup = [&](Value value, Operation *reader) {
+      Block *block = value.getParentBlock();
+      Operation *at = block->findAncestorOpInBlock(*reader);
+      auto [last, fresh] = lastReader.try_emplace(value, at);
+      unsigned &group = groups[value];
+      auto type = cast<ShapedType>(value.getType());
+      bool large = type.hasStaticShape() &&
+                   type.getNumElements() * 4 >= kMinRewidenBytes;
+      if (!fresh && last->second != at && large) {
+        for (Operation *op = last->second->getNextNode(); op != at;
+             op = op->getNextNode()) {
+          WalkResult found = op->walk([](linalg::LinalgOp inner) {
+            return inner.getNumReductionLoops() > 0 ? WalkResult::interrupt()
+                                                    : WalkResult::advance();
+          });
+          if (found.wasInterrupted()) {
+            ++group;
+            break;
+          }
+        }
+        last->second = at;
+      }
+      groupOf[{reader, value}] = group;
+    };
+    auto sourceOf = [](Value value) -> Value {
+      if (auto pad = value.getDefiningOp<tensor::PadOp>();
+          pad && isWidenablePad(pad))
+        return pad.getSource();
+      return value;
+    };
+    for (linalg::LinalgOp op : ops)
+      for (OpOperand *input : op.getDpsInputOperands())
+        if (getElementTypeOrSelf(input->get().getType()).isBF16()) {
+          assignGroup(sourceOf(input->get()), op);
+          if (sourceOf(input->get()) != input->get())
+            groupOf[{op, input->get()}] = groupOf[{op, sourceOf(input->get())}];
+        }
+
+    DenseMap<std::pair<Value, unsigned>, Value> widened;
+    DenseMap<Block *, Operation *> lastArgumentCopy;
     // Casts and pads whose copies replaced them, erased when unread.
     llvm::SetVector<Operation *> dropped;
-    // A block's arguments' copies in the order they are made.
-    DenseMap<Block *, Operation *> lastArgumentCopy;
-    std::function<Value(Value, Location)> widenOnce = [&](Value value,
-                                                          Location loc) {
-      if (Value copy = widened.lookup(value))
-        return copy;
-      OpBuilder b(func.getContext());
-      Block *block = nullptr;
-      if (Operation *def = value.getDefiningOp()) {
-        b.setInsertionPointAfter(def);
-      } else {
-        block = cast<BlockArgument>(value).getOwner();
-        if (Operation *last = lastArgumentCopy.lookup(block))
-          b.setInsertionPointAfter(last);
-        else
-          b.setInsertionPointToStart(block);
-      }
-      Value copy;
-      if (Value source = roundedSource(value)) {
-        // A cast's widening reads the cast's f32 source instead: one pass,
-        // and the cast itself goes if nothing else reads it.
-        copy = roundInPlace(b, loc, source);
-        dropped.insert(value.getDefiningOp());
-      } else if (auto pad = value.getDefiningOp<tensor::PadOp>();
-                 pad && isWidenablePad(pad)) {
-        // Widening commutes with a constant pad: pad the source's copy
-        // (the input gradient's padded output gradient reads the copy the
-        // filter gradient reads too).
-        Value source = widenOnce(pad.getSource(), loc);
-        copy = widenPad(b, pad, source);
-        dropped.insert(pad);
-      } else {
-        copy = widen(b, loc, value);
-      }
-      widened[value] = copy;
-      if (block)
-        lastArgumentCopy[block] = copy.getDefiningOp();
-      return copy;
-    };
+    std::function<Value(Value, unsigned, Operation *, Location)> widenFor =
+        [&](Value value, unsigned group, Operation *reader, Location loc) {
+          if (Value copy = widened.lookup({value, group}))
+            return copy;
+          // The first group's copy right after the value (a block's
+          // arguments' copies at its start, in the order they are made),
+          // a later group's right before its first reader.
+          OpBuilder b(func.getContext());
+          Block *block = nullptr;
+          if (group != 0) {
+            b.setInsertionPoint(
+                value.getParentBlock()->findAncestorOpInBlock(*reader));
+          } else if (Operation *def = value.getDefiningOp()) {
+            b.setInsertionPointAfter(def);
+          } else {
+            block = cast<BlockArgument>(value).getOwner();
+            if (Operation *last = lastArgumentCopy.lookup(block))
+              b.setInsertionPointAfter(last);
+            else
+              b.setInsertionPointToStart(block);
+          }
+          Value copy;
+          Value source = roundedSource(value);
+          if (source && groups.lookup(value) == 0) {
+            // A cast that one copy serves: the copy rounds the cast's f32
+            // source instead (one pass), and the cast goes if nothing else
+            // reads it. With several copies the cast stays, and each
+            // copy widens its half-size bytes.
+            copy = roundInPlace(b, loc, source);
+            dropped.insert(value.getDefiningOp());
+          } else if (auto pad = value.getDefiningOp<tensor::PadOp>();
+                     pad && isWidenablePad(pad)) {
+            // Widening commutes with a constant pad: pad the source's copy
+            // (the input gradient's padded output gradient reads the copy
+            // the filter gradient reads too).
+            Value padded = widenFor(pad.getSource(), group, reader, loc);
+            copy = widenPad(b, pad, padded);
+            dropped.insert(pad);
+          } else {
+            copy = widen(b, loc, value);
+          }
+          widened[{value, group}] = copy;
+          if (block)
+            lastArgumentCopy[block] = copy.getDefiningOp();
+          return copy;
+        };
     for (linalg::LinalgOp op : ops) {
       Block &body = op->getRegion(0).front();
       for (OpOperand *input : op.getDpsInputOperands()) {
         if (!getElementTypeOrSelf(input->get().getType()).isBF16())
           continue;
-        input->set(widenOnce(input->get(), op.getLoc()));
+        unsigned group = groupOf.lookup({op.getOperation(), input->get()});
+        input->set(widenFor(input->get(), group, op, op.getLoc()));
         // The body's widening of this input is now the identity.
         BlockArgument arg = body.getArgument(input->getOperandNumber());
         arg.setType(Float32Type::get(func.getContext()));

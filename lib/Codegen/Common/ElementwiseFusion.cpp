@@ -121,7 +121,11 @@ bool FusionPlan::joins(OpOperand *operand, linalg::GenericOp root,
   // recomputed for every element it is broadcast to). Upstream's
   // conditions otherwise (areElementwiseOpsFusable), and no producer result
   // that would have to stay (its init read by its body).
+  // A materialized value (fuse.materialize: a byte mask the forward pass
+  // keeps for the backward pass) is read from memory, never recomputed
+  // from the wider values it is taken from.
   if (!producer || !producer->hasOneUse() ||
+      producer->hasAttr(fuse::kMaterializeAttrName) ||
       !isa<RankedTensorType>(operand->get().getType()) ||
       !producer.hasPureTensorSemantics() ||
       producer.getNumParallelLoops() != producer.getNumLoops())

@@ -314,6 +314,9 @@ struct ElementwiseLowering : OpConversionPattern<OpTy> {
         [&](OpBuilder &b, Location loc, ValueRange args) {
           return scalar(op, b, loc, args);
         });
+    if (op->hasAttr(kMaterializeAttrName))
+      if (Operation *generic = result.getDefiningOp())
+        generic->setAttr(kMaterializeAttrName, rewriter.getUnitAttr());
     rewriter.replaceOp(op, result);
     return success();
   }

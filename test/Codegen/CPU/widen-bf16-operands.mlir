@@ -102,9 +102,8 @@ module attributes {fuse.target = {cpu = "cooperlake", features = "+avx512f,+avx5
 
 // -----
 
-// A bf16 value two contractions read is widened once, right after its
-// definition, and the copy serves both (a layer's input: its forward
-// product and its weight gradient). A value that is a cast of f32 is not
+// A bf16 value two contractions read one after the other is widened once,
+// right after its definition, and the copy serves both. A value that is a cast of f32 is not
 // widened: the copy rounds the cast's f32 source to bf16 and back in one
 // pass (the same bits), and the cast goes when nothing else reads it.
 // CHECK-LABEL: func @widened_once
@@ -188,5 +187,55 @@ module attributes {fuse.target = {cpu = "x86-64-v3", features = "+avx2,+fma,-avx
       linalg.yield %s : f32
     } -> tensor<3x3x3x4xf32>
     return %0, %1 : tensor<2x8x8x3xf32>, tensor<3x3x3x4xf32>
+  }
+}
+
+// -----
+
+// Readers separated by a contraction that does not read the value (a
+// layer's activation: its forward product, then the rest of the step, then
+// its weight gradient) each get a copy made right before them, so that no
+// f32 copy is live across the other work (the first group's copy is made
+// right after the value, as above); the cast then stays, the one bf16
+// value kept, and each copy widens it. Only copies of 1 MiB or more: a
+// smaller one is shared (@widened_once).
+// CHECK-LABEL: func @widened_per_reader_group
+// CHECK: %[[A1:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<512x512xbf16>) outs(%{{.*}} : tensor<512x512xf32>)
+// CHECK: %[[B:.*]] = linalg.generic {{.*}} ins(%arg1 : tensor<512x512xf32>) outs(%{{.*}} : tensor<512x512xbf16>)
+// CHECK: %[[B1:.*]] = linalg.generic {{.*}} ins(%[[B]] : tensor<512x512xbf16>) outs(%{{.*}} : tensor<512x512xf32>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.extf
+// CHECK: linalg.matmul ins(%[[A1]], %[[B1]] : tensor<512x512xf32>, tensor<512x512xf32>)
+// CHECK: linalg.matmul ins(%arg2, %arg3 : tensor<4x4xf32>, tensor<4x4xf32>)
+// CHECK: %[[B2:.*]] = linalg.generic {{.*}} ins(%[[B]] : tensor<512x512xbf16>) outs(%{{.*}} : tensor<512x512xf32>)
+// CHECK: linalg.matmul ins(%[[B2]], %{{.*}} : tensor<512x512xf32>, tensor<512x16xf32>)
+// CHECK: %[[A2:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<512x512xbf16>) outs(%{{.*}} : tensor<512x512xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[A2]], %arg5 : tensor<512x512xf32>, tensor<512x32xf32>)
+module attributes {fuse.target = {cpu = "x86-64-v3", features = "+avx2,+fma,-avx512f,-avx512bf16", triple = "x86_64-unknown-linux-gnu"}} {
+  func.func @widened_per_reader_group(%a: tensor<512x512xbf16>, %w: tensor<512x512xf32>, %u: tensor<4x4xf32>, %v: tensor<4x4xf32>,
+                                      %t: tensor<512x16xbf16>, %d: tensor<512x32xf32>, %c: tensor<512x512xf32>, %cu: tensor<4x4xf32>,
+                                      %ct: tensor<512x16xf32>, %g: tensor<512x32xf32>)
+      -> (tensor<512x512xf32>, tensor<4x4xf32>, tensor<512x16xf32>, tensor<512x32xf32>) {
+    %e = tensor.empty() : tensor<512x512xbf16>
+    %b = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                         iterator_types = ["parallel", "parallel"]}
+        ins(%w : tensor<512x512xf32>) outs(%e : tensor<512x512xbf16>) {
+    ^bb0(%x: f32, %o: bf16):
+      %r = arith.truncf %x : f32 to bf16
+      linalg.yield %r : bf16
+    } -> tensor<512x512xbf16>
+    %0 = linalg.matmul ins(%a, %b : tensor<512x512xbf16>, tensor<512x512xbf16>) outs(%c : tensor<512x512xf32>) -> tensor<512x512xf32>
+    %1 = linalg.matmul ins(%u, %v : tensor<4x4xf32>, tensor<4x4xf32>) outs(%cu : tensor<4x4xf32>) -> tensor<4x4xf32>
+    %2 = linalg.matmul ins(%b, %t : tensor<512x512xbf16>, tensor<512x16xbf16>) outs(%ct : tensor<512x16xf32>) -> tensor<512x16xf32>
+    %3 = linalg.generic {indexing_maps = [affine_map<(i, j, k) -> (k, i)>, affine_map<(i, j, k) -> (k, j)>, affine_map<(i, j, k) -> (i, j)>],
+                         iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%a, %d : tensor<512x512xbf16>, tensor<512x32xf32>) outs(%g : tensor<512x32xf32>) {
+    ^bb0(%x: bf16, %y: f32, %acc: f32):
+      %xw = arith.extf %x : bf16 to f32
+      %p = arith.mulf %xw, %y : f32
+      %s = arith.addf %acc, %p : f32
+      linalg.yield %s : f32
+    } -> tensor<512x32xf32>
+    return %0, %1, %2, %3 : tensor<512x512xf32>, tensor<4x4xf32>, tensor<512x16xf32>, tensor<512x32xf32>
   }
 }

@@ -421,3 +421,48 @@ func.func @in_place_destination(%w: tensor<8xf32>, %t: tensor<8xbf16>, %l: tenso
   } -> tensor<8xf32>
   return %j, %k : tensor<8xf32>, tensor<8xf32>
 }
+
+// -----
+
+// A materialized producer (fuse.materialize: a ReLU's byte mask the forward
+// pass keeps) is not fused into its reader, which reads its bytes rather
+// than recomputing them from the f32 input; its own producers still fuse
+// into it.
+// CHECK-LABEL: func @materialized
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<4x8xf32>, %[[G:[^:]*]]: tensor<4x8xf32>)
+// CHECK: %[[K:.*]] = linalg.generic
+// CHECK-SAME: ins(%[[X]] : tensor<4x8xf32>)
+// CHECK-SAME: fuse.materialize
+// CHECK: arith.cmpf ogt
+// CHECK: arith.extui
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%[[K]], %[[G]] : tensor<4x8xi8>, tensor<4x8xf32>)
+// CHECK-NOT: linalg.generic
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @materialized(%x: tensor<4x8xf32>, %g: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<4x8xi1>
+  %m = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x8xf32>) outs(%e1 : tensor<4x8xi1>) {
+  ^bb0(%a: f32, %o: i1):
+    %c = arith.cmpf ogt, %a, %zero : f32
+    linalg.yield %c : i1
+  } -> tensor<4x8xi1>
+  %e8 = tensor.empty() : tensor<4x8xi8>
+  %k = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%m : tensor<4x8xi1>) outs(%e8 : tensor<4x8xi8>) attrs = {fuse.materialize} {
+  ^bb0(%a: i1, %o: i8):
+    %c = arith.extui %a : i1 to i8
+    linalg.yield %c : i8
+  } -> tensor<4x8xi8>
+  %ef = tensor.empty() : tensor<4x8xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%k, %g : tensor<4x8xi8>, tensor<4x8xf32>) outs(%ef : tensor<4x8xf32>) {
+  ^bb0(%a: i8, %b: f32, %o: f32):
+    %z = arith.constant 0 : i8
+    %c = arith.cmpi ne, %a, %z : i8
+    %s = arith.select %c, %b, %zero : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
