@@ -92,8 +92,11 @@ def FuseWidenBF16Operands
     micro-kernels run unchanged, instead of widening each operand element
     inside the reduction loop (a bf16 scalar cannot be broadcast from
     memory as an f32 one). The sums are the same. Each bf16 value is
-    widened once, right after its definition, for every contraction that
-    reads it; a value that is a cast of an f32 tensor is not widened but
+    widened once, right after its definition, for the contractions that
+    read it; a reader after a contraction that does not read the value
+    gets a copy of its own, made right before it, when the copy takes 1
+    MiB or more (a layer's activation, read by its forward product and
+    again by its weight gradient, is not kept in f32 across the loss). A value that is a cast of an f32 tensor is not widened but
     rounded again from that tensor in one pass (truncf then extf: the same
     bits), and the cast goes when nothing else reads it. Widening commutes
     with a constant `tensor.pad`: a padded bf16 value's copy is the pad of

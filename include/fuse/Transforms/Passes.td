@@ -144,6 +144,14 @@ def FuseApplyPrecisionPolicy
     once (CSE), so the activations the backward pass reads are the `bf16`
     copies the forward pass made.
 
+    ReLU masks: the gradient of `y = fuse.relu(x)` masks by `fuse.compare
+    gt, y, 0`. Where every other reader of the `f32` `y` comes before that
+    comparison (the products read its `bf16` copy), the comparison moves to
+    right after the ReLU and its result is cast to `i8` under
+    `fuse.materialize` (kept in memory, never recomputed in its readers),
+    which the backward pass compares with 0: a byte per element is kept
+    across the loss instead of the `f32` output, with the same bits.
+
     Master weights: an optimizer op updating a parameter whose `bf16` copy
     the step reads, and whose new value the function returns in place of
     it (`fuse.in_place`), also writes the next step's copy: the cast
