@@ -135,6 +135,9 @@ struct FitSummary {
   /// Of trainSeconds, the time compiled code spent summing gradients across
   /// the ranks (waiting for the slowest included).
   double allReduceSeconds = 0;
+  /// Every rank's allReduceSeconds, in rank order (one entry in one
+  /// process): where they differ, the larger waited for the slower rank.
+  std::vector<double> allReduceSecondsPerRank;
   /// The time spent evaluating on the test and validation sets after the
   /// epochs (not part of trainSeconds), the ranks' reduction included.
   double evaluationSeconds = 0;

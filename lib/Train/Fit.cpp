@@ -804,6 +804,14 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
   }
   summary.totalSteps = trainer.step();
   summary.allReduceSeconds = collectives.collectiveSeconds();
+  // Each rank's, gathered as the sum of vectors that each rank fills at its
+  // own index (every rank arrives here after the same steps).
+  summary.allReduceSecondsPerRank.assign(ranks, 0.0);
+  summary.allReduceSecondsPerRank[rank] = summary.allReduceSeconds;
+  if (comm)
+    if (Error err =
+            comm->allReduceSum(summary.allReduceSecondsPerRank.data(), ranks))
+      return std::move(err);
   // A chunk never crosses an epoch.
   summary.stepsPerCall = std::min(chunking.stepsPerCall, stepsPerEpoch);
   return summary;

@@ -245,6 +245,7 @@ TEST(Distributed, RanksMatchOneProcess) {
     std::string one = (dir.path + "/one.safetensors").str();
     auto reference = fitOnRanks(*single, train, 0, options, one);
     FitSummary expected = unwrap(std::move(reference[0]));
+    EXPECT_EQ(expected.allReduceSecondsPerRank, std::vector<double>{0.0});
     for (int ranks : {2, 3}) {
       std::string many = (dir.path + "/many.safetensors").str();
       auto results = fitOnRanks(*parallel, train, ranks, options, many);
@@ -252,6 +253,9 @@ TEST(Distributed, RanksMatchOneProcess) {
         FitSummary summary = unwrap(std::move(result));
         EXPECT_EQ(summary.ranks, ranks);
         EXPECT_EQ(summary.totalSteps, expected.totalSteps);
+        // Every rank's all-reduce time, its own at its index.
+        ASSERT_EQ(summary.allReduceSecondsPerRank.size(), size_t(ranks));
+        EXPECT_EQ(summary.allReduceSecondsPerRank[r], summary.allReduceSeconds);
         ASSERT_EQ(summary.history.size(), expected.history.size());
         for (auto [e, f] : llvm::zip(summary.history, expected.history))
           EXPECT_NEAR(e.trainLoss, f.trainLoss, 1e-6)

@@ -385,6 +385,10 @@ llvm::Error writeJson(llvm::StringRef path, const FitSummary &s,
     json.attribute("threads", int64_t(s.threads));
     json.attribute("ranks", int64_t(s.ranks));
     number("allreduce_seconds", s.allReduceSeconds);
+    json.attributeArray("allreduce_seconds_per_rank", [&] {
+      for (double seconds : s.allReduceSecondsPerRank)
+        json.value(seconds);
+    });
     number("train_seconds", s.trainSeconds);
     number("steps_per_second",
            s.trainSeconds > 0 ? double(s.steps) / s.trainSeconds : 0.0);
@@ -745,11 +749,17 @@ int fusec::trainMain() {
       (long long)s.steps, (long long)s.batchSize, (long long)s.stepsPerCall,
       s.trainSeconds, s.trainSeconds > 0 ? s.steps / s.trainSeconds : 0.0,
       s.compileSeconds);
-  if (comm)
+  if (comm) {
     llvm::outs() << llvm::format(
-        "All-reduce of the gradients: %.2fs (%.1f%% of training) on rank 0\n",
+        "All-reduce of the gradients: %.2fs (%.1f%% of training) on rank 0",
         s.allReduceSeconds,
         s.trainSeconds > 0 ? 100 * s.allReduceSeconds / s.trainSeconds : 0.0);
+    // The spread between ranks: what the faster ones waited for.
+    llvm::outs() << "; each rank's:";
+    for (double seconds : s.allReduceSecondsPerRank)
+      llvm::outs() << llvm::format(" %.2fs", seconds);
+    llvm::outs() << "\n";
+  }
   if (s.stoppedEarly)
     llvm::outs() << "Stopped by --max-seconds "
                  << llvm::format("%g", double(maxSeconds)) << " at step "
