@@ -70,6 +70,9 @@ for label, (wall, j) in (("1 rank x 1 thread", one),
     if 'allreduce_seconds' in j:
         line += (f", all-reduce {j['allreduce_seconds']:.2f} s "
                  f"({100 * j['allreduce_seconds'] / j['train_seconds']:.1f}%)")
+    if len(j.get('allreduce_seconds_per_rank', [])) > 1:
+        line += " [each rank's: " + ", ".join(
+            f"{t:.2f}" for t in j['allreduce_seconds_per_rank']) + " s]"
     print(line)
 for label, (wall, j) in (("overlap", many), ("--overlap=false", blocking),
                          ("--allreduce=mpi", library)):
