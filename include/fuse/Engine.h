@@ -52,6 +52,8 @@ struct EngineOptions {
   /// as XLA and TensorFlow do: values decaying towards zero (Adam's moments
   /// where a gradient stays 0) would otherwise slow every operation on them
   /// tenfold. The caller's floating-point mode is restored after each call.
+  /// The code may rely on it (a bf16 step's ReLU masks), so it is compiled
+  /// for this choice.
   bool flushDenormals = true;
   /// Threads each call of compiled code may use (0: $FUSE_NUM_THREADS, else
   /// the CPUs this process may run on). Results are bitwise the same for any

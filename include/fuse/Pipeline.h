@@ -54,6 +54,10 @@ struct DifferentiateOptions {
   /// Step functions sum their gradients across the ranks of a data-parallel
   /// run (fuse-expand-train-step's data-parallel option).
   bool dataParallel = false;
+  /// The step functions' code runs with subnormals flushed to zero
+  /// (EngineOptions::flushDenormals), which fuse-apply-precision-policy may
+  /// assume (flushed-denormals: a ReLU's mask from its bf16 copy).
+  bool flushedDenormals = true;
 };
 
 /// Whole-module rewrites that run once, before any specialization: training

@@ -205,6 +205,9 @@ Error Engine::loadString(llvm::StringRef source, llvm::StringRef bufferName) {
   // Data-parallel step functions compile to other code: another cache key.
   if (impl.options.dataParallel)
     *overridden += " data_parallel";
+  // As ReLU masks under the bf16 policy (fuse-apply-precision-policy).
+  if (!impl.options.flushDenormals)
+    *overridden += " subnormals_kept";
   if (!overridden->empty())
     loaded->sourceHash =
         llvm::toHex(llvm::SHA256::hash(llvm::arrayRefFromStringRef(
@@ -218,6 +221,7 @@ Error Engine::loadString(llvm::StringRef source, llvm::StringRef bufferName) {
     PhaseTimer timer(impl.options.compileStats, unit, "differentiate");
     DifferentiateOptions differentiate;
     differentiate.dataParallel = impl.options.dataParallel;
+    differentiate.flushedDenormals = impl.options.flushDenormals;
     if (failed(differentiateModule(*loaded->module, differentiate)))
       return llvm::createStringError(diagnostics);
   }

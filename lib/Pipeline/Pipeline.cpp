@@ -28,7 +28,9 @@ void fuse::buildDifferentiatePipeline(OpPassManager &pm,
   // gradient then keeps no activation of the pool's input size).
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createFuseAutodiff());
-  pm.addPass(createFuseApplyPrecisionPolicy());
+  FuseApplyPrecisionPolicyOptions precision;
+  precision.flushedDenormals = options.flushedDenormals;
+  pm.addPass(createFuseApplyPrecisionPolicy(precision));
   pm.addPass(createFuseWrapSteps());
   pm.addPass(createFuseMarkClassLabels());
 }

@@ -145,18 +145,39 @@ bool readsOnlyType(OpOperand &use) {
   return false;
 }
 
-/// ReLU masks kept as bytes. The VJP of `y = relu(x)` masks the gradient by
-/// `compare gt, y, 0`, in the backward pass; under the bf16 policy the
-/// contractions read y's bf16 copy, so the mask is often the one reader of
-/// the f32 y after the loss, which then stays live across it (4 bytes an
-/// element beside the copy's 2). Where every other reader of y comes
-/// before the mask, the comparison moves to right after y and its result
-/// is kept as i8 (`fuse.materialize`: computed there, never recomputed from
-/// y in its readers), a quarter of y's bytes; the backward pass compares
-/// the bytes with 0. The mask is the same bits, so the gradients are too.
-/// (The bf16 copy cannot stand in for y: a positive f32 below 2^-133 rounds
-/// to a bf16 zero.)
-void keepReluMasks(func::FuncOp func) {
+/// Whether `bound` is a constant of zeros (+0 or -0).
+bool isZero(fuse::ConstantOp bound) {
+  auto value = dyn_cast<DenseFPElementsAttr>(bound.getValue());
+  return value && llvm::all_of(value.getValues<APFloat>(),
+                               [](const APFloat &v) { return v.isZero(); });
+}
+
+/// The bf16 copy of `y` that the policy made (`casts`), if any.
+Value bf16CopyOf(Value y, const DenseMap<Value, Value> &casts) {
+  auto copy = casts.find(y);
+  if (copy == casts.end() || !copy->second.getDefiningOp<fuse::CastOp>())
+    return {};
+  return copy->second;
+}
+
+/// ReLU masks without the f32 output. The VJP of `y = relu(x)` masks the
+/// gradient by `compare gt, y, 0`, in the backward pass; under the bf16
+/// policy the contractions read y's bf16 copy, so the mask is often the one
+/// reader of the f32 y after the loss, which then stays live across it (4
+/// bytes an element beside the copy's 2). Where every other reader of y
+/// comes before the mask:
+/// - with subnormals flushed (`flushed`) and a bf16 copy of y, the mask
+///   compares the copy, widened, with 0. y is then 0 or normal, and bf16
+///   has f32's exponents, so a positive normal rounds to a positive bf16:
+///   the same mask from the copy the products keep anyway. (With
+///   subnormals, a positive f32 below 2^-134 rounds to a bf16 zero.)
+/// - otherwise the comparison moves to right after y and its result is kept
+///   as i8 (`fuse.materialize`: computed there, never recomputed from y in
+///   its readers), a quarter of y's bytes; the backward pass compares the
+///   bytes with 0.
+/// Either way the mask is the same bits, so the gradients are too.
+void keepReluMasks(func::FuncOp func, const DenseMap<Value, Value> &casts,
+                   bool flushed) {
   SmallVector<fuse::CompareOp> compares;
   func.walk([&](fuse::CompareOp op) { compares.push_back(op); });
   for (fuse::CompareOp compare : compares) {
@@ -175,14 +196,24 @@ void keepReluMasks(func::FuncOp func) {
     });
     if (!readBefore)
       continue;
+    Location loc = compare.getLoc();
+    OpBuilder b(func.getContext());
+    Value copy = bf16CopyOf(y, casts);
+    if (flushed && copy && isZero(bound) &&
+        compare.getPredicate() == fuse::ComparePredicate::gt) {
+      b.setInsertionPoint(compare);
+      Value widened = fuse::CastOp::create(b, loc, type, copy);
+      compare.getLhsMutable().assign(widened);
+      LLVM_DEBUG(llvm::dbgs() << "mask from the bf16 copy: " << compare
+                              << "\n");
+      continue;
+    }
     // Right after y: the bound (a constant the VJP made beside the
     // comparison) is cloned there when it comes later.
-    OpBuilder b(func.getContext());
     b.setInsertionPointAfter(relu);
     Value rhs = compare.getRhs();
     if (relu->isBeforeInBlock(bound))
       rhs = b.clone(*bound)->getResult(0);
-    Location loc = compare.getLoc();
     Value mask =
         fuse::CompareOp::create(b, loc, compare.getPredicate(), y, rhs);
     auto bytes = fuse::CastOp::create(
@@ -204,7 +235,7 @@ void keepReluMasks(func::FuncOp func) {
 
 /// Casts the operands of `func`'s f32 contractions to bf16, one cast per
 /// value, placed right after its definition so that every user sees it.
-void applyBF16Policy(func::FuncOp func, bool split) {
+void applyBF16Policy(func::FuncOp func, bool split, bool flushed) {
   MLIRContext *context = func.getContext();
   Type bf16 = BFloat16Type::get(context);
   DenseMap<Value, Value> casts;
@@ -238,12 +269,14 @@ void applyBF16Policy(func::FuncOp func, bool split) {
       op->setOperand(i, castOf(op->getOperand(i)));
     LLVM_DEBUG(llvm::dbgs() << "bf16 operands: " << *op << "\n");
   }
+  keepReluMasks(func, casts, flushed);
   keepCopiesInUpdates(func, casts, split);
-  keepReluMasks(func);
 }
 
 struct FuseApplyPrecisionPolicyPass
     : fuse::impl::FuseApplyPrecisionPolicyBase<FuseApplyPrecisionPolicyPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       auto precision =
@@ -270,7 +303,8 @@ struct FuseApplyPrecisionPolicyPass
         return signalPassFailure();
       }
       if (*p == fuse::Precision::BF16)
-        applyBF16Policy(func, *layout == fuse::MasterWeights::Split);
+        applyBF16Policy(func, *layout == fuse::MasterWeights::Split,
+                        flushedDenormals);
     }
   }
 };

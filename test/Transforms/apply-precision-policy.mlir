@@ -1,4 +1,5 @@
-// RUN: fuse-opt %s --fuse-apply-precision-policy --split-input-file --verify-diagnostics | FileCheck %s
+// RUN: fuse-opt %s --fuse-apply-precision-policy --split-input-file --verify-diagnostics | FileCheck %s --check-prefixes=CHECK,FLUSH
+// RUN: fuse-opt %s --fuse-apply-precision-policy=flushed-denormals=false --split-input-file --verify-diagnostics | FileCheck %s --check-prefixes=CHECK,KEEP
 
 // A bf16 step: both factors of every matmul (forward and the two
 // gradients) read bf16 copies; a value read by several contractions is
@@ -164,19 +165,24 @@ func.func @bad(%x: tensor<2xf32>) -> tensor<2xf32> attributes {fuse.precision = 
 
 // -----
 
-// A ReLU's mask kept as bytes: its gradient's comparison of the f32 output
-// moves to right after the ReLU, its result kept as i8 (fuse.materialize);
-// the backward pass compares the bytes with 0. The f32 output is then not
-// read after the loss (the next product reads its bf16 copy).
+// A ReLU's mask without its f32 output after the loss (the next product
+// reads its bf16 copy). With subnormals flushed (FLUSH, the default) the
+// gradient compares the bf16 copy, widened, with 0. Otherwise (KEEP) the
+// comparison of the f32 output moves to right after the ReLU, its result
+// kept as i8 (fuse.materialize); the backward pass compares the bytes
+// with 0.
 // CHECK-LABEL: func.func @relu_mask
 // CHECK: %[[H:.*]] = fuse.relu
-// CHECK: %[[M:.*]] = fuse.compare gt, %[[H]], %{{.*}} : (tensor<8x4xf32>, tensor<f32>) -> tensor<8x4xi1>
-// CHECK-NEXT: %[[K:.*]] = fuse.cast %[[M]] {fuse.materialize} : (tensor<8x4xi1>) -> tensor<8x4xi8>
+// KEEP: %[[M:.*]] = fuse.compare gt, %[[H]], %{{.*}} : (tensor<8x4xf32>, tensor<f32>) -> tensor<8x4xi1>
+// KEEP-NEXT: %[[K:.*]] = fuse.cast %[[M]] {fuse.materialize} : (tensor<8x4xi1>) -> tensor<8x4xi8>
 // CHECK: %[[HB:.*]] = fuse.cast %[[H]] : (tensor<8x4xf32>) -> tensor<8x4xbf16>
 // CHECK: fuse.matmul %[[HB]]
-// CHECK-NOT: fuse.compare gt
-// CHECK: %[[Z:.*]] = fuse.constant dense<0> : tensor<i8>
-// CHECK: %[[MASK:.*]] = fuse.compare ne, %[[K]], %[[Z]] : (tensor<8x4xi8>, tensor<i8>) -> tensor<8x4xi1>
+// FLUSH-NOT: fuse.materialize
+// FLUSH: %[[W:.*]] = fuse.cast %[[HB]] : (tensor<8x4xbf16>) -> tensor<8x4xf32>
+// FLUSH-NEXT: %[[MASK:.*]] = fuse.compare gt, %[[W]], %{{.*}} : (tensor<8x4xf32>, tensor<f32>) -> tensor<8x4xi1>
+// KEEP-NOT: fuse.compare gt
+// KEEP: %[[Z:.*]] = fuse.constant dense<0> : tensor<i8>
+// KEEP: %[[MASK:.*]] = fuse.compare ne, %[[K]], %[[Z]] : (tensor<8x4xi8>, tensor<i8>) -> tensor<8x4xi1>
 // CHECK: fuse.select %[[MASK]], %arg3
 func.func @relu_mask(%x: tensor<8x6xf32>, %w: tensor<6x4xf32>, %v: tensor<4x2xf32>, %g: tensor<8x4xf32>)
     -> (tensor<8x2xf32>, tensor<8x4xf32>) attributes {fuse.precision = "bf16"} {
@@ -205,4 +211,42 @@ func.func @relu_read_later(%y: tensor<8x4xf32>, %g: tensor<8x4xf32>) -> (tensor<
   %dh = fuse.select %m, %g, %zero : (tensor<8x4xi1>, tensor<8x4xf32>, tensor<f32>) -> tensor<8x4xf32>
   %s = fuse.add %h, %g : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
   return %dh, %s : tensor<8x4xf32>, tensor<8x4xf32>
+}
+
+// -----
+
+// Without a bf16 copy of the ReLU's output (a sum reads it, no product),
+// the mask is kept as bytes even with subnormals flushed.
+// CHECK-LABEL: func.func @relu_mask_no_copy
+// CHECK: %[[M:.*]] = fuse.compare gt, %{{.*}}, %{{.*}} : (tensor<8x4xf32>, tensor<f32>) -> tensor<8x4xi1>
+// CHECK-NEXT: %[[K:.*]] = fuse.cast %[[M]] {fuse.materialize}
+// CHECK: fuse.reduce_sum
+// CHECK: fuse.compare ne, %[[K]]
+func.func @relu_mask_no_copy(%y: tensor<8x4xf32>, %g: tensor<8x4xf32>) -> (tensor<4xf32>, tensor<8x4xf32>)
+    attributes {fuse.precision = "bf16"} {
+  %h = fuse.relu %y : tensor<8x4xf32>
+  %s = fuse.reduce_sum %h {axes = array<i64: 0>} : (tensor<8x4xf32>) -> tensor<4xf32>
+  %zero = fuse.constant dense<0.0> : tensor<f32>
+  %m = fuse.compare gt, %h, %zero : (tensor<8x4xf32>, tensor<f32>) -> tensor<8x4xi1>
+  %dh = fuse.select %m, %g, %zero : (tensor<8x4xi1>, tensor<8x4xf32>, tensor<f32>) -> tensor<8x4xf32>
+  return %s, %dh : tensor<4xf32>, tensor<8x4xf32>
+}
+
+// -----
+
+// A bound other than 0 is not the bf16 copy's to decide (rounding moves
+// values across it): the mask is kept as bytes.
+// CHECK-LABEL: func.func @compare_nonzero_bound
+// CHECK: fuse.compare gt, %{{.*}}, %{{.*}} : (tensor<8x4xf32>, tensor<f32>)
+// CHECK-NEXT: fuse.cast %{{.*}} {fuse.materialize}
+func.func @compare_nonzero_bound(%x: tensor<8x6xf32>, %w: tensor<6x4xf32>, %v: tensor<4x2xf32>, %g: tensor<8x4xf32>)
+    -> (tensor<8x2xf32>, tensor<8x4xf32>) attributes {fuse.precision = "bf16"} {
+  %y = fuse.matmul %x, %w : (tensor<8x6xf32>, tensor<6x4xf32>) -> tensor<8x4xf32>
+  %h = fuse.relu %y : tensor<8x4xf32>
+  %z = fuse.matmul %h, %v : (tensor<8x4xf32>, tensor<4x2xf32>) -> tensor<8x2xf32>
+  %bound = fuse.constant dense<0.5> : tensor<f32>
+  %zero = fuse.constant dense<0.0> : tensor<f32>
+  %m = fuse.compare gt, %h, %bound : (tensor<8x4xf32>, tensor<f32>) -> tensor<8x4xi1>
+  %dh = fuse.select %m, %g, %zero : (tensor<8x4xi1>, tensor<8x4xf32>, tensor<f32>) -> tensor<8x4xf32>
+  return %z, %dh : tensor<8x2xf32>, tensor<8x4xf32>
 }

@@ -23,7 +23,14 @@
 
 #include "TestUtils.h"
 
+#include "Fuse/IR/FuseDialect.h"
+#include "fuse/Compiler.h"
 #include "fuse/Npy.h"
+#include "fuse/Pipeline.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
 
 #include "llvm/ADT/APFloat.h"
 #include "llvm/Support/FileSystem.h"
@@ -611,6 +618,89 @@ TEST(SplitMasterWeights, UpdateIsTheF32UpdateBitwise) {
   }
   // The layouts differ: the top half is not the nearest-even copy.
   EXPECT_TRUE(truncationMattered);
+}
+
+/// A CNN with ReLUs under the bf16 policy. Its first ReLU's output is read
+/// by a product, so with subnormals flushed (EngineOptions::flushDenormals,
+/// the default) its mask is taken from the bf16 copy, and otherwise kept as
+/// bytes from the f32 output (fuse-apply-precision-policy); the second
+/// ReLU, read by a sum of its own, keeps bytes either way.
+constexpr const char *kReluPolicyModule = R"mlir(
+func.func @loss(%k1: tensor<3x3x2x8xf32>, %k2: tensor<3x3x8x4xf32>, %w: tensor<64x5xf32>,
+                %x: tensor<4x8x8x2xf32>, %y: tensor<4xi32>) -> tensor<f32> {
+  %h1 = fuse.conv2d %x, %k1 : (tensor<4x8x8x2xf32>, tensor<3x3x2x8xf32>) -> tensor<4x6x6x8xf32>
+  %a1 = fuse.relu %h1 : tensor<4x6x6x8xf32>
+  %h2 = fuse.conv2d %a1, %k2 : (tensor<4x6x6x8xf32>, tensor<3x3x8x4xf32>) -> tensor<4x4x4x4xf32>
+  %a2 = fuse.relu %h2 : tensor<4x4x4x4xf32>
+  %f = fuse.reshape %a2 : (tensor<4x4x4x4xf32>) -> tensor<4x64xf32>
+  %o = fuse.matmul %f, %w : (tensor<4x64xf32>, tensor<64x5xf32>) -> tensor<4x5xf32>
+  %l = fuse.softmax_cross_entropy %o, %y : (tensor<4x5xf32>, tensor<4xi32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+func.func @grads(%k1: tensor<3x3x2x8xf32>, %k2: tensor<3x3x8x4xf32>, %w: tensor<64x5xf32>,
+                 %x: tensor<4x8x8x2xf32>, %y: tensor<4xi32>)
+    -> (tensor<f32>, tensor<3x3x2x8xf32>, tensor<3x3x8x4xf32>, tensor<64x5xf32>)
+    attributes {fuse.precision = "bf16"} {
+  %l, %g1, %g2, %gw = fuse.value_and_grad @loss(%k1, %k2, %w, %x, %y) {wrt = array<i64: 0, 1, 2>}
+      : (tensor<3x3x2x8xf32>, tensor<3x3x8x4xf32>, tensor<64x5xf32>, tensor<4x8x8x2xf32>, tensor<4xi32>)
+      -> (tensor<f32>, tensor<3x3x2x8xf32>, tensor<3x3x8x4xf32>, tensor<64x5xf32>)
+  return %l, %g1, %g2, %gw : tensor<f32>, tensor<3x3x2x8xf32>, tensor<3x3x8x4xf32>, tensor<64x5xf32>
+}
+)mlir";
+
+/// The ReLU masks kept as bytes (`fuse.materialize`) in kReluPolicyModule
+/// differentiated for code run with or without subnormals flushed.
+int64_t masksKeptAsBytes(bool flushed) {
+  mlir::DialectRegistry registry;
+  registerDialects(registry);
+  mlir::MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(kReluPolicyModule, &context);
+  if (!module)
+    return -1;
+  DifferentiateOptions options;
+  options.flushedDenormals = flushed;
+  if (mlir::failed(differentiateModule(*module, options)))
+    return -1;
+  int64_t count = 0;
+  module->walk([&](mlir::Operation *op) {
+    count += op->hasAttr(kMaterializeAttrName);
+  });
+  return count;
+}
+
+// The mask from the bf16 copy is the f32 output's: a normal f32 and its
+// bf16 rounding have the same sign, and with subnormals flushed the output
+// is 0 or normal. The two codes (one byte mask and one from the copy, or
+// two byte masks) give the same bits where no output is subnormal (these
+// inputs).
+TEST(BF16Policy, ReluMaskFromTheCopyIsTheMaskOfTheOutput) {
+  EXPECT_EQ(masksKeptAsBytes(/*flushed=*/true), 1);
+  EXPECT_EQ(masksKeptAsBytes(/*flushed=*/false), 2);
+  std::vector<Tensor> args = {randomTensor({3, 3, 2, 8}, 41, -0.5f, 0.5f),
+                              randomTensor({3, 3, 8, 4}, 42, -0.3f, 0.3f),
+                              randomTensor({64, 5}, 43, -0.3f, 0.3f),
+                              randomTensor({4, 8, 8, 2}, 44)};
+  Tensor y = Tensor::empty(DType::I32, {4});
+  for (int64_t i = 0; i < 4; ++i)
+    y.data<int32_t>()[i] = static_cast<int32_t>((3 * i + 1) % 5);
+  args.push_back(y);
+  std::vector<std::vector<Tensor>> results;
+  for (bool flush : {true, false}) {
+    EngineOptions options;
+    options.flushDenormals = flush;
+    auto engine = makeEngine(kReluPolicyModule, options);
+    results.push_back(unwrap(unwrap(engine->lookup("grads")).call(args)));
+  }
+  ASSERT_EQ(results[0].size(), 4u);
+  for (size_t i = 0; i < results[0].size(); ++i) {
+    const Tensor &a = results[0][i], &b = results[1][i];
+    ASSERT_EQ(a.numElements(), b.numElements());
+    EXPECT_EQ(std::memcmp(a.data(), b.data(), a.numElements() * sizeof(float)),
+              0)
+        << "result " << i;
+  }
 }
 
 } // namespace

@@ -146,11 +146,17 @@ def FuseApplyPrecisionPolicy
 
     ReLU masks: the gradient of `y = fuse.relu(x)` masks by `fuse.compare
     gt, y, 0`. Where every other reader of the `f32` `y` comes before that
-    comparison (the products read its `bf16` copy), the comparison moves to
-    right after the ReLU and its result is cast to `i8` under
-    `fuse.materialize` (kept in memory, never recomputed in its readers),
-    which the backward pass compares with 0: a byte per element is kept
-    across the loss instead of the `f32` output, with the same bits.
+    comparison (the products read its `bf16` copy), the `f32` `y` need not
+    live across the loss. If the step's code runs with subnormals flushed
+    (`flushed-denormals`, the engine's default) and the products read a
+    `bf16` copy of `y`, the comparison reads that copy, widened: `y` is
+    then 0 or normal, and the `bf16` rounding of a positive normal `f32` is
+    positive, so the mask is the same bits and only the `bf16` copy is kept
+    (half of `y`'s bytes, as autocast keeps a ReLU's `bf16` output).
+    Otherwise the comparison moves to right after the ReLU and its result
+    is cast to `i8` under `fuse.materialize` (kept in memory, never
+    recomputed in its readers), which the backward pass compares with 0: a
+    byte per element is kept across the loss instead of the `f32` output.
 
     Master weights: an optimizer op updating a parameter whose `bf16` copy
     the step reads, and whose new value the function returns in place of
@@ -171,6 +177,12 @@ def FuseApplyPrecisionPolicy
     copies the step's body, casts included, and carries the copies the
     update writes).
   }];
+  let options = [
+    Option<"flushedDenormals", "flushed-denormals", "bool",
+           /*default=*/"true",
+           "The code runs with subnormals flushed to zero (FTZ and DAZ), so "
+           "a ReLU's mask may be taken from its bf16 copy">
+  ];
 }
 
 def FuseDecomposeLayerNorm

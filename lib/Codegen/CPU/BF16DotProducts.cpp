@@ -303,6 +303,37 @@ bool isMixedContraction(linalg::LinalgOp op) {
   return any;
 }
 
+/// Whether every bf16 input of `op` is read only through its widening to
+/// f32.
+bool readsBF16OnlyWidened(linalg::LinalgOp op) {
+  Block &body = op->getRegion(0).front();
+  for (OpOperand *input : op.getDpsInputOperands())
+    if (getElementTypeOrSelf(input->get().getType()).isBF16())
+      for (Operation *user :
+           body.getArgument(input->getOperandNumber()).getUsers()) {
+        auto extf = dyn_cast<arith::ExtFOp>(user);
+        if (!extf || !extf.getType().isF32())
+          return false;
+      }
+  return true;
+}
+
+/// Whether `op` is an element-wise generic (parallel loops, identity maps,
+/// static shapes) reading some static bf16 input only widened to f32.
+bool isElementwiseWideningReader(linalg::LinalgOp op) {
+  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+  if (!generic || !generic.hasPureTensorSemantics() ||
+      generic.getNumParallelLoops() != generic.getNumLoops() ||
+      !llvm::all_of(generic.getIndexingMapsArray(),
+                    [](AffineMap map) { return map.isIdentity(); }))
+    return false;
+  bool any = llvm::any_of(generic.getDpsInputs(), [](Value v) {
+    auto type = cast<ShapedType>(v.getType());
+    return type.getElementType().isBF16() && type.hasStaticShape();
+  });
+  return any && readsBF16OnlyWidened(op);
+}
+
 /// An f32 tensor of `value`'s static shape, each element `element(x)` of
 /// `value`'s: one element-wise generic with identity maps.
 Value mapToF32(OpBuilder &b, Location loc, Value value,
@@ -395,7 +426,15 @@ struct FuseWidenBF16OperandsPass
     func::FuncOp func = getOperation();
     bool pairs = fuse::targetPairsBF16Products(func);
     SmallVector<linalg::LinalgOp> ops;
+    // Element-wise readers that read a bf16 input only widened: they may
+    // read a copy made for a contraction instead (below).
+    DenseSet<Operation *> elementwise;
     func.walk([&](linalg::LinalgOp op) {
+      if (isElementwiseWideningReader(op)) {
+        ops.push_back(op);
+        elementwise.insert(op);
+        return;
+      }
       if (!isMixedContraction(op))
         return;
       // vdpbf16ps takes linalg.matmul's bf16 operands as they are.
@@ -406,15 +445,8 @@ struct FuseWidenBF16OperandsPass
           }))
         return;
       // The body reads each bf16 input only through its widening.
-      Block &body = op->getRegion(0).front();
-      for (OpOperand *input : op.getDpsInputOperands())
-        if (getElementTypeOrSelf(input->get().getType()).isBF16())
-          for (Operation *user :
-               body.getArgument(input->getOperandNumber()).getUsers()) {
-            auto extf = dyn_cast<arith::ExtFOp>(user);
-            if (!extf || !extf.getType().isF32())
-              return;
-          }
+      if (!readsBF16OnlyWidened(op))
+        return;
       ops.push_back(op);
     });
     // The readers of each bf16 value (a contraction reading it directly or
@@ -430,18 +462,24 @@ struct FuseWidenBF16OperandsPass
     // Only copies of kMinRewidenBytes or more: a smaller one is not what
     // sets the workspace's peak (the seed MLP's 196 KiB input: no byte
     // saved, 2-4% of its step lost to the second pass).
+    // An element-wise reader (which widens in its own loop) falls into a
+    // group as a contraction would, and reads the group's copy when one
+    // was made for an earlier contraction of the group: a ReLU's mask taken
+    // from its bf16 output after the filter gradient read that output lets
+    // the bf16 value die at the copy, rather than live beside it.
     DenseMap<Value, Operation *> lastReader;
     DenseMap<Value, unsigned> groups;
     DenseMap<std::pair<Operation *, Value>, unsigned> groupOf;
-    auto assignGroup = [&](Value value, Operation *reader) {
+    // An element-wise reader after a contraction reads no group's copy.
+    constexpr unsigned kNoGroup = ~0u;
+    auto assignGroup = [&](Value value, Operation *reader, bool contraction) {
       Block *block = value.getParentBlock();
       Operation *at = block->findAncestorOpInBlock(*reader);
-      auto [last, fresh] = lastReader.try_emplace(value, at);
-      unsigned &group = groups[value];
-      auto type = cast<ShapedType>(value.getType());
-      bool large = type.hasStaticShape() &&
-                   type.getNumElements() * 4 >= kMinRewidenBytes;
-      if (!fresh && last->second != at && large) {
+      auto last = lastReader.find(value);
+      // Whether a contraction runs between the value's last contraction
+      // reader and this reader.
+      bool intervening = false;
+      if (last != lastReader.end() && last->second != at)
         for (Operation *op = last->second->getNextNode(); op != at;
              op = op->getNextNode()) {
           WalkResult found = op->walk([](linalg::LinalgOp inner) {
@@ -449,12 +487,23 @@ struct FuseWidenBF16OperandsPass
                                                     : WalkResult::advance();
           });
           if (found.wasInterrupted()) {
-            ++group;
+            intervening = true;
             break;
           }
         }
-        last->second = at;
+      if (!contraction) {
+        groupOf[{reader, value}] = last == lastReader.end() || intervening
+                                       ? kNoGroup
+                                       : groups.lookup(value);
+        return;
       }
+      unsigned &group = groups[value];
+      auto type = cast<ShapedType>(value.getType());
+      bool large = type.hasStaticShape() &&
+                   type.getNumElements() * 4 >= kMinRewidenBytes;
+      if (intervening && large)
+        ++group;
+      lastReader[value] = at;
       groupOf[{reader, value}] = group;
     };
     auto sourceOf = [](Value value) -> Value {
@@ -466,7 +515,7 @@ struct FuseWidenBF16OperandsPass
     for (linalg::LinalgOp op : ops)
       for (OpOperand *input : op.getDpsInputOperands())
         if (getElementTypeOrSelf(input->get().getType()).isBF16()) {
-          assignGroup(sourceOf(input->get()), op);
+          assignGroup(sourceOf(input->get()), op, !elementwise.contains(op));
           if (sourceOf(input->get()) != input->get())
             groupOf[{op, input->get()}] = groupOf[{op, sourceOf(input->get())}];
         }
@@ -523,11 +572,23 @@ struct FuseWidenBF16OperandsPass
         };
     for (linalg::LinalgOp op : ops) {
       Block &body = op->getRegion(0).front();
+      bool reader = elementwise.contains(op);
+      bool changed = false;
       for (OpOperand *input : op.getDpsInputOperands()) {
         if (!getElementTypeOrSelf(input->get().getType()).isBF16())
           continue;
         unsigned group = groupOf.lookup({op.getOperation(), input->get()});
-        input->set(widenFor(input->get(), group, op, op.getLoc()));
+        if (reader) {
+          Value copy = group == kNoGroup
+                           ? Value()
+                           : widened.lookup({input->get(), group});
+          if (!copy)
+            continue;
+          input->set(copy);
+        } else {
+          input->set(widenFor(input->get(), group, op, op.getLoc()));
+        }
+        changed = true;
         // The body's widening of this input is now the identity.
         BlockArgument arg = body.getArgument(input->getOperandNumber());
         arg.setType(Float32Type::get(func.getContext()));
@@ -539,6 +600,8 @@ struct FuseWidenBF16OperandsPass
           }
         }
       }
+      if (!changed)
+        continue;
       LLVM_DEBUG(llvm::dbgs() << "widened the bf16 operands of " << op << "\n");
       if (failed(mlir::verify(op.getOperation()))) {
         op.emitOpError("could not widen its bf16 operands");

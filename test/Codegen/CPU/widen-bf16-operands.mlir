@@ -239,3 +239,61 @@ module attributes {fuse.target = {cpu = "x86-64-v3", features = "+avx2,+fma,-avx
     return %0, %1, %2, %3 : tensor<512x512xf32>, tensor<4x4xf32>, tensor<512x16xf32>, tensor<512x32xf32>
   }
 }
+
+// -----
+
+// An element-wise reader that widens a bf16 value in its own loop reads the
+// copy made for the contraction just before it (the mask of a ReLU taken
+// from its bf16 output after the filter gradient read that output), so the
+// bf16 value need not live beside the copy; after another contraction it
+// reads the bf16 value, as before.
+// CHECK-LABEL: func @elementwise_reads_group_copy
+// CHECK: %[[B:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<512x512xf32>) outs(%{{.*}} : tensor<512x512xbf16>)
+// CHECK: %[[B1:.*]] = linalg.generic {{.*}} ins(%[[B]] : tensor<512x512xbf16>) outs(%{{.*}} : tensor<512x512xf32>)
+// CHECK: linalg.matmul ins(%[[B1]], %{{.*}} : tensor<512x512xf32>, tensor<512x16xf32>)
+// CHECK: linalg.matmul ins(%arg2, %arg3 : tensor<4x4xf32>, tensor<4x4xf32>)
+// CHECK: %[[B2:.*]] = linalg.generic {{.*}} ins(%[[B]] : tensor<512x512xbf16>) outs(%{{.*}} : tensor<512x512xf32>)
+// CHECK: linalg.matmul ins(%[[B2]], %{{.*}} : tensor<512x512xf32>, tensor<512x16xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[B2]], %arg6 : tensor<512x512xf32>, tensor<512x512xf32>)
+// CHECK-NEXT: ^bb0(%{{.*}}: f32, %{{.*}}: f32, %{{.*}}: f32):
+// CHECK-NEXT: arith.mulf
+// CHECK: linalg.matmul ins(%arg2, %arg3 : tensor<4x4xf32>, tensor<4x4xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[B]] : tensor<512x512xbf16>)
+// CHECK-NEXT: ^bb0(%{{.*}}: bf16, %{{.*}}: f32):
+// CHECK-NEXT: arith.extf
+module attributes {fuse.target = {cpu = "x86-64-v3", features = "+avx2,+fma,-avx512f,-avx512bf16", triple = "x86_64-unknown-linux-gnu"}} {
+  func.func @elementwise_reads_group_copy(%w: tensor<512x512xf32>, %t: tensor<512x16xbf16>, %u: tensor<4x4xf32>, %v: tensor<4x4xf32>,
+                                          %cu: tensor<4x4xf32>, %ct: tensor<512x16xf32>, %o: tensor<512x512xf32>)
+      -> (tensor<512x16xf32>, tensor<4x4xf32>, tensor<512x16xf32>, tensor<512x512xf32>, tensor<4x4xf32>, tensor<512x512xf32>) {
+    %e = tensor.empty() : tensor<512x512xbf16>
+    %b = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                         iterator_types = ["parallel", "parallel"]}
+        ins(%w : tensor<512x512xf32>) outs(%e : tensor<512x512xbf16>) {
+    ^bb0(%x: f32, %out: bf16):
+      %r = arith.truncf %x : f32 to bf16
+      linalg.yield %r : bf16
+    } -> tensor<512x512xbf16>
+    %0 = linalg.matmul ins(%b, %t : tensor<512x512xbf16>, tensor<512x16xbf16>) outs(%ct : tensor<512x16xf32>) -> tensor<512x16xf32>
+    %1 = linalg.matmul ins(%u, %v : tensor<4x4xf32>, tensor<4x4xf32>) outs(%cu : tensor<4x4xf32>) -> tensor<4x4xf32>
+    %2 = linalg.matmul ins(%b, %t : tensor<512x512xbf16>, tensor<512x16xbf16>) outs(%ct : tensor<512x16xf32>) -> tensor<512x16xf32>
+    %f = tensor.empty() : tensor<512x512xf32>
+    %3 = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                         iterator_types = ["parallel", "parallel"]}
+        ins(%b, %o : tensor<512x512xbf16>, tensor<512x512xf32>) outs(%f : tensor<512x512xf32>) {
+    ^bb0(%x: bf16, %y: f32, %out: f32):
+      %xw = arith.extf %x : bf16 to f32
+      %p = arith.mulf %xw, %y : f32
+      linalg.yield %p : f32
+    } -> tensor<512x512xf32>
+    %4 = linalg.matmul ins(%u, %v : tensor<4x4xf32>, tensor<4x4xf32>) outs(%cu : tensor<4x4xf32>) -> tensor<4x4xf32>
+    %5 = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                         iterator_types = ["parallel", "parallel"]}
+        ins(%b : tensor<512x512xbf16>) outs(%f : tensor<512x512xf32>) {
+    ^bb0(%x: bf16, %out: f32):
+      %xw = arith.extf %x : bf16 to f32
+      %n = arith.negf %xw : f32
+      linalg.yield %n : f32
+    } -> tensor<512x512xf32>
+    return %0, %1, %2, %3, %4, %5 : tensor<512x16xf32>, tensor<4x4xf32>, tensor<512x16xf32>, tensor<512x512xf32>, tensor<4x4xf32>, tensor<512x512xf32>
+  }
+}
