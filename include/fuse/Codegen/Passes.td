@@ -96,7 +96,12 @@ def FuseWidenBF16Operands
     read it; a reader after a contraction that does not read the value
     gets a copy of its own, made right before it, when the copy takes 1
     MiB or more (a layer's activation, read by its forward product and
-    again by its weight gradient, is not kept in f32 across the loss). A value that is a cast of an f32 tensor is not widened but
+    again by its weight gradient, is not kept in f32 across the loss). An
+    element-wise generic that reads a bf16 input only widened reads the
+    copy made for the contraction before it instead, when no other
+    contraction came between (a ReLU's mask taken from its bf16 output
+    after the filter gradient read it: the bf16 value then dies at the
+    copy). A value that is a cast of an f32 tensor is not widened but
     rounded again from that tensor in one pass (truncf then extf: the same
     bits), and the cast goes when nothing else reads it. Widening commutes
     with a constant `tensor.pad`: a padded bf16 value's copy is the pad of
