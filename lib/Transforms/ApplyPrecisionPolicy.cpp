@@ -204,8 +204,8 @@ void keepReluMasks(func::FuncOp func, const DenseMap<Value, Value> &casts,
       b.setInsertionPoint(compare);
       Value widened = fuse::CastOp::create(b, loc, type, copy);
       compare.getLhsMutable().assign(widened);
-      LLVM_DEBUG(llvm::dbgs() << "mask from the bf16 copy: " << compare
-                              << "\n");
+      LLVM_DEBUG(llvm::dbgs()
+                 << "mask from the bf16 copy: " << compare << "\n");
       continue;
     }
     // Right after y: the bound (a constant the VJP made beside the

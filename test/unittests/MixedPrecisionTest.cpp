@@ -664,9 +664,8 @@ int64_t masksKeptAsBytes(bool flushed) {
   if (mlir::failed(differentiateModule(*module, options)))
     return -1;
   int64_t count = 0;
-  module->walk([&](mlir::Operation *op) {
-    count += op->hasAttr(kMaterializeAttrName);
-  });
+  module->walk(
+      [&](mlir::Operation *op) { count += op->hasAttr(kMaterializeAttrName); });
   return count;
 }
 
