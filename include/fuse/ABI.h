@@ -47,6 +47,18 @@ constexpr llvm::StringLiteral kStepCounterAttrName = "fuse.step_counter";
 /// --shape.
 constexpr llvm::StringLiteral kStackedAttrName = "fuse.stacked";
 
+/// Argument attributes of a K-step function whose weights are carried in
+/// IPEX's split layout (`master_weights = "split"`): the weight's argument
+/// holds its top halves (bf16, what the products read) and has
+/// `fuse.split_halves = L`, L being the argument (appended after the step
+/// function's) that holds its low 16 bits (i16) and has `fuse.low_half_of =
+/// W`. Both are carried in place: the pair is the f32 weight, with no f32
+/// copy. Produced by fuse-wrap-steps; consumed by the engine's
+/// ArgumentInfo::lowHalf/highHalf (the Trainer holds the halves and joins
+/// them where an f32 weight is read: checkpoints, evaluation).
+constexpr llvm::StringLiteral kSplitHalvesAttrName = "fuse.split_halves";
+constexpr llvm::StringLiteral kLowHalfOfAttrName = "fuse.low_half_of";
+
 /// Argument attribute `fuse.init = #fuse.init<...>`: how training
 /// initializes a parameter or optimizer state. Produced by the user and
 /// fuse-expand-train-step; consumed by the engine's ArgumentInfo::init

@@ -132,6 +132,12 @@ struct ArgumentInfo {
   /// C of its shapes. A label the check cannot see (computed from an
   /// argument) gives a NaN loss.
   int64_t classes = 0;
+  /// `fuse.split_halves = L`: a weight of a K-step function in IPEX's split
+  /// layout; this argument holds its top halves (bf16), argument L its low
+  /// 16 bits (i16). The pair is the f32 weight (Trainer::state joins it).
+  int lowHalf = -1;
+  /// `fuse.low_half_of = W`: the low halves of argument W's weight.
+  int highHalf = -1;
   /// The declared type, e.g. "tensor<?x28x28xf32>".
   std::string typeString() const;
 };

@@ -58,7 +58,9 @@ public:
   llvm::ArrayRef<std::string> stateNames() const { return stateNames_; }
   /// Copies `value` into the carried argument `name`.
   llvm::Error setState(llvm::StringRef name, const Tensor &value);
-  /// The carried argument `name`: a view of the trainer's buffer.
+  /// The carried argument `name`: a view of the trainer's buffer; for a
+  /// weight held in IPEX's split layout (ArgumentInfo::lowHalf), the f32
+  /// join of its halves, a new tensor.
   llvm::Expected<Tensor> state(llvm::StringRef name) const;
   /// Sets an argument that is the same at every step (the learning rate).
   llvm::Error setInput(llvm::StringRef name, Tensor value);
@@ -91,6 +93,9 @@ private:
   llvm::Error bindBatches(llvm::ArrayRef<Tensor> batches);
   /// The argument index of the carried argument `name`.
   llvm::Expected<size_t> stateIndex(llvm::StringRef name) const;
+  /// Stores `value` (of the state's dtype and the argument's shape) into
+  /// argument `i`'s buffers: split into its halves for a split weight.
+  llvm::Error store(size_t i, const Tensor &value);
 
   std::string name_;
   Function &steps_;

@@ -260,6 +260,12 @@ Error Engine::loadString(llvm::StringRef source, llvm::StringRef bufferName) {
       if (auto classes =
               func.getArgAttrOfType<mlir::IntegerAttr>(i, kClassLabelsAttrName))
         info.classes = classes.getInt();
+      if (auto low =
+              func.getArgAttrOfType<mlir::IntegerAttr>(i, kSplitHalvesAttrName))
+        info.lowHalf = low.getInt();
+      if (auto high =
+              func.getArgAttrOfType<mlir::IntegerAttr>(i, kLowHalfOfAttrName))
+        info.highHalf = high.getInt();
       fn->stacked.push_back(info.stacked);
       if (info.stacked && fn->firstStacked < 0)
         fn->firstStacked = i;

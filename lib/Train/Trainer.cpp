@@ -49,7 +49,9 @@ Expected<std::unique_ptr<Trainer>> Trainer::create(Engine &engine,
       trainer->isSet_[i] = true;
       continue;
     }
-    if (!carried[i])
+    // A split weight's low halves are part of its state (W's), not a
+    // state of their own.
+    if (!carried[i] || arg.highHalf >= 0)
       continue;
     trainer->stateNames_.push_back(arg.name);
   }
@@ -69,6 +71,56 @@ static uint64_t mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
+/// The dtype of the state held in argument `arg`: f32 for a weight held
+/// as its split halves.
+static DType stateDType(const ArgumentInfo &arg) {
+  return arg.lowHalf >= 0 ? DType::F32 : arg.dtype;
+}
+
+Error Trainer::store(size_t i, const Tensor &value) {
+  const ArgumentInfo &arg = steps_.arguments()[i];
+  // Into the existing buffer, if any: views from state() stay valid.
+  auto into = [&](size_t slot, DType dtype) -> Expected<Tensor *> {
+    Tensor &t = args_[slot];
+    if (!(isSet_[slot] && t.isOwning() && t.dtype() == dtype &&
+          t.shape() == value.shape())) {
+      Expected<Tensor> fresh =
+          Tensor::allocate(dtype, value.shape(), "state '" + arg.name + "'");
+      if (!fresh)
+        return fresh.takeError();
+      t = std::move(*fresh);
+    }
+    isSet_[slot] = true;
+    return &t;
+  };
+  Tensor source = value.isContiguous() ? value : value.contiguousCopy();
+  size_t n = static_cast<size_t>(source.numElements());
+  if (arg.lowHalf < 0) {
+    Expected<Tensor *> slot = into(i, arg.dtype);
+    if (!slot)
+      return slot.takeError();
+    std::memcpy((*slot)->data(), source.data(), n * byteWidth(arg.dtype));
+    return Error::success();
+  }
+  // IPEX's split layout: the top and low 16 bits of each f32.
+  Expected<Tensor *> high = into(i, arg.dtype);
+  if (!high)
+    return high.takeError();
+  Expected<Tensor *> low = into(arg.lowHalf, DType::I16);
+  if (!low)
+    return low.takeError();
+  const float *from = source.data<float>();
+  uint16_t *tops = (*high)->data<uint16_t>();
+  uint16_t *bottoms = (*low)->data<uint16_t>();
+  for (size_t e = 0; e < n; ++e) {
+    uint32_t bits;
+    std::memcpy(&bits, &from[e], sizeof(bits));
+    tops[e] = static_cast<uint16_t>(bits >> 16);
+    bottoms[e] = static_cast<uint16_t>(bits & 0xFFFF);
+  }
+  return Error::success();
+}
+
 Error Trainer::initialize(uint64_t seed) {
   for (const std::string &name : stateNames_) {
     size_t i = cantFail(argumentIndex(name));
@@ -77,18 +129,12 @@ Error Trainer::initialize(uint64_t seed) {
       continue;
     Initializer init = arg.init.value_or(Initializer());
     Expected<Tensor> value =
-        init.create(arg.dtype, arg.shape, mix(seed ^ mix(i)));
+        init.create(stateDType(arg), arg.shape, mix(seed ^ mix(i)));
     if (!value)
       return llvm::createStringError("'" + name +
                                      "': " + toString(value.takeError()));
-    // Into the existing buffer: views from state() stay valid.
-    Tensor &slot = args_[i];
-    if (isSet_[i] && slot.isOwning() && slot.shape() == value->shape())
-      std::memcpy(slot.data(), value->data(),
-                  value->numElements() * byteWidth(value->dtype()));
-    else
-      slot = std::move(*value);
-    isSet_[i] = true;
+    if (Error err = store(i, *value))
+      return err;
   }
   return Error::success();
 }
@@ -114,19 +160,25 @@ Error Trainer::setState(llvm::StringRef name, const Tensor &value) {
   if (!index)
     return index.takeError();
   const ArgumentInfo &arg = steps_.arguments()[*index];
-  bool fits = value.dtype() == arg.dtype &&
+  DType dtype = stateDType(arg);
+  bool fits = value.dtype() == dtype &&
               value.rank() == static_cast<int64_t>(arg.shape.size());
   for (size_t d = 0; fits && d < arg.shape.size(); ++d)
     fits = arg.shape[d] < 0 || arg.shape[d] == value.shape()[d];
-  if (!fits)
-    return llvm::createStringError("'" + name + "' is " + arg.typeString() +
+  if (!fits) {
+    ArgumentInfo logical = arg;
+    logical.dtype = dtype;
+    return llvm::createStringError("'" + name + "' is " + logical.typeString() +
                                    ", got " + value.typeString());
+  }
   // The trainer owns its state: updated in place, never the caller's memory.
   // Checked: a broadcast view's copy may not fit in memory (an error naming
   // the state, never an abort).
   Expected<Tensor> copy = value.checkedContiguousCopy("state '" + name + "'");
   if (!copy)
     return copy.takeError();
+  if (arg.lowHalf >= 0)
+    return store(*index, *copy);
   args_[*index] = std::move(*copy);
   isSet_[*index] = true;
   return Error::success();
@@ -139,7 +191,22 @@ Expected<Tensor> Trainer::state(llvm::StringRef name) const {
   if (!isSet_[*index])
     return llvm::createStringError("'" + name + "' has not been set");
   const Tensor &t = args_[*index];
-  return Tensor::view(t.data(), t.dtype(), t.shape());
+  const ArgumentInfo &arg = steps_.arguments()[*index];
+  if (arg.lowHalf < 0)
+    return Tensor::view(t.data(), t.dtype(), t.shape());
+  // A weight held as its split halves: their join, a new f32 tensor.
+  Expected<Tensor> joined =
+      Tensor::allocate(DType::F32, t.shape(), "state '" + name + "'");
+  if (!joined)
+    return joined.takeError();
+  const uint16_t *tops = t.data<uint16_t>();
+  const uint16_t *bottoms = args_[arg.lowHalf].data<uint16_t>();
+  float *to = joined->data<float>();
+  for (int64_t e = 0; e < t.numElements(); ++e) {
+    uint32_t bits = uint32_t(tops[e]) << 16 | bottoms[e];
+    std::memcpy(&to[e], &bits, sizeof(bits));
+  }
+  return std::move(*joined);
 }
 
 Error Trainer::setInput(llvm::StringRef name, Tensor value) {

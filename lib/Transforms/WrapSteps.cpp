@@ -7,12 +7,14 @@
 // and so are the bf16 copies of parameters that the optimizer's update
 // writes (mixed precision's master weights), cast once before the loop. In
 // IPEX's split layout (the update's `split_copies`), a weight is carried as
-// its top and low halves instead of its f32 value and a copy: split once
-// before the loop, joined once after it.
+// its top and low halves instead of its f32 value and a copy, and the K-step
+// function takes and returns the halves: its caller holds the pair between
+// calls (fuse.split_halves, fuse.low_half_of), never an f32 copy.
 //
 //===----------------------------------------------------------------------===//
 
 #include "fuse/ABI.h"
+#include "fuse/SourceNames.h"
 #include "fuse/Transforms/Passes.h"
 
 #include "Fuse/IR/FuseDialect.h"
@@ -207,6 +209,30 @@ LogicalResult wrap(func::FuncOp step, SymbolTable &symbols) {
     }
   });
   auto isCarried = [&](int64_t arg) { return arg >= 0 && splitOf[arg] < 0; };
+  // A split weight's argument holds its top halves and a new argument,
+  // appended, its low halves: the caller keeps the pair between calls, and
+  // no f32 copy of the weight exists.
+  for (auto [w, split] : llvm::enumerate(splits)) {
+    unsigned lowArg = numArgs + w;
+    argTypes[split.arg] = split.high.getType();
+    NamedAttrList high(argAttrs[split.arg]);
+    high.set(kSplitHalvesAttrName,
+             IntegerAttr::get(IntegerType::get(context, 64), lowArg));
+    argAttrs[split.arg] = high.getDictionary(context);
+    argTypes.push_back(split.low.getType());
+    NamedAttrList low;
+    low.set(kLowHalfOfAttrName,
+            IntegerAttr::get(IntegerType::get(context, 64), split.arg));
+    argAttrs.push_back(low.getDictionary(context));
+    for (unsigned j = 0; j < numResults; ++j)
+      if (carriedArg[j] == int64_t(split.arg))
+        resultTypes[j] = split.high.getType();
+    resultTypes.push_back(split.low.getType());
+    NamedAttrList inPlace;
+    inPlace.set(kInPlaceAttrName,
+                IntegerAttr::get(IntegerType::get(context, 64), lowArg));
+    resultAttrs.push_back(inPlace.getDictionary(context));
+  }
 
   OpBuilder b(step);
   b.setInsertionPointAfter(step);
@@ -219,6 +245,13 @@ LogicalResult wrap(func::FuncOp step, SymbolTable &symbols) {
   for (auto [arg, original] :
        llvm::zip(entry->getArguments(), step.getArguments()))
     arg.setLoc(original.getLoc());
+  for (auto [w, split] : llvm::enumerate(splits)) {
+    Location weight = step.getArgument(split.arg).getLoc();
+    entry->getArgument(numArgs + w)
+        .setLoc(NameLoc::get(
+            StringAttr::get(context, argumentName(step, split.arg) + ".low"),
+            weight));
+  }
   // K: the step count of the first stacked argument (the caller checks
   // that all agree).
   Value firstStacked =
@@ -250,13 +283,9 @@ LogicalResult wrap(func::FuncOp step, SymbolTable &symbols) {
   unsigned firstCopy = inits.size() - copies.size();
   unsigned firstSplit = inits.size();
   for (SplitWeight split : splits)
-    inits.push_back(HighHalfOp::create(b, split.high.getLoc(),
-                                       split.high.getType(),
-                                       entry->getArgument(split.arg)));
-  for (SplitWeight split : splits)
-    inits.push_back(LowHalfOp::create(b, split.low.getLoc(),
-                                      split.low.getType(),
-                                      entry->getArgument(split.arg)));
+    inits.push_back(entry->getArgument(split.arg));
+  for (unsigned w = 0; w < splits.size(); ++w)
+    inits.push_back(entry->getArgument(numArgs + w));
   auto loop = scf::ForOp::create(
       b, loc, zero, k, one, inits,
       [&](OpBuilder &nested, Location bodyLoc, Value i, ValueRange iterArgs) {
@@ -281,7 +310,9 @@ LogicalResult wrap(func::FuncOp step, SymbolTable &symbols) {
         }
         for (unsigned a = 0; a < numArgs; ++a) {
           Value given = entry->getArgument(a);
-          if (mapping.contains(step.getArgument(a)))
+          // (A split weight's argument holds its top halves: the f32
+          // weight is their join above, where anything reads it.)
+          if (mapping.contains(step.getArgument(a)) || splitOf[a] >= 0)
             continue;
           if (perStep[a]) {
             auto type = cast<RankedTensorType>(step.getArgumentTypes()[a]);
@@ -332,7 +363,7 @@ LogicalResult wrap(func::FuncOp step, SymbolTable &symbols) {
         scf::YieldOp::create(nested, bodyLoc, yields);
       });
 
-  SmallVector<Value> results(numResults);
+  SmallVector<Value> results(numResults + splits.size());
   unsigned next = 0;
   for (unsigned j = 0; j < numResults; ++j)
     if (isCarried(carriedArg[j]))
@@ -340,14 +371,12 @@ LogicalResult wrap(func::FuncOp step, SymbolTable &symbols) {
   for (unsigned j = 0; j < numResults; ++j)
     if (carriedArg[j] < 0)
       results[j] = loop.getResult(next++);
-  // A split weight's f32 value, joined once after the loop.
+  // A split weight's halves, in place of their arguments.
   for (unsigned j = 0; j < numResults; ++j)
-    if (carriedArg[j] >= 0 && !isCarried(carriedArg[j])) {
-      int64_t w = splitOf[carriedArg[j]];
-      results[j] = JoinHalvesOp::create(
-          b, loc, resultTypes[j], loop.getResult(firstSplit + w),
-          loop.getResult(firstSplit + splits.size() + w));
-    }
+    if (carriedArg[j] >= 0 && !isCarried(carriedArg[j]))
+      results[j] = loop.getResult(firstSplit + splitOf[carriedArg[j]]);
+  for (unsigned w = 0; w < splits.size(); ++w)
+    results[numResults + w] = loop.getResult(firstSplit + splits.size() + w);
   func::ReturnOp::create(b, loc, results);
   symbols.insert(steps);
   return success();

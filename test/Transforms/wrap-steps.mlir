@@ -212,16 +212,19 @@ func.func @bf16(%w: tensor<3x2xf32>, %x: tensor<4x3xf32> {fuse.per_step},
 // -----
 
 // IPEX's split layout (split_copies): the weight is carried as its two
-// halves alone, split once before the loop and joined once after it. In
+// halves alone, and the K-step function takes and returns them: the weight's
+// argument holds its top halves (fuse.split_halves names the low halves'
+// argument, appended; fuse.low_half_of names it back), both in place, so
+// that its caller keeps the pair and no f32 copy of the weight exists. In
 // the loop no f32 weight is carried and none is cast: the products read
 // the carried top half, the update reads and writes the pair, and a
 // reader of the f32 weight other than the halves (the weight decay term)
 // reads their join.
 // CHECK-LABEL: func.func @split_steps
-// CHECK-SAME: (%[[W:[^:]*]]: tensor<3x2xf32>, %[[X:[^:]*]]: tensor<?x4x3xf32> {fuse.stacked}, %[[LR:[^:]*]]: tensor<f32>, %[[STEP:[^:]*]]: tensor<i64> {fuse.step_counter})
-// CHECK: %[[T0:.*]] = fuse.high_half %[[W]] : (tensor<3x2xf32>) -> tensor<3x2xbf16>
-// CHECK: %[[L0:.*]] = fuse.low_half %[[W]] : (tensor<3x2xf32>) -> tensor<3x2xi16>
-// CHECK: %[[R:.*]]:3 = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}, %[[TI:.*]] = %[[T0]], %[[LI:.*]] = %[[L0]]) -> (tensor<?xf32>, tensor<3x2xbf16>, tensor<3x2xi16>)
+// CHECK-SAME: (%[[W:[^:]*]]: tensor<3x2xbf16> {fuse.split_halves = 4 : i64}, %[[X:[^:]*]]: tensor<?x4x3xf32> {fuse.stacked}, %[[LR:[^:]*]]: tensor<f32>, %[[STEP:[^:]*]]: tensor<i64> {fuse.step_counter}, %[[WL:[^:]*]]: tensor<3x2xi16> {fuse.low_half_of = 0 : i64})
+// CHECK-SAME: -> (tensor<?xf32> {fuse.stacked}, tensor<3x2xbf16> {fuse.in_place = 0 : i64}, tensor<3x2xi16> {fuse.in_place = 4 : i64})
+// CHECK-NOT: fuse.high_half
+// CHECK: %[[R:.*]]:3 = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}, %[[TI:.*]] = %[[W]], %[[LI:.*]] = %[[WL]]) -> (tensor<?xf32>, tensor<3x2xbf16>, tensor<3x2xi16>)
 // CHECK-NEXT: %[[J:.*]] = fuse.join_halves %[[TI]], %[[LI]] : (tensor<3x2xbf16>, tensor<3x2xi16>) -> tensor<3x2xf32>
 // CHECK-NOT: fuse.cast %[[W]]
 // CHECK-NOT: fuse.high_half
@@ -229,8 +232,8 @@ func.func @bf16(%w: tensor<3x2xf32>, %x: tensor<4x3xf32> {fuse.per_step},
 // CHECK: fuse.mul %[[J]], %[[J]]
 // CHECK: %[[U:.*]]:3 = fuse.sgd %[[LR]], %{{.*}} params(%[[J]] : tensor<3x2xf32>) grads(%{{.*}} : tensor<3x2xf32>) states() copies(%[[TI]], %[[LI]] : tensor<3x2xbf16>, tensor<3x2xi16>) {copy_params = array<i64: 0>, split_copies}
 // CHECK: scf.yield %{{.*}}, %[[U]]#1, %[[U]]#2 : tensor<?xf32>, tensor<3x2xbf16>, tensor<3x2xi16>
-// CHECK: %[[NEW:.*]] = fuse.join_halves %[[R]]#1, %[[R]]#2 : (tensor<3x2xbf16>, tensor<3x2xi16>) -> tensor<3x2xf32>
-// CHECK: return %{{.*}}, %[[NEW]] : tensor<?xf32>, tensor<3x2xf32>
+// CHECK-NOT: fuse.join_halves
+// CHECK: return %[[R]]#0, %[[R]]#1, %[[R]]#2 : tensor<?xf32>, tensor<3x2xbf16>, tensor<3x2xi16>
 func.func @split(%w: tensor<3x2xf32>, %x: tensor<4x3xf32> {fuse.per_step},
                  %lr: tensor<f32>, %step: tensor<i64> {fuse.step_counter})
     -> (tensor<f32>, tensor<3x2xf32> {fuse.in_place = 0}) {

@@ -27,6 +27,7 @@
 #include "fuse/Compiler.h"
 #include "fuse/Npy.h"
 #include "fuse/Pipeline.h"
+#include "fuse/Trainer.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -454,8 +455,32 @@ TEST(BF16Policy, MasterWeightUpdateIsTheF32UpdateBitwise) {
   }
 }
 
+/// The top (`high`) or low 16 bits of each f32 of `t`, as bf16 or i16.
+Tensor halfOf(const Tensor &t, bool high) {
+  Tensor half = Tensor::empty(high ? DType::BF16 : DType::I16, t.shape());
+  for (int64_t e = 0; e < t.numElements(); ++e) {
+    uint32_t bits;
+    std::memcpy(&bits, &t.data<float>()[e], sizeof(bits));
+    half.data<uint16_t>()[e] = static_cast<uint16_t>(high ? bits >> 16 : bits);
+  }
+  return half;
+}
+
+/// The f32 tensor of top halves `high` and low halves `low`.
+Tensor joinHalves(const Tensor &high, const Tensor &low) {
+  Tensor t = Tensor::empty(DType::F32, high.shape());
+  for (int64_t e = 0; e < t.numElements(); ++e) {
+    uint32_t bits =
+        uint32_t(high.data<uint16_t>()[e]) << 16 | low.data<uint16_t>()[e];
+    std::memcpy(&t.data<float>()[e], &bits, sizeof(bits));
+  }
+  return t;
+}
+
 /// K steps of `name`_steps in one call bitwise K calls of `name` (losses,
-/// weights and states), for K = 1, 2 and 5.
+/// weights and states), for K = 1, 2 and 5. A weight the K-step function
+/// takes as its split halves (ArgumentInfo::lowHalf) is passed as its
+/// halves and read back joined.
 void expectStepsMatchSingleSteps(Engine &engine, const std::string &name) {
   Function &step = unwrap(engine.lookup(name));
   Function &steps = unwrap(engine.lookup(name + "_steps"));
@@ -498,11 +523,23 @@ void expectStepsMatchSingleSteps(Engine &engine, const std::string &name) {
       std::vector<Tensor> args(wrapped);
       args.insert(args.end(),
                   {x, y, lr, Tensor::fromValues<int64_t>({}, {first})});
+      args.resize(steps.numArguments());
+      for (size_t a = 0; a < 9; ++a)
+        if (int low = steps.arguments()[a].lowHalf; low >= 0) {
+          args[low] = halfOf(wrapped[a], /*high=*/false);
+          args[a] = halfOf(wrapped[a], /*high=*/true);
+        }
       std::vector<Tensor> out = unwrap(steps.call(args));
       for (int64_t i = 0; i < count; ++i)
         losses.push_back(out[0].data<float>()[i]);
       for (size_t j = 0; j < 9; ++j)
         wrapped[j] = out[1 + j].contiguousCopy();
+      // Results in place of arguments: the low halves' after the others.
+      for (size_t j = 10; j < out.size(); ++j) {
+        int high = steps.arguments()[steps.results()[j].inPlaceOf].highHalf;
+        ASSERT_GE(high, 0);
+        wrapped[high] = joinHalves(out[1 + high], out[j]);
+      }
     }
     ASSERT_EQ(losses.size(), singleLosses.size());
     for (int64_t s = 0; s < n; ++s)
@@ -531,7 +568,51 @@ TEST(BF16Policy, CarriedCopiesMatchSingleStepsBitwise) {
 // agree bitwise.
 TEST(SplitMasterWeights, CarriedHalvesMatchSingleStepsBitwise) {
   auto engine = makeEngine(kPolicyModule);
+  // The K-step function takes the matrices as their halves (the bias,
+  // which no product reads, stays f32).
+  Function &steps = unwrap(engine->lookup("train_split_steps"));
+  EXPECT_GE(steps.arguments()[0].lowHalf, 0);
+  EXPECT_EQ(steps.arguments()[0].dtype, DType::BF16);
+  EXPECT_EQ(steps.arguments()[1].lowHalf, -1);
+  EXPECT_GE(steps.arguments()[2].lowHalf, 0);
+  EXPECT_EQ(steps.arguments()[steps.arguments()[2].lowHalf].highHalf, 2);
   expectStepsMatchSingleSteps(*engine, "train_split");
+}
+
+// The Trainer holds a split weight as its halves between calls (no f32
+// copy): its state is their join, setState splits exactly, and training
+// through the Trainer is the same bits as the copy layout's f32 weights
+// would give from the same halves (checked by the test above); here the
+// state round-trips and moves.
+TEST(SplitMasterWeights, TrainerHoldsTheHalves) {
+  auto engine = makeEngine(kPolicyModule);
+  auto trainer = unwrap(Trainer::create(*engine, "train_split"));
+  EXPECT_EQ(std::vector<std::string>(trainer->stateNames().begin(),
+                                     trainer->stateNames().begin() + 3),
+            (std::vector<std::string>{"w1", "b1", "w2"}));
+  for (const std::string &name : trainer->stateNames())
+    EXPECT_EQ(unwrap(trainer->state(name)).dtype(), DType::F32) << name;
+  std::vector<Tensor> params = parameters();
+  ASSERT_FALSE(static_cast<bool>(trainer->setState("w1", params[0])));
+  Tensor w1 = unwrap(trainer->state("w1"));
+  EXPECT_EQ(std::memcmp(w1.data(), params[0].data(),
+                        params[0].numElements() * sizeof(float)),
+            0);
+  // A wrong dtype names the state's f32 type.
+  EXPECT_EQ(errorOf(trainer->setState("w1", halfOf(params[0], true))),
+            "'w1' is tensor<24x32xf32>, got tensor<24x32xbf16>");
+  ASSERT_FALSE(static_cast<bool>(
+      trainer->setInput("lr", Tensor::fromValues<float>({}, {0.01f}))));
+  Tensor x = randomTensor({2, kBatch, 24}, 77);
+  Tensor y = Tensor::empty(DType::I32, {2, kBatch});
+  for (int64_t i = 0; i < 2; ++i)
+    std::memcpy(y.data<int32_t>() + i * kBatch, labels().data<int32_t>(),
+                kBatch * sizeof(int32_t));
+  ASSERT_FALSE(static_cast<bool>(trainer->trainSteps({x, y})));
+  Tensor after = unwrap(trainer->state("w1"));
+  EXPECT_NE(std::memcmp(after.data(), params[0].data(),
+                        params[0].numElements() * sizeof(float)),
+            0);
 }
 
 constexpr const char *kHalvesModule = R"mlir(

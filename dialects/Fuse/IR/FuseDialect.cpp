@@ -439,6 +439,38 @@ LogicalResult FuseDialect::verifyRegionArgAttribute(Operation *op,
              << "' and '" << kPerStepAttrName << "'";
     return success();
   }
+  if (name == kSplitHalvesAttrName || name == kLowHalfOfAttrName) {
+    // A split weight's pair: its top halves (bf16) name the argument of its
+    // low halves (i16, the same shape), which names them back.
+    bool high = name == kSplitHalvesAttrName;
+    StringRef back = high ? kLowHalfOfAttrName : kSplitHalvesAttrName;
+    auto index = dyn_cast<IntegerAttr>(attr.getValue());
+    ArrayRef<Type> args = func.getArgumentTypes();
+    auto fail = [&]() {
+      return op->emitError("'")
+             << name << "' on argument #" << argIndex
+             << " must be the index of the argument holding the "
+             << (high ? "low" : "top") << " halves of the same weight (a "
+             << (high ? "bf16" : "i16") << " tensor with '" << back
+             << "' = " << argIndex << "), got " << attr.getValue();
+    };
+    if (!index || index.getInt() < 0 ||
+        index.getInt() >= static_cast<int64_t>(args.size()) ||
+        index.getInt() == argIndex)
+      return fail();
+    auto other = func.getArgAttrOfType<IntegerAttr>(index.getInt(), back);
+    if (!other || other.getInt() != argIndex)
+      return fail();
+    if (lowered)
+      return success();
+    auto mine = dyn_cast<RankedTensorType>(type);
+    auto theirs = dyn_cast<RankedTensorType>(args[index.getInt()]);
+    Type element = mine ? mine.getElementType() : Type();
+    if (!mine || !theirs || mine.getShape() != theirs.getShape() ||
+        !(high ? element.isBF16() : element.isInteger(16)))
+      return fail();
+    return success();
+  }
   return op->emitError("unknown fuse argument attribute '") << name << "'";
 }
 

@@ -16,7 +16,9 @@ namespace fuse {
 using abi::kClassLabelsAttrName;
 using abi::kInitAttrName;
 using abi::kInPlaceAttrName;
+using abi::kLowHalfOfAttrName;
 using abi::kPerStepAttrName;
+using abi::kSplitHalvesAttrName;
 using abi::kStackedAttrName;
 using abi::kStepCounterAttrName;
 
