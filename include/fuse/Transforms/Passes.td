@@ -216,10 +216,14 @@ def FuseWrapSteps : Pass<"fuse-wrap-steps", "::mlir::ModuleOp"> {
       yielded, no cast of the parameter left inside;
     - a carried parameter that an optimizer op with `split_copies` reads
       and writes as its halves (`fuse.high_half`, `fuse.low_half`) is
-      carried as the two halves alone: split once before the loop, joined
-      once after it (`fuse.join_halves`), and inside the loop no `f32`
-      value of it but the join of the carried halves, for readers other
-      than the halves (the optimizer's `params` operand names it);
+      carried as the two halves alone, and `@<name>_steps` takes and
+      returns them: the parameter's argument holds its top halves (`bf16`,
+      `fuse.split_halves = L`) and an argument appended after the others
+      its low halves (`i16`, `fuse.low_half_of`), both in place, so the
+      caller keeps the pair between calls and no `f32` copy exists; inside
+      the loop no `f32` value of it but the join of the carried halves
+      (`fuse.join_halves`), for readers other than the halves (the
+      optimizer's `params` operand names it);
     - the `fuse.step_counter` argument is the first step's number; step i
       sees it plus i, exactly as if called alone;
     - every other result is a per-step metric (the loss), returned stacked:
