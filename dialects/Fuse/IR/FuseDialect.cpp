@@ -448,11 +448,13 @@ LogicalResult FuseDialect::verifyRegionArgAttribute(Operation *op,
     ArrayRef<Type> args = func.getArgumentTypes();
     auto fail = [&]() {
       return op->emitError("'")
-             << name << "' on argument #" << argIndex
-             << " must be the index of the argument holding the "
-             << (high ? "low" : "top") << " halves of the same weight (a "
-             << (high ? "bf16" : "i16") << " tensor with '" << back
-             << "' = " << argIndex << "), got " << attr.getValue();
+             << name << "' on argument #" << argIndex << " ("
+             << (high ? "bf16 top" : "i16 low")
+             << " halves) must be the index of the argument holding the "
+             << (high ? "low" : "top") << " halves of the same weight ("
+             << (high ? "an i16" : "a bf16")
+             << " tensor of the same shape with '" << back << "' = " << argIndex
+             << "), got " << attr.getValue();
     };
     if (!index || index.getInt() < 0 ||
         index.getInt() >= static_cast<int64_t>(args.size()) ||

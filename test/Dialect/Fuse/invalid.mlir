@@ -562,6 +562,29 @@ func.func @f(%p: tensor<4xf32>) -> (tensor<4xf32> {fuse.in_place = "p"}) {
 
 // -----
 
+// A split weight's top halves name the argument of its low halves, which
+// names them back.
+// expected-error @below {{'fuse.split_halves' on argument #0 (bf16 top halves) must be the index of the argument holding the low halves of the same weight (an i16 tensor of the same shape with 'fuse.low_half_of' = 0), got 1 : i64}}
+func.func @f(%t: tensor<4xbf16> {fuse.split_halves = 1}, %l: tensor<4xi16>) {
+  return
+}
+
+// -----
+
+// expected-error @below {{'fuse.low_half_of' on argument #1 (i16 low halves) must be the index of the argument holding the top halves of the same weight (a bf16 tensor of the same shape with 'fuse.split_halves' = 1), got 5 : i64}}
+func.func @f(%t: tensor<4xbf16>, %l: tensor<4xi16> {fuse.low_half_of = 5}) {
+  return
+}
+
+// -----
+
+// expected-error @below {{'fuse.split_halves' on argument #0 (bf16 top halves) must be the index of the argument holding the low halves of the same weight (an i16 tensor of the same shape with 'fuse.low_half_of' = 0), got 1 : i64}}
+func.func @f(%t: tensor<4xbf16> {fuse.split_halves = 1}, %l: tensor<3xi16> {fuse.low_half_of = 0}) {
+  return
+}
+
+// -----
+
 // expected-error @below {{unknown fuse result attribute 'fuse.inplace'}}
 func.func @f(%p: tensor<4xf32>) -> (tensor<4xf32> {fuse.inplace = 0}) {
   return %p : tensor<4xf32>
