@@ -43,11 +43,13 @@ static Error checkFits(const Trainer &trainer, const data::Safetensors &file,
       return fromAnother("it holds '" + entry.name +
                          "', which the model does not have (the model has " +
                          llvm::join(trainer.stateNames(), ", ") + ")");
-    Tensor current = cantFail(trainer.state(entry.name));
-    if (current.typeString() != entry.tensor.typeString())
+    Expected<Tensor> current = trainer.state(entry.name);
+    if (!current)
+      return current.takeError();
+    if (current->typeString() != entry.tensor.typeString())
       return fromAnother("'" + entry.name + "' is " +
                          entry.tensor.typeString() + " there and " +
-                         current.typeString() + " in the model");
+                         current->typeString() + " in the model");
   }
   if (complete)
     for (const std::string &name : trainer.stateNames())

@@ -198,14 +198,17 @@ Evaluator::create(Engine &engine, const Trainer &trainer, llvm::StringRef step,
 /// The arguments of the specializations evaluation will use (only their
 /// shapes matter), for Function::prepare.
 
-std::vector<std::vector<Tensor>>
+Expected<std::vector<std::vector<Tensor>>>
 Evaluator::preparedArguments(const Trainer &trainer,
                              const data::DataSource &test) const {
+  Expected<std::vector<Tensor>> given = states(trainer);
+  if (!given)
+    return given.takeError();
   std::vector<std::vector<Tensor>> calls;
   int64_t n = test.size();
   for (int64_t b : {batch_, n % batch_})
     if (b > 0)
-      calls.push_back(arguments(trainer, b));
+      calls.push_back(arguments(*given, b));
   return calls;
 }
 
@@ -231,7 +234,10 @@ Evaluator::run(const Trainer &trainer, const data::DataSource &test,
   double &correct = figures[batches], &failed = figures[batches + 1];
   Error localError = Error::success();
   (void)!!localError;
-  for (int64_t b = first; b < end; ++b) {
+  Expected<std::vector<Tensor>> given = states(trainer);
+  if (!given)
+    localError = given.takeError();
+  for (int64_t b = first; given && b < end; ++b) {
     int64_t begin = b * batch_, count = std::min(batch_, n - begin);
     std::iota(indices_.begin(), indices_.begin() + count, begin);
     if (Error err = test.gather(llvm::ArrayRef(indices_.data(), count),
@@ -240,7 +246,7 @@ Evaluator::run(const Trainer &trainer, const data::DataSource &test,
       break;
     }
     Expected<std::vector<Tensor>> results =
-        eval_->call(arguments(trainer, count));
+        eval_->call(arguments(*given, count));
     if (!results) {
       localError = results.takeError();
       break;
@@ -276,11 +282,22 @@ Evaluator::run(const Trainer &trainer, const data::DataSource &test,
   return std::make_pair(lossSum / double(n), accuracy);
 }
 
-std::vector<Tensor> Evaluator::arguments(const Trainer &trainer,
+Expected<std::vector<Tensor>> Evaluator::states(const Trainer &trainer) const {
+  std::vector<Tensor> given;
+  for (auto &[index, name] : stateArgs_) {
+    Expected<Tensor> state = trainer.state(name);
+    if (!state)
+      return state.takeError();
+    given.push_back(std::move(*state));
+  }
+  return given;
+}
+
+std::vector<Tensor> Evaluator::arguments(llvm::ArrayRef<Tensor> states,
                                          int64_t count) const {
   std::vector<Tensor> args(eval_->numArguments());
-  for (auto &[index, name] : stateArgs_)
-    args[index] = cantFail(trainer.state(name));
+  for (auto [state, named] : llvm::zip(states, stateArgs_))
+    args[named.first] = state;
   args[batchArgs_[layout_.inputs]] =
       reshaped(inputs_, {count}, layout_.inputShape);
   args[batchArgs_[layout_.labels]] =
@@ -339,8 +356,12 @@ Expected<Predictor> Predictor::create(Engine &engine, const Trainer &trainer,
 Error Predictor::run(const Trainer &trainer, const data::DataSource &data,
                      const std::function<Error(const PredictedBatch &)> &each) {
   std::vector<Tensor> args(predict_->numArguments());
-  for (auto &[index, name] : stateArgs_)
-    args[index] = cantFail(trainer.state(name));
+  for (auto &[index, name] : stateArgs_) {
+    Expected<Tensor> state = trainer.state(name);
+    if (!state)
+      return state.takeError();
+    args[index] = std::move(*state);
+  }
   int64_t n = data.size();
   for (int64_t begin = 0; begin < n; begin += batch_) {
     int64_t count = std::min(batch_, n - begin);

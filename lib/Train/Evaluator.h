@@ -71,7 +71,7 @@ public:
 
   /// The arguments of the specializations evaluation will use (only their
   /// shapes matter), for Function::prepare.
-  std::vector<std::vector<Tensor>>
+  llvm::Expected<std::vector<std::vector<Tensor>>>
   preparedArguments(const Trainer &trainer, const data::DataSource &test) const;
   Function &function() const { return *eval_; }
   int64_t batchSize() const { return batch_; }
@@ -89,8 +89,13 @@ public:
 private:
   explicit Evaluator(Function &eval) : eval_(&eval) {}
 
-  /// The first `count` examples of the batch buffers.
-  std::vector<Tensor> arguments(const Trainer &trainer, int64_t count) const;
+  /// The trainer's states the function reads, in stateArgs_ order: fetched
+  /// once per evaluation (a weight the trainer holds as split halves is
+  /// joined into a new tensor, which may fail to allocate).
+  llvm::Expected<std::vector<Tensor>> states(const Trainer &trainer) const;
+  /// `states` and the first `count` examples of the batch buffers.
+  std::vector<Tensor> arguments(llvm::ArrayRef<Tensor> states,
+                                int64_t count) const;
 
   Function *eval_;
   std::vector<std::pair<size_t, std::string>> stateArgs_;

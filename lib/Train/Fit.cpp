@@ -441,9 +441,14 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
   std::vector<std::pair<Function *, std::vector<Tensor>>> evalCalls;
   for (auto [e, data] :
        {std::pair{&evaluator, test}, std::pair{&validator, validation}})
-    if (*e)
-      for (std::vector<Tensor> &args : (*e)->preparedArguments(trainer, *data))
+    if (*e) {
+      Expected<std::vector<std::vector<Tensor>>> calls =
+          (*e)->preparedArguments(trainer, *data);
+      if (!calls)
+        return calls.takeError();
+      for (std::vector<Tensor> &args : *calls)
         evalCalls.emplace_back(&(*e)->function(), std::move(args));
+    }
   Error evalError = Error::success();
   (void)!!evalError;
   auto compileEvaluation = [&] {
