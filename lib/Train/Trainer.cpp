@@ -93,7 +93,14 @@ Error Trainer::store(size_t i, const Tensor &value) {
     isSet_[slot] = true;
     return &t;
   };
-  Tensor source = value.isContiguous() ? value : value.contiguousCopy();
+  Tensor source = value;
+  if (!value.isContiguous()) {
+    Expected<Tensor> copy =
+        value.checkedContiguousCopy("state '" + arg.name + "'");
+    if (!copy)
+      return copy.takeError();
+    source = std::move(*copy);
+  }
   size_t n = static_cast<size_t>(source.numElements());
   if (arg.lowHalf < 0) {
     Expected<Tensor *> slot = into(i, arg.dtype);
@@ -171,14 +178,15 @@ Error Trainer::setState(llvm::StringRef name, const Tensor &value) {
     return llvm::createStringError("'" + name + "' is " + logical.typeString() +
                                    ", got " + value.typeString());
   }
+  // A split weight: its halves, written from the caller's values.
+  if (arg.lowHalf >= 0)
+    return store(*index, value);
   // The trainer owns its state: updated in place, never the caller's memory.
   // Checked: a broadcast view's copy may not fit in memory (an error naming
   // the state, never an abort).
   Expected<Tensor> copy = value.checkedContiguousCopy("state '" + name + "'");
   if (!copy)
     return copy.takeError();
-  if (arg.lowHalf >= 0)
-    return store(*index, *copy);
   args_[*index] = std::move(*copy);
   isSet_[*index] = true;
   return Error::success();
