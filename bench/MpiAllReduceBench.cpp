@@ -4,10 +4,13 @@
 // data-parallel step's gradients (default 822,570 floats, the CNN's) through
 // fuse::Communicator over MPI (fuse/Mpi.h), each way it can run:
 //
+// - shared memory: through a shared-memory window
+//   (MpiAllReduce::SharedMemory, when every rank is on this machine),
+//   started and waited for;
 // - ring:    Fuse's ring (MpiAllReduce::Ring), started and waited for;
 // - library: MPI_Iallreduce (MpiAllReduce::Library), started and waited;
 // - blocking: MPI_Allreduce (Communicator::allReduceSum);
-// - ring/library with compute: started, then about 4 ms of work (sums over
+// - shared memory/ring/library with compute: started, then about 4 ms of work (sums over
 //   a 4 MB array, as a backward pass reads its activations) with a
 //   progress() call every fifth of it, then waited for: the time in the
 //   progress calls and the wait is what the step would see exposed.
@@ -53,15 +56,15 @@ int main(int argc, char **argv) {
   int64_t floats = argc > 1 ? std::atoll(argv[1]) : 822570;
   int steps = argc > 2 ? std::atoi(argv[2]) : 50;
   MPI_Comm world = MPI_COMM_WORLD;
+  auto shared = mpiCommunicator(&world, MpiAllReduce::Auto);
   auto ring = mpiCommunicator(&world, MpiAllReduce::Ring);
   auto library = mpiCommunicator(&world, MpiAllReduce::Library);
-  if (!ring || !library) {
-    llvm::errs() << "fuse-mpi-bench: "
-                 << llvm::toString(ring ? library.takeError()
-                                        : ring.takeError())
-                 << "\n";
-    MPI_Abort(world, 1);
-  }
+  for (auto *comm : {&shared, &ring, &library})
+    if (!*comm) {
+      llvm::errs() << "fuse-mpi-bench: " << llvm::toString(comm->takeError())
+                   << "\n";
+      MPI_Abort(world, 1);
+    }
   std::vector<float> data(floats), activations(1 << 20, 1.0f);
   for (int64_t i = 0; i < floats; ++i)
     data[i] = 0.0f; // sums stay finite however many steps run
@@ -117,6 +120,15 @@ int main(int argc, char **argv) {
     std::printf("%lld floats on %d ranks; the work between progress calls: "
                 "%.2f ms a step\n",
                 (long long)floats, (*ring)->size(), workSeconds * 1e3);
+  // Auto is the ring where the ranks span machines: timed once, as the ring.
+  int nodeSize = 0;
+  MPI_Comm node;
+  MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  MPI_Comm_size(node, &nodeSize);
+  MPI_Comm_free(&node);
+  bool oneMachine = nodeSize == (*ring)->size();
+  if (oneMachine)
+    measure("shared memory: start, wait", startWait(**shared));
   measure("ring: start, wait", startWait(**ring));
   measure("library (MPI_Iallreduce): start, wait", startWait(**library));
   measure("blocking (MPI_Allreduce)", [&]() {
@@ -124,8 +136,11 @@ int main(int argc, char **argv) {
     llvm::cantFail((*ring)->allReduceSum(data.data(), floats));
     return now() - start;
   });
+  if (oneMachine)
+    measure("shared memory with compute: exposed", overlapped(**shared));
   measure("ring with compute: exposed", overlapped(**ring));
   measure("library with compute: exposed", overlapped(**library));
+  shared->reset();
   ring->reset();
   library->reset();
   MPI_Finalize();

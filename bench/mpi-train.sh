@@ -3,8 +3,9 @@
 #   fusec train MODEL --epochs 1 [ARGS] on 1 rank x 1 thread, then under
 #   mpirun -np RANKS with 1 thread each, with the all-reduces overlapped
 #   with the backward pass (the default) and without (--overlap=false),
-#   each all-reduce by Fuse's ring (the default, --allreduce=ring), and with
-#   overlap by the MPI library's MPI_Iallreduce (--allreduce=mpi);
+#   each all-reduce by the default (--allreduce=auto: through shared memory
+#   on one machine), and with overlap by Fuse's ring over MPI's messages
+#   (--allreduce=ring) and the MPI library's MPI_Iallreduce (--allreduce=mpi);
 #   prints each one's wall time (the whole command, compile included, on a
 #   warm disk cache), its training and evaluation times, the speed-ups and the all-reduce's
 #   share of rank 0's training time (the time compiled code spent in the
@@ -38,11 +39,13 @@ run() { # name, command...
 run warm1 "$fusec" train "$model" "$@" --max-seconds 0
 run warmN "${mpirun[@]}" "$fusec" train "$model" "$@" --max-seconds 0
 run warmB "${mpirun[@]}" "$fusec" train "$model" "$@" --max-seconds 0 --overlap=false
+run warmR "${mpirun[@]}" "$fusec" train "$model" "$@" --max-seconds 0 --allreduce=ring
 run warmL "${mpirun[@]}" "$fusec" train "$model" "$@" --max-seconds 0 --allreduce=mpi
 for round in $(seq "$rounds"); do
   run "one.$round" "$fusec" train "$model" "$@"
   run "many.$round" "${mpirun[@]}" "$fusec" train "$model" "$@"
   run "blocking.$round" "${mpirun[@]}" "$fusec" train "$model" "$@" --overlap=false
+  run "ring.$round" "${mpirun[@]}" "$fusec" train "$model" "$@" --allreduce=ring
   run "library.$round" "${mpirun[@]}" "$fusec" train "$model" "$@" --allreduce=mpi
 done
 
@@ -53,16 +56,18 @@ def best(name):
     runs = [(float(open(f"{out}/{name}.{r}.wall").read()),
              json.load(open(f"{out}/{name}.{r}.json"))) for r in range(1, rounds + 1)]
     return min(runs, key=lambda run: run[1]['train_seconds'])
-one, many, blocking, library = (best("one"), best("many"), best("blocking"),
-                                best("library"))
-for name in ("one", "many", "blocking", "library"):
+one, many, blocking, ring, library = (best("one"), best("many"),
+                                      best("blocking"), best("ring"),
+                                      best("library"))
+for name in ("one", "many", "blocking", "ring", "library"):
     runs = [json.load(open(f"{out}/{name}.{r}.json")) for r in range(1, rounds + 1)]
     print(f"rounds, {name:8}: training " +
           ", ".join(f"{j['train_seconds']:.2f}" for j in runs) + " s; all-reduce " +
           ", ".join(f"{j.get('allreduce_seconds', 0):.2f}" for j in runs) + " s")
 for label, (wall, j) in (("1 rank x 1 thread", one),
-                         (f"{ranks} ranks x 1 thread, overlap", many),
+                         (f"{ranks} ranks x 1 thread, default", many),
                          (f"{ranks} ranks x 1 thread, --overlap=false", blocking),
+                         (f"{ranks} ranks x 1 thread, --allreduce=ring", ring),
                          (f"{ranks} ranks x 1 thread, --allreduce=mpi", library)):
     line = (f"{label:36} {wall:7.2f} s wall, {j['train_seconds']:7.2f} s training, "
             f"{j.get('evaluation_seconds', 0):5.2f} s evaluation, "
@@ -75,11 +80,14 @@ for label, (wall, j) in (("1 rank x 1 thread", one),
             f"{t:.2f}" for t in j['allreduce_seconds_per_rank']) + " s]"
     print(line)
 for label, (wall, j) in (("overlap", many), ("--overlap=false", blocking),
+                         ("--allreduce=ring", ring),
                          ("--allreduce=mpi", library)):
     print(f"speed-up, {label}: {one[0] / wall:.2f}x wall, "
           f"{one[1]['train_seconds'] / j['train_seconds']:.2f}x training")
 print(f"overlap against --overlap=false: "
       f"{blocking[1]['train_seconds'] / many[1]['train_seconds']:.3f}x training")
-print(f"ring against --allreduce=mpi: "
+print(f"the default (auto) against --allreduce=ring: "
+      f"{ring[1]['train_seconds'] / many[1]['train_seconds']:.3f}x training")
+print(f"the default (auto) against --allreduce=mpi: "
       f"{library[1]['train_seconds'] / many[1]['train_seconds']:.3f}x training")
 PY

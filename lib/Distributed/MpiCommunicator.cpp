@@ -3,14 +3,18 @@
 // Collectives are MPI's, on a duplicate of the given communicator whose
 // errors return (MPI_ERRORS_RETURN) instead of aborting, so that Fuse can
 // name what failed. Counts above INT_MAX go in several calls. Nonblocking
-// all-reduces are kept by request number until wait(): by default Fuse's
-// own ring over MPI_Isend/MPI_Irecv (a reduce-scatter then an all-gather,
-// moved on step by step by progress() and wait()), or MPI_Iallreduce
-// (MpiAllReduce, fuse/Mpi.h).
+// all-reduces are kept by request number until wait(): through a
+// shared-memory window where the ranks share a machine
+// (SharedMemoryAllReduce.h), else by Fuse's own ring over
+// MPI_Isend/MPI_Irecv (a reduce-scatter then an all-gather, moved on step by
+// step by progress() and wait()), or MPI_Iallreduce (MpiAllReduce,
+// fuse/Mpi.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "fuse/Mpi.h"
+
+#include "SharedMemoryAllReduce.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -36,12 +40,14 @@ std::string mpiError(int code) {
 
 class MpiCommunicator final : public Communicator {
 public:
-  MpiCommunicator(MPI_Comm comm, MpiAllReduce allReduce)
-      : comm_(comm), allReduce_(allReduce) {
+  MpiCommunicator(MPI_Comm comm, MpiAllReduce allReduce,
+                  std::unique_ptr<detail::SharedMemoryAllReduce> shared)
+      : comm_(comm), allReduce_(allReduce), shared_(std::move(shared)) {
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &size_);
   }
   ~MpiCommunicator() override {
+    shared_.reset();
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (!finalized)
@@ -62,6 +68,8 @@ public:
   }
   llvm::Expected<int64_t> startAllReduceSum(float *data,
                                             int64_t count) override {
+    if (shared_)
+      return shared_->start(data, count);
     if (allReduce_ == MpiAllReduce::Ring)
       return startRing(data, count);
     std::vector<MPI_Request> requests;
@@ -82,6 +90,8 @@ public:
     return id;
   }
   llvm::Error wait(int64_t request) override {
+    if (shared_)
+      return shared_->wait(request);
     auto it = llvm::find_if(pending_,
                             [&](const Pending &p) { return p.id == request; });
     if (it == pending_.end())
@@ -106,6 +116,8 @@ public:
     // One test moves every collective in flight on (OpenMPI's progress
     // engine runs them all); a ring also posts its next step's messages
     // once a step's have arrived. Errors come back from wait().
+    if (shared_)
+      return shared_->progress();
     for (Pending &pending : pending_) {
       if (pending.ring) {
         advance(*pending.ring, /*block=*/false);
@@ -329,6 +341,8 @@ private:
 
   MPI_Comm comm_;
   MpiAllReduce allReduce_;
+  /// Where the nonblocking all-reduces go (MpiAllReduce::SharedMemory).
+  std::unique_ptr<detail::SharedMemoryAllReduce> shared_;
   int rank_ = 0, size_ = 1;
   /// The nonblocking all-reduces in flight, by request number.
   std::vector<Pending> pending_;
@@ -342,7 +356,23 @@ duplicate(MPI_Comm comm, MpiAllReduce allReduce) {
   if (int code = MPI_Comm_dup(comm, &dup); code != MPI_SUCCESS)
     return llvm::createStringError("MPI_Comm_dup failed: " + mpiError(code));
   MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
-  return std::make_unique<MpiCommunicator>(dup, allReduce);
+  std::unique_ptr<detail::SharedMemoryAllReduce> shared;
+  if (allReduce == MpiAllReduce::Auto ||
+      allReduce == MpiAllReduce::SharedMemory) {
+    auto window = detail::SharedMemoryAllReduce::create(dup);
+    if (!window) {
+      MPI_Comm_free(&dup);
+      return window.takeError();
+    }
+    shared = std::move(*window);
+    if (!shared && allReduce == MpiAllReduce::SharedMemory) {
+      MPI_Comm_free(&dup);
+      return llvm::createStringError(
+          "the shared-memory all-reduce needs every rank on one machine; "
+          "these are on several (use the ring)");
+    }
+  }
+  return std::make_unique<MpiCommunicator>(dup, allReduce, std::move(shared));
 }
 
 void finalize() {

@@ -191,18 +191,26 @@ cl::opt<bool> overlap(
              "backward pass of the earlier ones runs (--overlap=false: "
              "after the backward pass; the same results, bit for bit)"),
     cl::init(true), cl::cat(fusec::category()), cl::sub(fusec::trainCommand));
-enum class AllReduceAlgorithm { Ring, Mpi };
-cl::opt<AllReduceAlgorithm> allReduceAlgorithm(
+/// --allreduce; fuse::MpiAllReduce where fusec is built with MPI.
+enum class MpiAllReduceChoice { Auto, SharedMemory, Ring, Mpi };
+cl::opt<MpiAllReduceChoice> allReduceAlgorithm(
     "allreduce",
     cl::desc("Under mpirun: how the gradient buckets' nonblocking "
-             "all-reduces run (default: ring)"),
-    cl::values(clEnumValN(AllReduceAlgorithm::Ring, "ring",
-                          "Fuse's ring over point-to-point messages: a "
-                          "reduce-scatter then an all-gather, moved on by "
-                          "the progress calls"),
-               clEnumValN(AllReduceAlgorithm::Mpi, "mpi",
-                          "the MPI library's MPI_Iallreduce")),
-    cl::init(AllReduceAlgorithm::Ring), cl::cat(fusec::category()),
+             "all-reduces run (default: auto)"),
+    cl::values(
+        clEnumValN(MpiAllReduceChoice::Auto, "auto",
+                   "shared-memory where every rank is on this machine, ring "
+                   "otherwise"),
+        clEnumValN(MpiAllReduceChoice::SharedMemory, "shared-memory",
+                   "by loads and stores through an MPI shared-memory "
+                   "window, every rank on one machine; the ring's bits"),
+        clEnumValN(MpiAllReduceChoice::Ring, "ring",
+                   "Fuse's ring over point-to-point messages: a "
+                   "reduce-scatter then an all-gather, moved on by "
+                   "the progress calls"),
+        clEnumValN(MpiAllReduceChoice::Mpi, "mpi",
+                   "the MPI library's MPI_Iallreduce")),
+    cl::init(MpiAllReduceChoice::Auto), cl::cat(fusec::category()),
     cl::sub(fusec::trainCommand));
 cl::opt<std::string> jsonPath("json",
                               cl::desc("Write a summary of the run as JSON"),
@@ -548,9 +556,16 @@ extern "C" void onTerminate(int) {
 llvm::Expected<std::unique_ptr<Communicator>> ranksOfThisRun() {
 #ifdef FUSE_HAVE_MPI
   if (launchedAsMpiRanks())
-    return mpiWorldCommunicator(allReduceAlgorithm == AllReduceAlgorithm::Mpi
-                                    ? MpiAllReduce::Library
-                                    : MpiAllReduce::Ring);
+    switch (allReduceAlgorithm) {
+    case MpiAllReduceChoice::Auto:
+      return mpiWorldCommunicator(MpiAllReduce::Auto);
+    case MpiAllReduceChoice::SharedMemory:
+      return mpiWorldCommunicator(MpiAllReduce::SharedMemory);
+    case MpiAllReduceChoice::Ring:
+      return mpiWorldCommunicator(MpiAllReduce::Ring);
+    case MpiAllReduceChoice::Mpi:
+      return mpiWorldCommunicator(MpiAllReduce::Library);
+    }
 #endif
   return nullptr;
 }
