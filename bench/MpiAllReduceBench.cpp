@@ -10,7 +10,8 @@
 // - ring:    Fuse's ring (MpiAllReduce::Ring), started and waited for;
 // - library: MPI_Iallreduce (MpiAllReduce::Library), started and waited;
 // - blocking: MPI_Allreduce (Communicator::allReduceSum);
-// - shared memory/ring/library with compute: started, then about 4 ms of work (sums over
+// - shared memory/ring/library with compute: started, then about 4 ms of work
+// (sums over
 //   a 4 MB array, as a backward pass reads its activations) with a
 //   progress() call every fifth of it, then waited for: the time in the
 //   progress calls and the wait is what the step would see exposed.

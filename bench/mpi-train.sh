@@ -79,7 +79,7 @@ for label, (wall, j) in (("1 rank x 1 thread", one),
         line += " [each rank's: " + ", ".join(
             f"{t:.2f}" for t in j['allreduce_seconds_per_rank']) + " s]"
     print(line)
-for label, (wall, j) in (("overlap", many), ("--overlap=false", blocking),
+for label, (wall, j) in (("default", many), ("--overlap=false", blocking),
                          ("--allreduce=ring", ring),
                          ("--allreduce=mpi", library)):
     print(f"speed-up, {label}: {one[0] / wall:.2f}x wall, "

@@ -53,8 +53,9 @@ enum class MpiAllReduce {
 };
 
 /// A communicator over MPI_COMM_WORLD (a duplicate: its error handling is
-/// Fuse's own; creating and destroying it are collective), initializing MPI (MPI_THREAD_SERIALIZED: one thread at a
-/// time calls it) if the program has not, and finalizing it at exit then.
+/// Fuse's own; creating and destroying it are collective), initializing MPI
+/// (MPI_THREAD_SERIALIZED: one thread at a time calls it) if the program has
+/// not, and finalizing it at exit then.
 llvm::Expected<std::unique_ptr<Communicator>>
 mpiWorldCommunicator(MpiAllReduce allReduce = MpiAllReduce::Auto);
 

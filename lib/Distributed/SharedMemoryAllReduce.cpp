@@ -29,8 +29,7 @@ std::string mpiError(const char *call, int code) {
 /// The two counters, then the two staging buffers.
 constexpr size_t kCountersBytes = 2 * 64;
 constexpr size_t kSegmentBytes =
-    kCountersBytes +
-    2 * SharedMemoryAllReduce::kPieceFloats * sizeof(float);
+    kCountersBytes + 2 * SharedMemoryAllReduce::kPieceFloats * sizeof(float);
 
 /// How a rank waits for the others: spinning at first (a piece takes
 /// microseconds), then yielding the core (more ranks than cores, as under
@@ -48,7 +47,8 @@ public:
     }
     if (spins_ == 1024)
       since_ = std::chrono::steady_clock::now();
-    if (std::chrono::steady_clock::now() - since_ < std::chrono::milliseconds(2))
+    if (std::chrono::steady_clock::now() - since_ <
+        std::chrono::milliseconds(2))
       sched_yield();
     else
       std::this_thread::sleep_for(std::chrono::microseconds(50));
@@ -98,9 +98,9 @@ SharedMemoryAllReduce::create(MPI_Comm comm) {
   MPI_Info_free(&info);
   if (code != MPI_SUCCESS) {
     MPI_Comm_free(&node);
-    return llvm::createStringError(
-        mpiError("MPI_Win_allocate_shared", code) + " (" +
-        std::to_string(kSegmentBytes) + " bytes per rank)");
+    return llvm::createStringError(mpiError("MPI_Win_allocate_shared", code) +
+                                   " (" + std::to_string(kSegmentBytes) +
+                                   " bytes per rank)");
   }
   std::vector<char *> segments(size);
   for (int q = 0; q < size; ++q) {
@@ -119,8 +119,8 @@ SharedMemoryAllReduce::create(MPI_Comm comm) {
     MPI_Comm_free(&node);
     return llvm::createStringError(mpiError("MPI_Barrier", code));
   }
-  return std::unique_ptr<SharedMemoryAllReduce>(new SharedMemoryAllReduce(
-      node, window, rank, size, std::move(segments)));
+  return std::unique_ptr<SharedMemoryAllReduce>(
+      new SharedMemoryAllReduce(node, window, rank, size, std::move(segments)));
 }
 
 SharedMemoryAllReduce::SharedMemoryAllReduce(MPI_Comm node, MPI_Win window,
@@ -241,8 +241,8 @@ void SharedMemoryAllReduce::advance(bool block, int64_t request) {
 }
 
 llvm::Error SharedMemoryAllReduce::wait(int64_t request) {
-  auto it = llvm::find_if(
-      inFlight_, [&](const Collective &c) { return c.id == request; });
+  auto it = llvm::find_if(inFlight_,
+                          [&](const Collective &c) { return c.id == request; });
   if (it == inFlight_.end())
     return llvm::createStringError("no all-reduce in flight with request " +
                                    std::to_string(request));
