@@ -14,6 +14,7 @@
 
 #include "fuse/Mpi.h"
 
+#include "MpiErrors.h"
 #include "SharedMemoryAllReduce.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -30,13 +31,7 @@ using namespace fuse;
 
 namespace {
 
-std::string mpiError(int code) {
-  char text[MPI_MAX_ERROR_STRING];
-  int length = 0;
-  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS)
-    return "MPI error " + std::to_string(code);
-  return std::string(text, length);
-}
+using detail::mpiError;
 
 class MpiCommunicator final : public Communicator {
 public:

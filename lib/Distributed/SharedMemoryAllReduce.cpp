@@ -1,6 +1,7 @@
 //===- SharedMemoryAllReduce.cpp - All-reduce through a node's memory -----===//
 
 #include "SharedMemoryAllReduce.h"
+#include "MpiErrors.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/Sequence.h"
@@ -18,12 +19,8 @@ using namespace fuse::detail;
 
 namespace {
 
-std::string mpiError(const char *call, int code) {
-  char text[MPI_MAX_ERROR_STRING];
-  int length = 0;
-  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS)
-    return std::string(call) + ": MPI error " + std::to_string(code);
-  return std::string(call) + ": " + std::string(text, length);
+std::string callError(const char *call, int code) {
+  return std::string(call) + ": " + detail::mpiError(code);
 }
 
 /// The two counters, then the two staging buffers.
@@ -77,7 +74,7 @@ SharedMemoryAllReduce::create(MPI_Comm comm) {
   if (int code = MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0,
                                      MPI_INFO_NULL, &node);
       code != MPI_SUCCESS)
-    return llvm::createStringError(mpiError("MPI_Comm_split_type", code));
+    return llvm::createStringError(callError("MPI_Comm_split_type", code));
   MPI_Comm_set_errhandler(node, MPI_ERRORS_RETURN);
   // Either every rank shares this node (each sees all of them) or none
   // sees all: the ranks agree without a message.
@@ -98,7 +95,7 @@ SharedMemoryAllReduce::create(MPI_Comm comm) {
   MPI_Info_free(&info);
   if (code != MPI_SUCCESS) {
     MPI_Comm_free(&node);
-    return llvm::createStringError(mpiError("MPI_Win_allocate_shared", code) +
+    return llvm::createStringError(callError("MPI_Win_allocate_shared", code) +
                                    " (" + std::to_string(kSegmentBytes) +
                                    " bytes per rank)");
   }
@@ -117,7 +114,7 @@ SharedMemoryAllReduce::create(MPI_Comm comm) {
     MPI_Win_unlock_all(window);
     MPI_Win_free(&window);
     MPI_Comm_free(&node);
-    return llvm::createStringError(mpiError("MPI_Barrier", code));
+    return llvm::createStringError(callError("MPI_Barrier", code));
   }
   return std::unique_ptr<SharedMemoryAllReduce>(
       new SharedMemoryAllReduce(node, window, rank, size, std::move(segments)));
