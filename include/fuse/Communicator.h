@@ -43,7 +43,8 @@ public:
   /// blocking allReduceSum) and returns a request wait() ends at once: what
   /// a communicator without nonblocking collectives does.
   virtual llvm::Expected<int64_t> startAllReduceSum(float *data, int64_t count);
-  /// Ends the collective of `request` (of startAllReduceSum).
+  /// Ends the collective of `request` (of startAllReduceSum). Ranks may
+  /// wait for their collectives in different orders, as with MPI's.
   virtual llvm::Error wait(int64_t request);
   /// Lets the collectives in flight move on (MPI progresses them only
   /// inside its calls); never blocks. The default does nothing.

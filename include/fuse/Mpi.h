@@ -24,8 +24,9 @@ bool launchedAsMpiRanks();
 /// How a communicator over MPI carries out the nonblocking all-reduce of
 /// compiled code's gradient buckets (Communicator::startAllReduceSum).
 enum class MpiAllReduce {
-  /// SharedMemory where every rank shares this machine's memory, Ring
-  /// otherwise (the ranks agree: each sees the same). The default.
+  /// SharedMemory where every rank shares this machine's memory and they
+  /// are 8 or fewer (it reads every rank's values on each), Ring otherwise
+  /// (the ranks agree: each sees the same). The default.
   Auto,
   /// Through an MPI-3 shared-memory window (MPI_Win_allocate_shared), by
   /// loads and stores in pieces that stay in cache, with no message: what

@@ -63,6 +63,9 @@ public:
   }
   llvm::Expected<int64_t> startAllReduceSum(float *data,
                                             int64_t count) override {
+    if (count < 0)
+      return llvm::createStringError("all-reduce of " + std::to_string(count) +
+                                     " floats: a negative count");
     if (shared_)
       return shared_->start(data, count);
     if (allReduce_ == MpiAllReduce::Ring)
@@ -95,7 +98,19 @@ public:
     Pending pending = std::move(*it);
     pending_.erase(it);
     if (pending.ring) {
-      advance(*pending.ring, /*block=*/true);
+      Ring &ring = *pending.ring;
+      // The other rings in flight move on too: another rank may wait for
+      // them first (the library's contract allows any order), and a ring
+      // step moves only when both of its ranks move it.
+      while (ring.error.empty() &&
+             (ring.step < steps() || !ring.sends.empty())) {
+        advance(ring, /*block=*/false);
+        for (Pending &other : pending_)
+          if (other.ring)
+            advance(*other.ring, /*block=*/false);
+      }
+      // After an error too: MPI owns the sends' buffers until they end.
+      advance(ring, /*block=*/true);
       releaseBuffer(std::move(pending.ring->received));
       if (!pending.ring->error.empty())
         return llvm::createStringError(pending.ring->error);
@@ -352,7 +367,10 @@ duplicate(MPI_Comm comm, MpiAllReduce allReduce) {
     return llvm::createStringError("MPI_Comm_dup failed: " + mpiError(code));
   MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
   std::unique_ptr<detail::SharedMemoryAllReduce> shared;
-  if (allReduce == MpiAllReduce::Auto ||
+  int size = 0;
+  MPI_Comm_size(dup, &size);
+  if ((allReduce == MpiAllReduce::Auto &&
+       size <= detail::SharedMemoryAllReduce::kMaxRanks) ||
       allReduce == MpiAllReduce::SharedMemory) {
     auto window = detail::SharedMemoryAllReduce::create(dup);
     if (!window) {
@@ -367,6 +385,9 @@ duplicate(MPI_Comm comm, MpiAllReduce allReduce) {
           "these are on several (use the ring)");
     }
   }
+  // Auto without the window: the ring.
+  if (allReduce == MpiAllReduce::Auto && !shared)
+    allReduce = MpiAllReduce::Ring;
   return std::make_unique<MpiCommunicator>(dup, allReduce, std::move(shared));
 }
 

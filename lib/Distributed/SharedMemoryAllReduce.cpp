@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <new>
 #include <sched.h>
 #include <string>
 #include <thread>
@@ -23,10 +22,18 @@ std::string callError(const char *call, int code) {
   return std::string(call) + ": " + detail::mpiError(code);
 }
 
-/// The two counters, then the two staging buffers.
+/// The two counters, then the two staging buffers, from the first 64-byte
+/// boundary of a rank's part (MPI promises no alignment: OpenMPI's window
+/// of one rank is malloc's, 16 bytes); a part's address keeps its offset
+/// within a page in every process that maps it.
 constexpr size_t kCountersBytes = 2 * 64;
 constexpr size_t kSegmentBytes =
-    kCountersBytes + 2 * SharedMemoryAllReduce::kPieceFloats * sizeof(float);
+    64 + kCountersBytes +
+    2 * SharedMemoryAllReduce::kPieceFloats * sizeof(float);
+
+char *alignedTo64(char *p) {
+  return p + (64 - reinterpret_cast<uintptr_t>(p) % 64) % 64;
+}
 
 /// How a rank waits for the others: spinning at first (a piece takes
 /// microseconds), then yielding the core (more ranks than cores, as under
@@ -86,7 +93,7 @@ SharedMemoryAllReduce::create(MPI_Comm comm) {
   }
   MPI_Info info;
   MPI_Info_create(&info);
-  // Each rank's part on pages of its own (first touched by its owner).
+  // Each rank's part may be placed near its owner.
   MPI_Info_set(info, "alloc_shared_noncontig", "true");
   char *base = nullptr;
   MPI_Win window;
@@ -99,23 +106,33 @@ SharedMemoryAllReduce::create(MPI_Comm comm) {
                                    " (" + std::to_string(kSegmentBytes) +
                                    " bytes per rank)");
   }
+  MPI_Win_set_errhandler(window, MPI_ERRORS_RETURN);
+  auto release = [&](const char *call, int code) {
+    MPI_Win_free(&window);
+    MPI_Comm_free(&node);
+    return llvm::createStringError(callError(call, code));
+  };
   std::vector<char *> segments(size);
   for (int q = 0; q < size; ++q) {
     MPI_Aint bytes = 0;
     int unit = 0;
-    MPI_Win_shared_query(window, q, &bytes, &unit, &segments[q]);
+    if (int code = MPI_Win_shared_query(window, q, &bytes, &unit, &segments[q]);
+        code != MPI_SUCCESS)
+      return release("MPI_Win_shared_query", code);
+    segments[q] = alignedTo64(segments[q]);
   }
-  // Loads and stores from here on; the counters order them.
-  MPI_Win_lock_all(MPI_MODE_NOCHECK, window);
-  new (segments[rank]) Counter{{0}};
-  new (segments[rank] + 64) Counter{{0}};
+  // Loads and stores from here on, ordered by the counters; one passive
+  // epoch for MPI's memory model.
+  if (int code = MPI_Win_lock_all(MPI_MODE_NOCHECK, window);
+      code != MPI_SUCCESS)
+    return release("MPI_Win_lock_all", code);
+  std::memset(segments[rank], 0, kCountersBytes);
   MPI_Win_sync(window);
   if (int code = MPI_Barrier(node); code != MPI_SUCCESS) {
     MPI_Win_unlock_all(window);
-    MPI_Win_free(&window);
-    MPI_Comm_free(&node);
-    return llvm::createStringError(callError("MPI_Barrier", code));
+    return release("MPI_Barrier", code);
   }
+  MPI_Win_sync(window);
   return std::unique_ptr<SharedMemoryAllReduce>(
       new SharedMemoryAllReduce(node, window, rank, size, std::move(segments)));
 }
@@ -136,11 +153,11 @@ SharedMemoryAllReduce::~SharedMemoryAllReduce() {
   MPI_Comm_free(&node_);
 }
 
-SharedMemoryAllReduce::Counter &SharedMemoryAllReduce::ready(int rank) const {
-  return *std::launder(reinterpret_cast<Counter *>(segments_[rank]));
+uint64_t *SharedMemoryAllReduce::ready(int rank) const {
+  return reinterpret_cast<uint64_t *>(segments_[rank]);
 }
-SharedMemoryAllReduce::Counter &SharedMemoryAllReduce::done(int rank) const {
-  return *std::launder(reinterpret_cast<Counter *>(segments_[rank] + 64));
+uint64_t *SharedMemoryAllReduce::done(int rank) const {
+  return reinterpret_cast<uint64_t *>(segments_[rank] + 64);
 }
 float *SharedMemoryAllReduce::staging(int rank, uint64_t piece) const {
   return reinterpret_cast<float *>(segments_[rank] + kCountersBytes) +
@@ -162,7 +179,7 @@ bool SharedMemoryAllReduce::tryPublish() {
   // Its staging buffer last held piece published_ - 2: every rank must be
   // done summing it (this one included).
   if (published_ >= 2 && llvm::any_of(llvm::seq(0, size_), [&](int q) {
-        return done(q).value.load(std::memory_order_acquire) < published_ - 1;
+        return load(done(q)) < published_ - 1;
       }))
     return false;
   int64_t n = std::min(kPieceFloats, it->count - it->published);
@@ -170,16 +187,15 @@ bool SharedMemoryAllReduce::tryPublish() {
               size_t(n) * sizeof(float));
   it->published += n;
   ++published_;
-  ready(rank_).value.store(published_, std::memory_order_release);
+  store(ready(rank_), published_);
   return true;
 }
 
 bool SharedMemoryAllReduce::trySum() {
   if (summed_ == published_)
     return false;
-  if (llvm::any_of(llvm::seq(0, size_), [&](int q) {
-        return ready(q).value.load(std::memory_order_acquire) <= summed_;
-      }))
+  if (llvm::any_of(llvm::seq(0, size_),
+                   [&](int q) { return load(ready(q)) <= summed_; }))
     return false;
   // The piece is the first not yet summed, of the first all-reduce with one.
   auto it = llvm::find_if(
@@ -210,7 +226,7 @@ bool SharedMemoryAllReduce::trySum() {
   }
   it->reduced = end;
   ++summed_;
-  done(rank_).value.store(summed_, std::memory_order_release);
+  store(done(rank_), summed_);
   return true;
 }
 
@@ -229,8 +245,10 @@ void SharedMemoryAllReduce::advance(bool block, int64_t request) {
     moved |= trySum();
     if (request >= 0 && ended(request))
       return;
-    if (moved)
+    if (moved) {
+      backoff = Backoff();
       continue;
+    }
     if (!block)
       return;
     backoff();

@@ -16,7 +16,8 @@
 // pieces are in flight, each staging buffer stays in cache, and every rank
 // reads and writes its own buffer once.
 //
-// Every rank sums every element, in the order of MpiAllReduce::Ring: an
+// Every rank sums every element (it reads N pieces for each: Auto takes
+// the ring beyond kMaxRanks ranks), in the order of MpiAllReduce::Ring: an
 // element of the buffer's chunk c (the ring's chunks, count c / N to
 // count (c + 1) / N) is ((x_c + x_c+1) + ...) + x_c-1, ranks taken modulo
 // N. So every rank gets the same bits, the ring's bits, run after run.
@@ -30,7 +31,6 @@
 
 #include <mpi.h>
 
-#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -44,9 +44,15 @@ public:
   /// Floats per piece: a staging buffer of 256 KiB, two of them per rank,
   /// stays in a core's L2 while its piece is summed.
   static constexpr int64_t kPieceFloats = 64 * 1024;
+  /// The most ranks Auto gives it: every rank reads every rank's pieces,
+  /// N times what it sums, where the ring moves 2 (N - 1) / N.
+  static constexpr int kMaxRanks = 8;
 
   /// Collective over `comm`: its window, if every rank of `comm` shares
   /// this process's memory (MPI_COMM_TYPE_SHARED); null if they do not.
+  /// Ranks that start all-reduces of different counts, or in a different
+  /// order, are an error MPI's collectives do not detect either: their
+  /// sums are wrong or they wait for ever.
   static llvm::Expected<std::unique_ptr<SharedMemoryAllReduce>>
   create(MPI_Comm comm);
   /// Collective: frees the window (unless MPI has been finalized).
@@ -61,16 +67,22 @@ public:
   /// Moves the all-reduces in flight on as far as the other ranks allow;
   /// never blocks.
   void progress() { advance(/*block=*/false, /*request=*/-1); }
-  /// Ends the all-reduce of `request`, and those started before it.
+  /// Ends the all-reduce of `request`. Every all-reduce must have ended
+  /// before the object is destroyed (the others would wait for this rank).
   llvm::Error wait(int64_t request);
 
 private:
-  /// One rank's counters, each on its own cache line: the pieces it has
+  /// A rank's counters, each on its own cache line: the pieces it has
   /// published and the pieces it has summed, since the window was made.
-  struct alignas(64) Counter {
-    std::atomic<uint64_t> value;
-  };
-  static_assert(std::atomic<uint64_t>::is_always_lock_free,
+  /// Plain words read and written by atomic builtins: the other processes
+  /// see memory, not a C++ object.
+  uint64_t load(const uint64_t *counter) const {
+    return __atomic_load_n(counter, __ATOMIC_ACQUIRE);
+  }
+  void store(uint64_t *counter, uint64_t value) {
+    __atomic_store_n(counter, value, __ATOMIC_RELEASE);
+  }
+  static_assert(__atomic_always_lock_free(sizeof(uint64_t), 0),
                 "counters in shared memory must be lock-free");
   struct Collective {
     int64_t id;
@@ -83,8 +95,8 @@ private:
   SharedMemoryAllReduce(MPI_Comm node, MPI_Win window, int rank, int size,
                         std::vector<char *> segments);
 
-  Counter &ready(int rank) const;
-  Counter &done(int rank) const;
+  uint64_t *ready(int rank) const;
+  uint64_t *done(int rank) const;
   float *staging(int rank, uint64_t piece) const;
   /// Each step publishes or sums a piece if the other ranks allow it;
   /// returns whether it did.

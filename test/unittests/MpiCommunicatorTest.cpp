@@ -13,8 +13,12 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <random>
+#include <thread>
 #include <vector>
 
 using namespace fuse;
@@ -64,6 +68,21 @@ std::vector<float> ringOrderSum(int which, int64_t count) {
   return sum;
 }
 
+/// Whether `a` and `b` hold the same bits (-0 is not +0).
+bool sameBits(const std::vector<float> &a, const std::vector<float> &b) {
+  return a.size() == b.size() &&
+         (a.empty() ||
+          std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+}
+
+/// Rank-dependent delays, so that the ranks reach each step at different
+/// times: some publish pieces long before the others can sum them.
+void skew(int step) {
+  int rank = worldRank();
+  if ((rank + step) % 3 == 0)
+    std::this_thread::sleep_for(std::chrono::microseconds(200 * (rank + 1)));
+}
+
 std::unique_ptr<Communicator> communicator(MpiAllReduce allReduce) {
   MPI_Comm world = MPI_COMM_WORLD;
   auto comm = mpiCommunicator(&world, allReduce);
@@ -86,23 +105,28 @@ TEST_P(AllReduces, SumInTheRingsOrderWithSeveralInFlight) {
   std::vector<std::vector<float>> data;
   for (size_t k = 0; k < kCounts.size(); ++k)
     data.push_back(valuesOf(worldRank(), int(k), kCounts[k]));
-  // All started, moved on, then waited for last first.
+  // All started, moved on at different times on each rank, then waited
+  // for in an order of each rank's own.
   std::vector<int64_t> requests;
   for (size_t k = 0; k < kCounts.size(); ++k) {
+    skew(int(k));
     llvm::Expected<int64_t> request =
         comm->startAllReduceSum(data[k].data(), kCounts[k]);
     ASSERT_TRUE(bool(request)) << llvm::toString(request.takeError());
     requests.push_back(*request);
     comm->progress();
   }
-  for (size_t k = kCounts.size(); k-- > 0;)
+  std::vector<size_t> order(kCounts.size());
+  for (size_t k = 0; k < order.size(); ++k)
+    order[k] = k;
+  std::shuffle(order.begin(), order.end(), std::mt19937(unsigned(worldRank())));
+  for (size_t k : order) {
+    skew(int(k) + 1);
     EXPECT_FALSE(bool(comm->wait(requests[k]))) << "count " << kCounts[k];
-  for (size_t k = 0; k < kCounts.size(); ++k) {
-    std::vector<float> expected = ringOrderSum(int(k), kCounts[k]);
-    EXPECT_EQ(0, std::memcmp(expected.data(), data[k].data(),
-                             expected.size() * sizeof(float)))
-        << "count " << kCounts[k];
   }
+  for (size_t k = 0; k < kCounts.size(); ++k)
+    EXPECT_TRUE(sameBits(ringOrderSum(int(k), kCounts[k]), data[k]))
+        << "count " << kCounts[k];
 }
 
 TEST_P(AllReduces, OneAtATimeManySteps) {
@@ -112,15 +136,24 @@ TEST_P(AllReduces, OneAtATimeManySteps) {
   for (int step = 0; step < 20; ++step) {
     int64_t count = kPiece + 3 * step;
     std::vector<float> data = valuesOf(worldRank(), step, count);
+    skew(step);
     llvm::Expected<int64_t> request =
         comm->startAllReduceSum(data.data(), count);
     ASSERT_TRUE(bool(request)) << llvm::toString(request.takeError());
+    comm->progress();
     EXPECT_FALSE(bool(comm->wait(*request)));
-    std::vector<float> expected = ringOrderSum(step, count);
-    EXPECT_EQ(0, std::memcmp(expected.data(), data.data(),
-                             expected.size() * sizeof(float)))
-        << "step " << step;
+    EXPECT_TRUE(sameBits(ringOrderSum(step, count), data)) << "step " << step;
   }
+}
+
+TEST_P(AllReduces, NegativeCountIsAnError) {
+  std::unique_ptr<Communicator> comm = communicator(GetParam());
+  ASSERT_TRUE(comm);
+  float x = 1;
+  llvm::Expected<int64_t> request = comm->startAllReduceSum(&x, -1);
+  ASSERT_FALSE(bool(request));
+  EXPECT_NE(llvm::toString(request.takeError()).find("negative count"),
+            std::string::npos);
 }
 
 TEST_P(AllReduces, WaitForAnUnknownRequestIsAnError) {
@@ -156,17 +189,33 @@ INSTANTIATE_TEST_SUITE_P(Mpi, AllReduces,
 
 } // namespace
 
+/// A failure on any rank is printed with its rank; a fatal one (an ASSERT,
+/// which leaves the test on this rank alone) ends every rank: the others
+/// would wait in its next collective for ever.
+class RankFailures : public testing::EmptyTestEventListener {
+  void OnTestPartResult(const testing::TestPartResult &result) override {
+    if (!result.failed())
+      return;
+    std::fprintf(stderr, "rank %d: %s:%d: %s\n", worldRank(),
+                 result.file_name() ? result.file_name() : "?",
+                 result.line_number(), result.summary());
+    if (result.fatally_failed())
+      MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+};
+
 // Every rank runs every test (the collectives need them all); rank 0
-// prints, and the run fails if any rank's test failed.
+// prints the progress, every rank its failures, and the run fails if any
+// rank's test failed.
 int main(int argc, char **argv) {
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
   testing::InitGoogleTest(&argc, argv);
-  if (worldRank() != 0) {
-    testing::TestEventListeners &listeners =
-        testing::UnitTest::GetInstance()->listeners();
+  testing::TestEventListeners &listeners =
+      testing::UnitTest::GetInstance()->listeners();
+  if (worldRank() != 0)
     delete listeners.Release(listeners.default_result_printer());
-  }
+  listeners.Append(new RankFailures);
   int failed = RUN_ALL_TESTS() != 0, anyFailed = 0;
   MPI_Allreduce(&failed, &anyFailed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   MPI_Finalize();
