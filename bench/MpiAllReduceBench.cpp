@@ -1,7 +1,7 @@
 //===- MpiAllReduceBench.cpp - The gradient all-reduce over MPI, timed ----===//
 //
 // `mpirun -np N fuse-mpi-bench [FLOATS [STEPS]]`: the all-reduce of one
-// data-parallel step's gradients (default 822,570 floats, the CNN's) through
+// data-parallel step's gradients (default 822,570 floats, 3.3 MB) through
 // fuse::Communicator over MPI (fuse/Mpi.h), each way it can run:
 //
 // - shared memory: through a shared-memory window
@@ -10,11 +10,11 @@
 // - ring:    Fuse's ring (MpiAllReduce::Ring), started and waited for;
 // - library: MPI_Iallreduce (MpiAllReduce::Library), started and waited;
 // - blocking: MPI_Allreduce (Communicator::allReduceSum);
-// - shared memory/ring/library with compute: started, then about 4 ms of work
-// (sums over
-//   a 4 MB array, as a backward pass reads its activations) with a
-//   progress() call every fifth of it, then waited for: the time in the
-//   progress calls and the wait is what the step would see exposed.
+// - shared memory/ring/library with compute: started, then about 4 ms of
+//   work (sums over a 4 MB array, as a backward pass reads its
+//   activations) with a progress() call every fifth of it, then waited
+//   for: the time in the progress calls and the wait is what the step
+//   would see exposed.
 //
 // Prints rank 0's milliseconds per step, the best of 5 repetitions of
 // STEPS (default 50) steps, each repetition after a barrier.

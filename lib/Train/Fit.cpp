@@ -466,7 +466,7 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
   };
   // On an early return (the step failed to compile), the evaluation's
   // compile finishes first and its error, if any, is dropped.
-  auto joinEvaluation = llvm::make_scope_exit([&] {
+  llvm::scope_exit joinEvaluation([&] {
     if (evalThread.joinable())
       evalThread.join();
     llvm::consumeError(std::move(evalError));
