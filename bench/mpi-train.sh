@@ -22,8 +22,8 @@ rounds=${ROUNDS:-1}
 fusec=build/bin/fusec
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-mpirun=(mpirun --oversubscribe --mca btl self,vader -np "$ranks")
-[ "$(id -u)" -eq 0 ] && mpirun=(mpirun --allow-run-as-root --oversubscribe --mca btl self,vader -np "$ranks")
+mpirun=(mpirun --oversubscribe --mca pml ob1 --mca btl self,vader -np "$ranks")
+[ "$(id -u)" -eq 0 ] && mpirun=(mpirun --allow-run-as-root --oversubscribe --mca pml ob1 --mca btl self,vader -np "$ranks")
 
 run() { # name, command...
   local name=$1

@@ -199,8 +199,8 @@ cl::opt<MpiAllReduceChoice> allReduceAlgorithm(
              "all-reduces run (default: auto)"),
     cl::values(
         clEnumValN(MpiAllReduceChoice::Auto, "auto",
-                   "shared-memory where every rank is on this machine, ring "
-                   "otherwise"),
+                   "shared-memory where every rank is on this machine (8 at "
+                   "most), ring otherwise"),
         clEnumValN(MpiAllReduceChoice::SharedMemory, "shared-memory",
                    "by loads and stores through an MPI shared-memory "
                    "window, every rank on one machine; the ring's bits"),
