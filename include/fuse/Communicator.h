@@ -46,6 +46,10 @@ public:
   /// Ends the collective of `request` (of startAllReduceSum). Ranks may
   /// wait for their collectives in different orders, as with MPI's.
   virtual llvm::Error wait(int64_t request);
+  /// How the nonblocking all-reduces run, for reports: the default's
+  /// "blocking" (each at its start); fuse/Mpi.h's "shared-memory", "ring"
+  /// or "mpi", as `fusec train --allreduce` names them.
+  virtual std::string allReduceAlgorithm() const { return "blocking"; }
   /// Lets the collectives in flight move on (MPI progresses them only
   /// inside its calls); never blocks. The default does nothing.
   virtual void progress() {}

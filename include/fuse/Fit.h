@@ -138,6 +138,8 @@ struct FitSummary {
   /// Every rank's allReduceSeconds, in rank order (one entry in one
   /// process): where they differ, the larger waited for the slower rank.
   std::vector<double> allReduceSecondsPerRank;
+  /// The communicator's allReduceAlgorithm(); empty without one.
+  std::string allReduceAlgorithm;
   /// The time spent evaluating on the test and validation sets after the
   /// epochs (not part of trainSeconds), the ranks' reduction included.
   double evaluationSeconds = 0;

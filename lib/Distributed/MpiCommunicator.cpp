@@ -138,6 +138,11 @@ public:
       }
     }
   }
+  std::string allReduceAlgorithm() const override {
+    if (shared_)
+      return "shared-memory";
+    return allReduce_ == MpiAllReduce::Library ? "mpi" : "ring";
+  }
   llvm::Error broadcast(void *data, size_t bytes, int root) override {
     return inChunks(data, int64_t(bytes), 1, [&](void *p, int n) {
       return MPI_Bcast(p, n, MPI_BYTE, root, comm_);

@@ -809,6 +809,8 @@ Expected<FitSummary> fuse::fit(Engine &engine, const data::DataSource &train,
   }
   summary.totalSteps = trainer.step();
   summary.allReduceSeconds = collectives.collectiveSeconds();
+  if (comm)
+    summary.allReduceAlgorithm = comm->allReduceAlgorithm();
   // Each rank's, gathered as the sum of vectors that each rank fills at its
   // own index (every rank arrives here after the same steps).
   summary.allReduceSecondsPerRank.assign(ranks, 0.0);

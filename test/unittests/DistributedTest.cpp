@@ -246,6 +246,7 @@ TEST(Distributed, RanksMatchOneProcess) {
     auto reference = fitOnRanks(*single, train, 0, options, one);
     FitSummary expected = unwrap(std::move(reference[0]));
     EXPECT_EQ(expected.allReduceSecondsPerRank, std::vector<double>{0.0});
+    EXPECT_EQ(expected.allReduceAlgorithm, "");
     for (int ranks : {2, 3}) {
       std::string many = (dir.path + "/many.safetensors").str();
       auto results = fitOnRanks(*parallel, train, ranks, options, many);
@@ -256,6 +257,8 @@ TEST(Distributed, RanksMatchOneProcess) {
         // Every rank's all-reduce time, its own at its index.
         ASSERT_EQ(summary.allReduceSecondsPerRank.size(), size_t(ranks));
         EXPECT_EQ(summary.allReduceSecondsPerRank[r], summary.allReduceSeconds);
+        // The communicator's own name: this one reduces at each start.
+        EXPECT_EQ(summary.allReduceAlgorithm, "blocking");
         ASSERT_EQ(summary.history.size(), expected.history.size());
         for (auto [e, f] : llvm::zip(summary.history, expected.history))
           EXPECT_NEAR(e.trainLoss, f.trainLoss, 1e-6)

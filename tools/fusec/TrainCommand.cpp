@@ -392,6 +392,8 @@ llvm::Error writeJson(llvm::StringRef path, const FitSummary &s,
     json.attribute("seed", int64_t(s.seed));
     json.attribute("threads", int64_t(s.threads));
     json.attribute("ranks", int64_t(s.ranks));
+    if (!s.allReduceAlgorithm.empty())
+      json.attribute("allreduce", s.allReduceAlgorithm);
     number("allreduce_seconds", s.allReduceSeconds);
     json.attributeArray("allreduce_seconds_per_rank", [&] {
       for (double seconds : s.allReduceSecondsPerRank)
@@ -740,7 +742,9 @@ int fusec::trainMain() {
                << ((*engine)->threads() == 1 ? "" : "s");
   if (comm)
     llvm::outs() << " x " << comm->size()
-                 << " ranks (data-parallel, each a share of every batch)";
+                 << " ranks (data-parallel, each a share of every batch; "
+                    "all-reduce: "
+                 << comm->allReduceAlgorithm() << ")";
   llvm::outs() << "\n";
   bool bar = progressStyle == ProgressStyle::Bar ||
              (progressStyle == ProgressStyle::Auto &&
