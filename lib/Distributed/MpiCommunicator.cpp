@@ -386,8 +386,10 @@ duplicate(MPI_Comm comm, MpiAllReduce allReduce) {
     if (!shared && allReduce == MpiAllReduce::SharedMemory) {
       MPI_Comm_free(&dup);
       return llvm::createStringError(
-          "the shared-memory all-reduce needs every rank on one machine; "
-          "these are on several (use the ring)");
+          "the shared-memory all-reduce (--allreduce=shared-memory) needs "
+          "every rank on one machine, and these " +
+          std::to_string(size) +
+          " are on several: use --allreduce=ring or auto");
     }
   }
   // Auto without the window: the ring.
