@@ -15,6 +15,7 @@
 #include "fuse/Mpi.h"
 
 #include "MpiErrors.h"
+#include "RingChunks.h"
 #include "SharedMemoryAllReduce.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -201,12 +202,12 @@ private:
   };
 
   int64_t chunkBegin(const Ring &ring, int chunk) const {
-    chunk = ((chunk % size_) + size_) % size_;
-    return ring.count * chunk / size_;
+    return detail::ringChunkBegin(ring.count, chunkIndex(chunk), size_);
   }
   int64_t chunkSize(const Ring &ring, int chunk) const {
-    chunk = ((chunk % size_) + size_) % size_;
-    return ring.count * (chunk + 1) / size_ - ring.count * chunk / size_;
+    chunk = chunkIndex(chunk);
+    return detail::ringChunkBegin(ring.count, chunk + 1, size_) -
+           detail::ringChunkBegin(ring.count, chunk, size_);
   }
   int steps() const { return 2 * (size_ - 1); }
 

@@ -1,5 +1,4 @@
-//===- MpiErrors.h - MPI's error codes as text --------------------*- C++
-//-*-===//
+//===- MpiErrors.h - MPI's error codes as text ------------------*- C++ -*-===//
 
 #ifndef FUSE_LIB_DISTRIBUTED_MPIERRORS_H
 #define FUSE_LIB_DISTRIBUTED_MPIERRORS_H

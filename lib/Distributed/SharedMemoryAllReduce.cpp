@@ -2,6 +2,7 @@
 
 #include "SharedMemoryAllReduce.h"
 #include "MpiErrors.h"
+#include "RingChunks.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/Sequence.h"
@@ -62,12 +63,6 @@ private:
   unsigned spins_ = 0;
   std::chrono::steady_clock::time_point since_;
 };
-
-/// The first element of the ring's chunk `chunk` of `count` over `size`
-/// ranks (MpiCommunicator's chunkBegin).
-int64_t chunkBegin(int64_t count, int chunk, int size) {
-  return count * chunk / size;
-}
 
 } // namespace
 
@@ -203,8 +198,8 @@ bool SharedMemoryAllReduce::trySum() {
   int64_t begin = it->reduced,
           end = begin + std::min(kPieceFloats, it->count - begin);
   for (int c = 0; c < size_; ++c) {
-    int64_t from = std::max(begin, chunkBegin(it->count, c, size_));
-    int64_t to = std::min(end, chunkBegin(it->count, c + 1, size_));
+    int64_t from = std::max(begin, ringChunkBegin(it->count, c, size_));
+    int64_t to = std::min(end, ringChunkBegin(it->count, c + 1, size_));
     if (from >= to)
       continue;
     float *out = it->data + from;
@@ -261,8 +256,8 @@ llvm::Error SharedMemoryAllReduce::wait(int64_t request) {
   if (it == inFlight_.end())
     return llvm::createStringError("no all-reduce in flight with request " +
                                    std::to_string(request));
+  // advance() moves pieces, never the queue: `it` stays valid.
   advance(/*block=*/true, request);
-  inFlight_.erase(llvm::find_if(
-      inFlight_, [&](const Collective &c) { return c.id == request; }));
+  inFlight_.erase(it);
   return llvm::Error::success();
 }

@@ -1,5 +1,4 @@
-//===- SharedMemoryAllReduce.h - All-reduce through a node's memory -*- C++
-//-*-===//
+//===- SharedMemoryAllReduce.h - All-reduce in shared memory ----*- C++ -*-===//
 //
 // The nonblocking all-reduce of MpiAllReduce::SharedMemory (fuse/Mpi.h):
 // ranks that share a machine's memory sum their buffers through an MPI-3
